@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""See how TileLang lowers a GEMM, pass by pass (book chapter 12, example 4).
+
+    python3 gemm_lower_trace.py --static-only [--tilelang-src PATH]   # any machine, no TileLang needed
+    python3 gemm_lower_trace.py --mode trace-env    # TL_LOWER_TRACE=1: every pass of tilelang.lower
+    python3 gemm_lower_trace.py --mode trace-api    # lower_trace(func, passes)
+    python3 gemm_lower_trace.py --mode pass-diff    # pass_diff(func, passes)
+
+Each tracing mode prints ``pass=<name> changed=<True|False> +<added> -<deleted>`` per pass step and
+writes DIR/passes.csv (columns: scripts/passes_table.py) and DIR/run.json under --out DIR.
+Exit status: 0 done, 1 a pass (or the run) failed and was recorded, 2 bad arguments.
+Depends only on the standard library and TileLang; TL_LOWER_TRACE is read when tilelang is imported, so
+arguments are parsed and the environment set first.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import py_compile
+import shlex
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling modules, even under python -I
+import passes_table  # noqa: E402
+import tilelang_source  # noqa: E402
+import trace_cli  # noqa: E402
+
+SCRIPT_DIR = Path(__file__).resolve().parent
+PROG = "gemm_lower_trace.py"
+
+
+def static_only(tilelang_src: str | None) -> int:
+    """py_compile the project's scripts, then locate the book's entry points in a TileLang source."""
+    scripts = sorted(SCRIPT_DIR.rglob("*.py"))
+    with tempfile.TemporaryDirectory() as scratch:
+        for index, path in enumerate(scripts):
+            try:
+                py_compile.compile(str(path), cfile=os.path.join(scratch, f"{index}.pyc"), doraise=True)
+            except py_compile.PyCompileError as exc:
+                print(f"py_compile: FAILED {path}: {exc.msg.strip()}")
+                return 1
+    print(f"py_compile: ok ({len(scripts)} files under {SCRIPT_DIR.name}/)")
+
+    if tilelang_src:
+        try:
+            source = tilelang_source.SourceTree.from_path(tilelang_src)
+        except (ValueError, OSError) as exc:
+            print(f"{PROG}: error: argument --tilelang-src: {exc}", file=sys.stderr)
+            return 2
+    else:
+        source = tilelang_source.find_installed_source()
+    if source is None:
+        print("Entry points to check against the pinned TileLang:")
+        for label, relpath, _ in tilelang_source.ENTRY_POINTS:
+            print(f"  {label:<38} {relpath} (not located)")
+        print(
+            "(no TileLang source found: tilelang is not installed here and --tilelang-src was not given; "
+            "only the syntax was checked: no entry point was verified and no report was generated.)"
+        )
+        return 0
+
+    print(f"Entry points to check against the pinned TileLang (source: {source.description}):")
+    locations = tilelang_source.locate_entry_points(source)
+    for location in locations:
+        print(f"  {location.label:<38} {location.where()}")
+    missing = [location for location in locations if not location.found]
+    if missing:
+        names = "; ".join(f"{', '.join(m.missing)} in {m.relpath}" for m in missing)
+        print(f"{PROG}: entry point missing: {names}", file=sys.stderr)
+        return 1
+    print(f"(all {len(locations)} entry points found by parsing {source.description}.)")
+    return 0
+
+
+def configure_environment(args) -> tuple[Path, Path]:
+    """Set TileLang's environment before it is imported; every file of the run lands under DIR."""
+    out_dir = Path(args.out or os.path.join("tmp", "gemm_lower_trace", args.mode)).resolve()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    # The book's TL_LOWER_TRACE_DIR=... form still works when no --out is given.
+    if args.out is None and os.environ.get("TL_LOWER_TRACE_DIR"):
+        trace_dir = Path(os.environ["TL_LOWER_TRACE_DIR"]).resolve()
+    else:
+        trace_dir = out_dir / "lower_trace"
+    os.environ["TL_LOWER_TRACE"] = "1" if args.mode == "trace-env" else "0"
+    os.environ["TL_LOWER_TRACE_DIR"] = str(trace_dir)
+    os.environ["TILELANG_CACHE_DIR"] = str(out_dir / "tilelang_cache")
+    return out_dir, trace_dir
+
+
+def versions() -> dict:
+    found = {"python": platform.python_version()}
+    for module in ("tilelang", "tvm", "torch"):
+        loaded = sys.modules.get(module)
+        found[module] = getattr(loaded, "__version__", None) if loaded else None
+    return found
+
+
+def trace(args) -> int:
+    spec = args.spec
+    out_dir, trace_dir = configure_environment(args)
+    run_info = {
+        "command": [sys.executable, *sys.argv],
+        "command_line": shlex.join([sys.executable, *sys.argv]),
+        "cwd": os.getcwd(),
+        "spec": spec.as_dict(),
+        "out_dir": str(out_dir),
+        "trace_dir": str(trace_dir),
+        "platform": platform.platform(),
+    }
+    rows: list[dict] = []
+    error: BaseException | None = None
+    started = time.perf_counter()
+    with open(out_dir / "tilelang.log", "w", encoding="utf-8") as log:
+        try:
+            import tilelang_trace  # imports tilelang: reads TL_LOWER_TRACE now
+        except Exception as exc:  # noqa: BLE001 - an environment without TileLang is a result too
+            error = exc
+        run_info["import_seconds"] = round(time.perf_counter() - started, 4)
+        if error is None:
+            try:
+                target = tilelang_trace.make_target(spec)
+            except Exception as exc:  # noqa: BLE001
+                print(f"{PROG}: error: argument --target: TVM rejects {spec.target_json}: {passes_table.error_text(exc)}", file=sys.stderr)
+                return 2
+            lower_started = time.perf_counter()
+            try:
+                func = tilelang_trace.build_gemm(spec)
+                if spec.mode == "trace-env":
+                    rows, error, extra = tilelang_trace.run_trace_env(func, target, trace_dir, log)
+                    run_info.update(extra)
+                else:
+                    named_passes = tilelang_trace.resolve_passes(spec, target)
+                    with target:
+                        rows, error = tilelang_trace.run_api_tool(passes_table.SOURCE_BY_MODE[spec.mode], func, named_passes, log)
+            except Exception as exc:  # noqa: BLE001 - a failure outside any pass is still a row
+                error = exc
+            run_info["lower_seconds"] = round(time.perf_counter() - lower_started, 4)
+    run_info["versions"] = versions()
+    if error is not None and not any(row["status"] == "failed" for row in rows):
+        rows.append({"step": len(rows), "phase": spec.mode, "pass": "setup", "status": "failed", "error": passes_table.error_text(error)})
+    provenance = spec.provenance(run_info["versions"]["tilelang"] or "")
+    rows = [{**row, **provenance} for row in rows]
+    passes_table.write_rows(out_dir / "passes.csv", rows)
+
+    failed = next((row for row in rows if row["status"] == "failed"), None)
+    run_info["exit_status"] = 1 if failed else 0
+    run_info["failure"] = failed and {"step": failed["step"], "pass": failed["pass"], "error": failed.get("error")}
+    run_info["wall_seconds"] = round(time.perf_counter() - started, 4)
+    (out_dir / "run.json").write_text(json.dumps(run_info, indent=2) + "\n", encoding="utf-8")
+
+    for row in rows:
+        print(step_line(row))
+    print(trace_cli.NOTE_LINE)
+    if failed:
+        print(f"{PROG}: pass {failed['pass']} failed at step {failed['step']}: {failed.get('error')} (rows kept in {out_dir / 'passes.csv'})", file=sys.stderr)
+        return 1
+    return 0
+
+
+def step_line(row: dict) -> str:
+    added = row.get("added") or 0
+    deleted = row.get("deleted") or 0
+    line = f"pass={row['pass']} changed={bool(row.get('changed'))} +{added} -{deleted}"
+    if row["status"] == "codegen":
+        line += "  [codegen: TIR -> source, not churn]"
+    elif row["status"] == "failed":
+        line += f"  [FAILED: {row.get('error')}]"
+    return line
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = trace_cli.parse_args(argv)
+    if args.static_only:
+        return static_only(args.tilelang_src)
+    return trace(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

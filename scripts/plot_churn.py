@@ -1,0 +1,408 @@
+"""Figures of TileLang pass churn (matplotlib, Agg backend).
+
+Usage::
+
+    python scripts/plot_churn.py bars --passes PASSES_CSV --out FIG.png
+    python scripts/plot_churn.py heatmap --churn CHURN_CSV --out FIG.png [FIG.svg ...] [--mode trace-env]
+
+``bars``: one job's passes, in execution order: +added above the axis (green), -deleted below it (red),
+no-op passes as grey markers on the axis, a failed step as a red x with its error, the codegen step as a
+hatched band (not churn).
+
+``heatmap``: pass occurrences (rows, e.g. "Simplify #3") x configurations (columns) of one mode; a cell is
+added+deleted of that occurrence; 0 (no-op) is pale, an occurrence absent from a configuration is hatched
+grey, a failed pass is a red x. codegen rows are left out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import textwrap
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.colors as mcolors  # noqa: E402
+import matplotlib.ticker as mticker  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
+
+import churn_table  # noqa: E402
+import passes_table as pt  # noqa: E402
+
+ADDED_COLOR = "#2e8b3a"
+DELETED_COLOR = "#c62828"
+NOOP_COLOR = "#9e9e9e"
+FAILED_COLOR = "#d50000"
+CODEGEN_COLOR = "#5c6bc0"
+ZERO_COLOR = "#fbf3d5"  # heatmap: pass ran, 0 lines changed
+ABSENT_COLOR = "#ececec"  # heatmap: occurrence not in this configuration
+DPI = 100
+CBAR_LABEL = "lines changed (+added + -deleted)"
+SYMLOG_SPREAD = 100  # bars: symlog y when largest/smallest nonzero bar exceeds this
+
+
+# ---------------------------------------------------------------------------------------------- helpers
+
+
+def _as_frame(rows_or_df) -> pd.DataFrame:
+    """A DataFrame in passes.csv columns from read_rows() dicts or a DataFrame (gather/read_passes)."""
+    df = rows_or_df.copy() if isinstance(rows_or_df, pd.DataFrame) else pd.DataFrame(list(rows_or_df))
+    missing = [c for c in pt.COLUMNS if c not in df.columns]
+    if missing:
+        raise ValueError(f"rows lack columns {missing}")
+    if df.empty:
+        raise ValueError("no rows to plot")
+    for col in ("step", "added", "deleted"):
+        df[col] = pd.to_numeric(df[col]).astype("Int64")
+    for col in ("error", "pass", "phase", "status"):
+        df[col] = df[col].fillna("").astype(str)
+    return df
+
+
+def _shape(row) -> str:
+    return f"{row['M']}x{row['N']}x{row['K']}"
+
+
+def _block(row) -> str:
+    return f"{row['block_M']}x{row['block_N']}x{row['block_K']}"
+
+
+def _shorten(text: str, limit: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def _save(fig, paths) -> None:
+    """Save one figure to every path (format from the suffix), each atomically."""
+    for path in paths:
+        path = Path(path)
+        fmt = path.suffix.lstrip(".").lower()
+        if not fmt:
+            raise ValueError(f"{path}: no suffix to choose the image format from")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        try:
+            fig.savefig(tmp, format=fmt, dpi=DPI)
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+
+# ------------------------------------------------------------------------------------------------- bars
+
+
+def plot_job_bars(rows_or_df, path) -> None:
+    """Bar chart of one job's per-pass churn; ``path`` is one output path (or a list of paths)."""
+    df = _as_frame(rows_or_df)
+    jobs = df.groupby(churn_table.JOB_KEY, sort=False, dropna=False).ngroups
+    if jobs != 1:
+        raise ValueError(f"plot_job_bars wants the rows of one job, got {jobs} jobs")
+    df = df.sort_values("step", kind="stable").reset_index(drop=True)
+    first = df.iloc[0]
+    n = len(df)
+    x = np.arange(n)
+    status = df["status"].to_numpy()
+    is_churn = np.isin(status, pt.CHURN_STATUSES)
+    added = np.where(is_churn, df["added"].fillna(0).to_numpy(dtype=float), 0.0)
+    deleted = np.where(is_churn, df["deleted"].fillna(0).to_numpy(dtype=float), 0.0)
+    total = added + deleted
+
+    width_in = max(8.0, 0.22 * n)
+    fig, ax = plt.subplots(figsize=(width_in, 6.5), layout="constrained")
+    ax.bar(x, added, width=0.75, color=ADDED_COLOR, label="+added lines", zorder=3)
+    ax.bar(x, -deleted, width=0.75, color=DELETED_COLOR, label="-deleted lines", zorder=3)
+    ax.axhline(0, color="black", linewidth=0.8, zorder=4)
+
+    noop = status == "noop"
+    failed = status == "failed"
+    codegen = status == "codegen"
+    if noop.any():
+        ax.plot(x[noop], np.zeros(noop.sum()), linestyle="none", marker="o", markersize=4,
+                color=NOOP_COLOR, zorder=5, label="no-op pass (0 lines)")
+    if failed.any():
+        ax.plot(x[failed], np.zeros(failed.sum()), linestyle="none", marker="x", markersize=11,
+                markeredgewidth=2.5, color=FAILED_COLOR, zorder=6, label="failed pass")
+    for i in x[codegen]:
+        ax.axvspan(i - 0.45, i + 0.45, facecolor="none", edgecolor=CODEGEN_COLOR, hatch="///",
+                   linewidth=0.8, zorder=2)
+
+    # y scale: linear unless a few huge bars would flatten the small ones
+    nonzero = np.concatenate([added[added > 0], deleted[deleted > 0]])
+    top = added.max(initial=0.0)
+    bottom = deleted.max(initial=0.0)
+    symlog = nonzero.size > 0 and nonzero.max() / nonzero.min() > SYMLOG_SPREAD
+    if symlog:
+        ax.set_yscale("symlog", linthresh=1, linscale=0.5)
+        pad = lambda v: (v + 1) * 4.0  # noqa: E731  room for value labels on a log axis
+    else:
+        span = max(top, bottom, 1.0)
+        pad = lambda v: v + 0.18 * span  # noqa: E731
+    ax.set_ylim(-pad(bottom) if bottom > 0 else -pad(0) * 0.5, pad(top))
+    # codegen band label: placed in the band, inside the axes
+    for i in x[codegen]:
+        ax.text(i, 0.5, "codegen (not churn)", transform=ax.get_xaxis_transform(), rotation=90,
+                ha="center", va="center", fontsize=8, color=CODEGEN_COLOR,
+                bbox=dict(boxstyle="round,pad=0.2", facecolor="white", edgecolor="none", alpha=0.85))
+
+    # value labels: every nonzero bar for small jobs, else the 10 steps with the most churn
+    if n <= 40:
+        label_idx = np.flatnonzero(total > 0)
+    else:
+        order = sorted(np.flatnonzero(total > 0), key=lambda i: (-total[i], i))
+        label_idx = np.array(order[:10], dtype=int)
+    fontsize = 8 if n <= 40 else 7
+    for i in label_idx:
+        if added[i] > 0:
+            ax.annotate(f"+{int(added[i])}", (i, added[i]), xytext=(0, 2), textcoords="offset points",
+                        ha="center", va="bottom", fontsize=fontsize, color=ADDED_COLOR)
+        if deleted[i] > 0:
+            ax.annotate(f"-{int(deleted[i])}", (i, -deleted[i]), xytext=(0, -2), textcoords="offset points",
+                        ha="center", va="top", fontsize=fontsize, color=DELETED_COLOR)
+
+    # x tick labels "14 LayoutInference", coloured by status
+    ax.set_xticks(x)
+    ax.set_xticklabels([f"{s} {p}" for s, p in zip(df["step"], df["pass"])], rotation=90,
+                       fontsize=9 if n <= 60 else 8)
+    for label, st in zip(ax.get_xticklabels(), status):
+        if st == "noop":
+            label.set_color(NOOP_COLOR)
+        elif st == "failed":
+            label.set_color(FAILED_COLOR)
+            label.set_fontweight("bold")
+        elif st == "codegen":
+            label.set_color(CODEGEN_COLOR)
+            label.set_fontstyle("italic")
+    ax.set_xlim(-0.7, n - 0.3)
+    ax.set_xlabel("pass step (execution order)")
+    ax.set_ylabel("lines" + (" (symlog scale)" if symlog else ""))
+    ax.yaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{abs(v):g}"))
+    if not symlog:
+        ax.yaxis.set_major_locator(mticker.MaxNLocator(integer=True))
+    ax.grid(axis="y", color="#dddddd", linewidth=0.6, zorder=0)
+    ax.set_axisbelow(True)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+
+    # failure text box, in the upper left of the axes (above the bars: headroom reserved by pad)
+    if failed.any():
+        fi = int(np.flatnonzero(failed)[0])
+        err = _shorten(df.at[fi, "error"] or "(no error text)", 300)
+        wrap = max(40, int(width_in * 9))
+        text = f"failed at step {df.at[fi, 'step']} {df.at[fi, 'pass']}:\n" + textwrap.fill(err, wrap)
+        ax.text(0.01, 0.98, text, transform=ax.transAxes, ha="left", va="top", fontsize=8.5,
+                color=FAILED_COLOR, zorder=7,
+                bbox=dict(boxstyle="round,pad=0.4", facecolor="#fff3f3", edgecolor=FAILED_COLOR))
+        ax.set_ylim(ax.get_ylim()[0], _grow_top(ax, 1.0 + 0.14 * (text.count("\n") + 1), symlog))
+
+    # legend: the bar kinds, plus codegen when present
+    handles, _ = ax.get_legend_handles_labels()
+    if codegen.any():
+        handles.append(Patch(facecolor="none", edgecolor=CODEGEN_COLOR, hatch="///", label="codegen (not churn)"))
+    # above the axes, under the title (constrained layout makes room for it)
+    ncols = len(handles) if width_in >= 12 else min(len(handles), 3)
+    ax.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.01), ncols=ncols, fontsize=8.5,
+              frameon=False, borderaxespad=0.2)
+
+    # title: provenance; subtitle: totals
+    churn_rows = int(is_churn.sum())
+    title_parts = [
+        f"{first['target_name']}", f"{_shape(first)}", f"block {_block(first)}",
+        f"{first['dtype']} (acc {first['accum_dtype']})", f"threads {first['threads']}",
+        f"stages {first['stages']}", f"mode {first['mode']}", f"source {first['source']}",
+        f"tilelang {first['tilelang_version']}",
+    ]
+    sub_parts = [
+        f"changed {int((status == 'changed').sum())} / {churn_rows} IR passes",
+        f"({n} steps: {int(noop.sum())} no-op, {int(failed.sum())} failed, {int(codegen.sum())} codegen)",
+        f"+{int(added.sum())} added / -{int(deleted.sum())} deleted lines",
+    ]
+    chars = max(60, int(width_in * 11))
+    title = _join_lines(title_parts, chars) + "\n" + _join_lines(sub_parts, chars)
+    fig.suptitle(title, fontsize=11)
+    paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
+    try:
+        _save(fig, paths)
+    finally:
+        plt.close(fig)
+
+
+def _join_lines(parts: list[str], chars: int, sep: str = "   ") -> str:
+    """Join parts with sep, breaking lines between parts (never inside one) at about ``chars`` characters."""
+    lines = [parts[0]]
+    for part in parts[1:]:
+        if len(lines[-1]) + len(sep) + len(part) > chars:
+            lines.append(part)
+        else:
+            lines[-1] += sep + part
+    return "\n".join(lines)
+
+
+def _grow_top(ax, factor: float, symlog: bool) -> float:
+    """A new upper y limit that leaves room for a text box at the top of the axes."""
+    lo, hi = ax.get_ylim()
+    if symlog:
+        return hi * (10 ** (factor * 1.2))
+    return hi + (hi - lo) * (factor - 1.0) * 1.3
+
+
+# ---------------------------------------------------------------------------------------------- heatmap
+
+
+def _config_labels(jobs: pd.DataFrame) -> list[str]:
+    """Column labels: target_name + shape, plus whatever other key column varies between the jobs."""
+    extra = []
+    if jobs["tilelang_version"].nunique() > 1:
+        extra.append(lambda r: f"tl {r['tilelang_version']}")
+    if jobs[["block_M", "block_N", "block_K"]].drop_duplicates().shape[0] > 1:
+        extra.append(lambda r: f"blk {_block(r)}")
+    if jobs[["dtype", "accum_dtype"]].drop_duplicates().shape[0] > 1:
+        extra.append(lambda r: f"{r['dtype']}/{r['accum_dtype']}")
+    if jobs[["threads", "stages"]].drop_duplicates().shape[0] > 1:
+        extra.append(lambda r: f"t{r['threads']} s{r['stages']}")
+    labels = []
+    for _, r in jobs.iterrows():
+        parts = [str(r["target_name"]), _shape(r)] + [f(r) for f in extra]
+        labels.append("\n".join(parts))
+    return labels
+
+
+def heatmap_matrix(df: pd.DataFrame, mode: str = "trace-env"):
+    """(values, failed, row_labels, col_labels) for one mode.
+
+    values[r, c]: added+deleted (float; NaN when the occurrence is absent from the configuration or failed);
+    failed[r, c]: the occurrence failed in that configuration. Codegen rows are left out.
+    """
+    df = _as_frame(df)
+    modes = list(dict.fromkeys(df["mode"]))
+    df = df[(df["mode"] == mode) & (df["status"] != "codegen")]
+    if df.empty:
+        raise ValueError(f"no pass rows of mode {mode!r}; modes present: {modes}")
+    df = df.copy()
+    groups = [g.sort_values("step", kind="stable") for _, g in df.groupby(churn_table.JOB_KEY, sort=False, dropna=False)]
+    cells = []  # per job: {(pass, occurrence): (value, failed)}
+    order_per_job = []
+    for g in groups:
+        seen: dict[str, int] = {}
+        cell = {}
+        order = []
+        for p, st, a, d in zip(g["pass"], g["status"], g["added"].fillna(0), g["deleted"].fillna(0)):
+            seen[p] = seen.get(p, 0) + 1
+            key = (p, seen[p])
+            order.append(key)
+            cell[key] = (float(a + d) if st in pt.CHURN_STATUSES else np.nan, st == "failed")
+        cells.append(cell)
+        order_per_job.append(order)
+    ref = max(range(len(groups)), key=lambda j: (len(order_per_job[j]), -j))
+    row_keys = list(dict.fromkeys(order_per_job[ref] + [k for o in order_per_job for k in o]))
+    repeated = {p for p, occ in row_keys if occ > 1}
+    row_labels = [f"{p} #{occ}" if p in repeated else p for p, occ in row_keys]
+    jobs = pd.DataFrame([g.iloc[0] for g in groups])
+    col_labels = _config_labels(jobs)
+    values = np.full((len(row_keys), len(groups)), np.nan)
+    failed = np.zeros_like(values, dtype=bool)
+    for c, cell in enumerate(cells):
+        for r, key in enumerate(row_keys):
+            if key in cell:
+                values[r, c], failed[r, c] = cell[key]
+    return values, failed, row_labels, col_labels
+
+
+def plot_heatmap(df, paths, mode: str = "trace-env") -> None:
+    """Heatmap of pass occurrences x configurations for one mode, saved to every path in ``paths``."""
+    values, failed, row_labels, col_labels = heatmap_matrix(df, mode)
+    nrows, ncols = values.shape
+    paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    label_chars = max(len(s) for s in row_labels)
+    col_w = 0.95
+    width = 1.2 + 0.075 * label_chars + col_w * ncols + 1.6
+    height = 3.2 + 0.2 * nrows
+    fig, ax = plt.subplots(figsize=(max(6.0, width), max(4.0, height)), layout="constrained")
+
+    # absent cells: the axes background, grey with hatching; zeros: a pale solid colour; >0: log colour map
+    ax.set_facecolor(ABSENT_COLOR)
+    ax.patch.set_hatch("///")
+    ax.patch.set_edgecolor("#c4c4c4")
+    vmax = max(2.0, np.nanmax(values, initial=0.0))
+    norm = mcolors.LogNorm(vmin=1, vmax=vmax)
+    cmap = plt.get_cmap("viridis_r")
+    positive = np.ma.masked_where(~(values > 0), values)
+    zero = np.ma.masked_where(~(values == 0), values)
+    edges_x = np.arange(ncols + 1) - 0.5
+    edges_y = np.arange(nrows + 1) - 0.5
+    mesh = ax.pcolormesh(edges_x, edges_y, positive, cmap=cmap, norm=norm, edgecolors="white", linewidth=0.6)
+    ax.pcolormesh(edges_x, edges_y, zero, cmap=mcolors.ListedColormap([ZERO_COLOR]), vmin=0, vmax=1,
+                  edgecolors="white", linewidth=0.6)
+    fr, fc = np.nonzero(failed)
+    for r, c in zip(fr, fc):
+        ax.add_patch(plt.Rectangle((c - 0.5, r - 0.5), 1, 1, facecolor="#ffd6d6", edgecolor="white", lw=0.6))
+        ax.text(c, r, "\u2715 failed", ha="center", va="center", fontsize=8, color=FAILED_COLOR, fontweight="bold")
+
+    # numbers in the cells (>0), dark text on light colours, light text on dark
+    for r, c in zip(*np.nonzero(values > 0)):
+        v = values[r, c]
+        rgba = cmap(norm(v))
+        lum = 0.299 * rgba[0] + 0.587 * rgba[1] + 0.114 * rgba[2]
+        ax.text(c, r, f"{int(v)}", ha="center", va="center", fontsize=7.5,
+                color="black" if lum > 0.5 else "white")
+
+    ax.set_xlim(-0.5, ncols - 0.5)
+    ax.set_ylim(nrows - 0.5, -0.5)  # first pass on top
+    ax.set_yticks(np.arange(nrows))
+    ax.set_yticklabels(row_labels, fontsize=8)
+    ax.set_xticks(np.arange(ncols))
+    ax.set_xticklabels(col_labels, fontsize=8.5)
+    ax.tick_params(axis="x", top=True, labeltop=True, bottom=True, labelbottom=True, length=0)
+    ax.tick_params(axis="y", length=0)
+    ax.set_ylabel("pass occurrence (execution order of the longest job)")
+
+    cbar = fig.colorbar(mesh, ax=ax, shrink=min(1.0, 12.0 / max(height, 1.0)) if height > 12 else 0.8,
+                        aspect=30, pad=0.02)
+    cbar.set_label(CBAR_LABEL)
+    handles = [
+        Patch(facecolor=ZERO_COLOR, edgecolor="#bbbbbb", label="no-op (0 lines)"),
+        Patch(facecolor=ABSENT_COLOR, edgecolor="#c4c4c4", hatch="///", label="absent in this configuration"),
+        Patch(facecolor="#ffd6d6", edgecolor=FAILED_COLOR, label="\u2715 failed"),
+    ]
+    fig.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=8.5, frameon=False)
+    fig.suptitle(f"TileLang pass churn per configuration, mode {mode} (codegen excluded)", fontsize=12)
+    try:
+        _save(fig, paths)
+    finally:
+        plt.close(fig)
+
+
+# -------------------------------------------------------------------------------------------------- CLI
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    bars = sub.add_parser("bars", help="per-pass churn bars of one job")
+    bars.add_argument("--passes", required=True, help="one job's passes.csv")
+    bars.add_argument("--out", required=True, nargs="+", help="figure path(s); format from the suffix")
+    heat = sub.add_parser("heatmap", help="passes x configurations heatmap of one mode")
+    heat.add_argument("--churn", required=True, help="churn.csv from churn_table.py")
+    heat.add_argument("--out", required=True, nargs="+", help="figure path(s); format from the suffix")
+    heat.add_argument("--mode", default="trace-env", choices=pt.MODES)
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "bars":
+            plot_job_bars(churn_table.read_passes(args.passes), args.out)
+        else:
+            plot_heatmap(churn_table.read_passes(args.churn), args.out, args.mode)
+    except (OSError, ValueError) as exc:
+        print(f"plot_churn: error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,192 @@
+"""Read a TileLang source without importing it (standard library only).
+
+A source is a directory (a checkout or a site-packages folder holding ``tilelang/``, or the ``tilelang``
+package folder itself), a wheel, or the installed package found on sys.path. Locations come from parsing
+the files with ``ast``, never from a table of line numbers.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+# The entry points the book names: label, file, the names to find in it.
+ENTRY_POINTS = (
+    ("TL_LOWER_TRACE / TL_LOWER_TRACE_DIR", "tilelang/env.py", ("TL_LOWER_TRACE", "TL_LOWER_TRACE_DIR")),
+    ("lower_trace()", "tilelang/tools/lower_trace/__init__.py", ("lower_trace",)),
+    ("enable() / disable()", "tilelang/tools/lower_trace/core.py", ("enable", "disable")),
+    ("pass_diff()", "tilelang/utils/pass_diff.py", ("pass_diff",)),
+    ("transform.Simplify", "tilelang/transform/simplify.py", ("Simplify",)),
+)
+
+# Modules whose pass factories --passes may name, in lookup order (the first match wins, so
+# tilelang.transform.Simplify shadows TVM's). TVM ships inside the tilelang wheel; its IR namespace is
+# ``tirx`` in recent releases and ``tir`` in older ones.
+_TVM = "tilelang/3rdparty/tvm/python/tvm"
+PASS_MODULES = (
+    ("tilelang.transform", "tilelang/transform/__init__.py"),
+    ("tvm.tirx.transform", f"{_TVM}/tirx/transform/transform.py"),
+    ("tvm.tir.transform", f"{_TVM}/tir/transform/transform.py"),
+    ("tvm.s_tir.transform", f"{_TVM}/s_tir/transform/transform.py"),
+)
+
+
+class SourceTree:
+    """Files of one TileLang source, addressed by paths relative to the folder holding ``tilelang/``."""
+
+    def __init__(self, description: str, reader):
+        self.description = description
+        self._reader = reader
+
+    def read(self, relpath: str) -> str | None:
+        return self._reader(relpath)
+
+    @classmethod
+    def from_path(cls, path: str | Path) -> SourceTree:
+        """A directory or a .whl; raises ValueError naming the path when it holds no TileLang."""
+        path = Path(path)
+        if path.is_file() and path.suffix == ".whl":
+            archive = zipfile.ZipFile(path)
+            members = set(archive.namelist())
+
+            def read_member(relpath: str) -> str | None:
+                return archive.read(relpath).decode("utf-8") if relpath in members else None
+
+            tree = cls(str(path), read_member)
+        elif path.is_dir():
+            root = path.parent if (path / "env.py").is_file() and path.name == "tilelang" else path
+            tree = cls(str(path), lambda relpath: _read_text(root / relpath))
+        else:
+            raise ValueError(f"--tilelang-src {str(path)!r} is neither a directory nor a .whl file")
+        if tree.read("tilelang/__init__.py") is None:
+            raise ValueError(f"--tilelang-src {str(path)!r} holds no tilelang/__init__.py")
+        return tree
+
+
+def _read_text(path: Path) -> str | None:
+    return path.read_text(encoding="utf-8") if path.is_file() else None
+
+
+def find_installed_source() -> SourceTree | None:
+    """The tilelang package on sys.path, located by importlib without running its __init__."""
+    try:
+        spec = importlib.util.find_spec("tilelang")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    package_dir = Path(list(spec.submodule_search_locations)[0])
+    if not (package_dir / "__init__.py").is_file():
+        return None
+    return SourceTree(str(package_dir), lambda relpath: _read_text(package_dir.parent / relpath))
+
+
+@dataclass(frozen=True)
+class Location:
+    label: str
+    relpath: str
+    first_line: int | None  # None: not found
+    last_line: int | None
+    missing: tuple[str, ...]
+
+    @property
+    def found(self) -> bool:
+        return not self.missing
+
+    def where(self) -> str:
+        if not self.found:
+            return f"{self.relpath}: not found: {', '.join(self.missing)}"
+        lines = str(self.first_line) if self.first_line == self.last_line else f"{self.first_line}-{self.last_line}"
+        return f"{self.relpath}:{lines}"
+
+
+def _definitions(tree: ast.AST) -> dict[str, ast.AST]:
+    """Functions, classes and assigned names anywhere in a module (class bodies included), first wins."""
+    found: dict[str, ast.AST] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.setdefault(node.name, node)
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    found.setdefault(target.id, node)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            found.setdefault(node.target.id, node)
+    return found
+
+
+def locate_entry_points(source: SourceTree) -> list[Location]:
+    locations = []
+    for label, relpath, names in ENTRY_POINTS:
+        text = source.read(relpath)
+        if text is None:
+            locations.append(Location(label, relpath, None, None, names))
+            continue
+        defs = _definitions(ast.parse(text, filename=relpath))
+        missing = tuple(name for name in names if name not in defs)
+        if missing:
+            locations.append(Location(label, relpath, None, None, missing))
+            continue
+        nodes = [defs[name] for name in names]
+        # one name: its "def" (or assignment) line, as the book prints it; several: the span covering them
+        last_line = nodes[0].lineno if len(nodes) == 1 else max(n.end_lineno for n in nodes)
+        locations.append(Location(label, relpath, nodes[0].lineno, last_line, ()))
+    return locations
+
+
+@dataclass(frozen=True)
+class PassFactory:
+    name: str
+    module: str
+    relpath: str
+    line: int
+    params: tuple[str, ...]
+    required_params: tuple[str, ...]
+
+
+def _factory(name: str, module: str, relpath: str, node: ast.FunctionDef) -> PassFactory:
+    args = node.args
+    positional = args.posonlyargs + args.args
+    first_default = len(positional) - len(args.defaults)
+    required = [a.arg for i, a in enumerate(positional) if i < first_default]
+    required += [a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is None]
+    params = [a.arg for a in positional + args.kwonlyargs]
+    return PassFactory(name, module, relpath, node.lineno, tuple(params), tuple(required))
+
+
+def _public_factories(text: str, relpath: str) -> tuple[dict[str, ast.FunctionDef], list[ast.ImportFrom]]:
+    module = ast.parse(text, filename=relpath)
+    defs = {
+        node.name: node
+        for node in module.body
+        if isinstance(node, ast.FunctionDef) and node.name[:1].isupper()
+    }
+    relative_imports = [node for node in module.body if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module]
+    return defs, relative_imports
+
+
+def pass_catalog(source: SourceTree) -> dict[str, PassFactory]:
+    """Pass factories (capitalised module-level functions) that --passes can name, by name."""
+    catalog: dict[str, PassFactory] = {}
+    for module, relpath in PASS_MODULES:
+        text = source.read(relpath)
+        if text is None:
+            continue
+        defs, imports = _public_factories(text, relpath)
+        found = {name: _factory(name, module, relpath, node) for name, node in defs.items()}
+        # names re-exported with "from .simplify import Simplify" live in sibling files
+        for node in imports:
+            sibling = str(Path(relpath).parent / (node.module.replace(".", "/") + ".py"))
+            sibling_text = source.read(sibling)
+            if sibling_text is None:
+                continue
+            sibling_defs, _ = _public_factories(sibling_text, sibling)
+            for alias in node.names:
+                if alias.name in sibling_defs:
+                    found.setdefault(alias.asname or alias.name, _factory(alias.name, module, sibling, sibling_defs[alias.name]))
+        for name, factory in found.items():
+            catalog.setdefault(name, factory)
+    return catalog

@@ -1,0 +1,166 @@
+"""The TileLang side of gemm_lower_trace.py: the GEMM kernel, pass resolution and the three trace modes.
+
+Importing this module imports tilelang: the caller sets TL_LOWER_TRACE* before that.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import inspect
+from pathlib import Path
+
+import tilelang
+import tilelang.language as T
+from tilelang import tvm
+
+import passes_table
+import run_record
+import tilelang_source
+from trace_cli import DERIVABLE_PASS_PARAMS, TraceSpec
+
+
+def build_gemm(spec: TraceSpec):
+    """The standard TileLang GEMM, C = A @ B, tiled block_M x block_N with a K loop of block_K."""
+    M, N, K = spec.M, spec.N, spec.K
+    block_M, block_N, block_K = spec.block_M, spec.block_N, spec.block_K
+    dtype, accum_dtype = spec.dtype, spec.accum_dtype
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=spec.threads) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_K), dtype)
+            B_shared = T.alloc_shared((block_K, block_N), dtype)
+            C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+            T.clear(C_local)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=spec.stages):
+                T.copy(A[by * block_M, k * block_K], A_shared)
+                T.copy(B[k * block_K, bx * block_N], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            T.copy(C_local, C[by * block_M, bx * block_N])
+
+    return main
+
+
+def make_target(spec: TraceSpec):
+    return tvm.target.Target(spec.target)
+
+
+def derived_pass_args(spec: TraceSpec, target) -> dict:
+    values = {
+        "target": target,
+        "lower_thread_binding": spec.is_simt,
+        "default_threads": spec.threads,
+        "storage_scope": "shared",
+    }
+    assert set(values) == set(DERIVABLE_PASS_PARAMS)
+    return values
+
+
+def resolve_passes(spec: TraceSpec, target) -> list[tuple[str, object]]:
+    """(name, Pass) for each name in spec.passes, built by the factory the static catalog names."""
+    catalog = tilelang_source.pass_catalog(tilelang_source.find_installed_source())
+    derived = derived_pass_args(spec, target)
+    named = []
+    for name in spec.passes:
+        factory = getattr(importlib.import_module(catalog[name].module), name)
+        kwargs = {p: derived[p] for p in inspect.signature(factory).parameters if p in derived}
+        named.append((name, factory(**kwargs)))
+    return named
+
+
+def _step_row(step: int, phase: str, name: str, result: dict) -> dict:
+    changed = bool(result["changed"])
+    return {
+        "step": step,
+        "phase": phase,
+        "pass": name,
+        "status": "changed" if changed else "noop",
+        "changed": changed,
+        "added": int(result["insertions"]),
+        "deleted": int(result["deletions"]),
+        "depth": 0,
+    }
+
+
+def run_api_tool(tool_name: str, func, named_passes: list, log) -> tuple[list[dict], BaseException | None]:
+    """Run lower_trace or pass_diff over the pass list; rows are the tool's own numbers.
+
+    Neither tool returns its results when a pass raises, so each pass is wrapped to learn which step was
+    running; the tool is then run again on the passes before it to keep their rows.
+    """
+    if tool_name == "lower_trace":
+        from tilelang.tools.lower_trace import lower_trace as tool
+    else:
+        from tilelang.utils.pass_diff import pass_diff as tool
+    running = {"step": None}
+
+    def watched(step, the_pass):
+        def run(mod):
+            running["step"] = step
+            return the_pass(mod)
+
+        return run
+
+    with contextlib.redirect_stdout(log):
+        try:
+            results = tool(func, [(name, watched(i, p)) for i, (name, p) in enumerate(named_passes)], mode="terminal")
+            error = None
+        except Exception as exc:  # noqa: BLE001 - a failing pass is data
+            error = exc
+            failed_step = running["step"] if running["step"] is not None else 0
+            results = tool(func, named_passes[:failed_step], mode="terminal") if failed_step else []
+    rows = [_step_row(i, tool_name, result["name"], result) for i, result in enumerate(results)]
+    if error is not None:
+        rows.append(_failed_row(len(rows), tool_name, named_passes[len(rows)][0], error))
+    return rows, error
+
+
+def _failed_row(step: int, phase: str, name: str, error: BaseException | str, depth: int | None = 0) -> dict:
+    return {
+        "step": step,
+        "phase": phase,
+        "pass": name,
+        "status": "failed",
+        "changed": None,
+        "added": None,
+        "deleted": None,
+        "depth": depth,
+        "error": passes_table.error_text(error),
+    }
+
+
+def run_trace_env(func, target, trace_dir: Path, log) -> tuple[list[dict], BaseException | None, dict]:
+    """Full tilelang.lower under TL_LOWER_TRACE; rows come from this run's own run record."""
+    from tilelang.tools.lower_trace import core
+
+    before = set(run_record.find_run_dirs(trace_dir))
+    error = None
+    artifact = None
+    with contextlib.redirect_stdout(log):
+        try:
+            with target:
+                artifact = tilelang.lower(func, target=target)
+        except Exception as exc:  # noqa: BLE001 - a failing pass is data
+            error = exc
+    session = core.get_last_session() if hasattr(core, "get_last_session") else None
+    if session is not None and session.run_dir:
+        run_dir = Path(session.run_dir)
+    else:  # older releases: the run record this process added
+        new = [d for d in run_record.find_run_dirs(trace_dir) if d not in before]
+        run_dir = new[-1] if new else None
+    rows = run_record.read_run_record(run_dir) if run_dir else []
+    # depth and error text are not in the files; take them from the session's records when it has them
+    by_step = {record.index: record for record in (session.records if session else [])}
+    for row in rows:
+        record = by_step.get(row["step"])
+        row["depth"] = record.depth if record is not None else None
+        if row["status"] == "failed":
+            # the raised exception carries its type; the record only its message
+            row["error"] = passes_table.error_text(error or (record.error_msg if record is not None else "") or "failed")
+    if error is not None and not any(row["status"] == "failed" for row in rows):
+        rows.append(_failed_row(len(rows), "tilelang.lower", "lower", error, depth=None))
+    info = {"run_record": str(run_dir) if run_dir else None}
+    if artifact is not None:
+        info["kernel_source_lines"] = len((artifact.kernel_source or "").splitlines())
+    return rows, error, info

@@ -1,0 +1,242 @@
+"""Command line of gemm_lower_trace.py: parsing and validation, standard library only.
+
+Everything here runs before ``tilelang`` is imported, so a bad argument costs no import (about 2 s) and
+exits 2 with the argument and the value named.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from dataclasses import asdict, dataclass
+
+import passes_table
+import tilelang_source
+
+# Short target names -> TVM target dicts. The JSON dict form is accepted by every TileLang release;
+# CLI strings such as "cuda -arch=sm_90" are rejected from 0.1.10 on.
+TARGETS: dict[str, dict] = {
+    "cuda-sm80": {"kind": "cuda", "arch": "sm_80"},
+    "cuda-sm86": {"kind": "cuda", "arch": "sm_86"},
+    "cuda-sm89": {"kind": "cuda", "arch": "sm_89"},
+    "cuda-sm90": {"kind": "cuda", "arch": "sm_90"},
+    "hip": {"kind": "hip"},
+    "hip-gfx942": {"kind": "hip", "mcpu": "gfx942"},
+    # No layout for a T.gemm fragment on CPU targets: these record a real lowering failure.
+    "llvm": {"kind": "llvm"},
+    "c": {"kind": "c"},
+}
+DEFAULT_TARGET = "cuda-sm90"
+SIMT_TARGET_KINDS = ("cuda", "hip", "rocm", "metal", "webgpu")
+
+DTYPES = ("float16", "bfloat16", "float32", "float64", "int8", "float8_e4m3fn", "float8_e5m2")
+ACCUM_DTYPES = ("float32", "float16", "float64", "int32")
+
+# Default pass list of the API modes: the tile-level part of the CUDA/HIP pipelines.
+DEFAULT_PASSES = (
+    "BindTarget",
+    "MaterializeKernelLaunch",
+    "Simplify",
+    "PipelinePlanning",
+    "InjectSoftwarePipeline",
+    "LayoutInference",
+    "LowerTileOp",
+    "Simplify",
+)
+
+# Pass-factory parameters the script can fill in from the target and the kernel; any other parameter
+# without a default makes the pass unusable from --passes.
+DERIVABLE_PASS_PARAMS = ("target", "lower_thread_binding", "default_threads", "storage_scope")
+
+NOTE_LINE = (
+    "note: a change in IR text is a clue to where to look, not proof of a semantic or performance change."
+)
+
+
+@dataclass(frozen=True)
+class TraceSpec:
+    """One trace job: the kernel, the target and the mode. Its fields are the provenance columns."""
+
+    mode: str
+    M: int
+    N: int
+    K: int
+    block_M: int
+    block_N: int
+    block_K: int
+    dtype: str
+    accum_dtype: str
+    threads: int
+    stages: int
+    target_name: str
+    target: dict
+    passes: tuple[str, ...]
+
+    @property
+    def target_json(self) -> str:
+        return json.dumps(self.target, sort_keys=True)
+
+    @property
+    def is_simt(self) -> bool:
+        return self.target.get("kind") in SIMT_TARGET_KINDS
+
+    def provenance(self, tilelang_version: str) -> dict:
+        return {
+            "tilelang_version": tilelang_version,
+            "target_name": self.target_name,
+            "target": self.target_json,
+            "M": self.M,
+            "N": self.N,
+            "K": self.K,
+            "block_M": self.block_M,
+            "block_N": self.block_N,
+            "block_K": self.block_K,
+            "dtype": self.dtype,
+            "accum_dtype": self.accum_dtype,
+            "threads": self.threads,
+            "stages": self.stages,
+            "mode": self.mode,
+            "source": passes_table.SOURCE_BY_MODE[self.mode],
+        }
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _positive_triple(what: str):
+    def parse(text: str) -> tuple[int, int, int]:
+        parts = text.split(",")
+        if len(parts) != 3 or not all(re.fullmatch(r"\s*\d+\s*", p) for p in parts):
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what} (three positive integers separated by commas)")
+        values = tuple(int(p) for p in parts)
+        if min(values) <= 0:
+            raise argparse.ArgumentTypeError(f"{text!r}: every size in {what} must be positive")
+        return values  # type: ignore[return-value]
+
+    return parse
+
+
+def _int_at_least(minimum: int):
+    def parse(text: str) -> int:
+        if not re.fullmatch(r"\s*-?\d+\s*", text):
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer")
+        value = int(text)
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{text!r} must be at least {minimum}")
+        return value
+
+    return parse
+
+
+def _choice(options: tuple[str, ...]):
+    def parse(text: str) -> str:
+        if text not in options:
+            raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(options)}")
+        return text
+
+    return parse
+
+
+def parse_target(text: str) -> tuple[str, dict]:
+    """A short name from TARGETS, or a JSON target dict with a string "kind". Returns (name, dict)."""
+    text = text.strip()
+    if text in TARGETS:
+        return text, dict(TARGETS[text])
+    if not text.startswith("{"):
+        raise argparse.ArgumentTypeError(
+            f"unknown target {text!r}; use one of {', '.join(TARGETS)} or a JSON dict such as "
+            '\'{"kind": "cuda", "arch": "sm_90"}\''
+        )
+    try:
+        target = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not valid JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(target, dict) or not isinstance(target.get("kind"), str) or not target["kind"]:
+        raise argparse.ArgumentTypeError(f"{text!r}: a JSON target must be a dict with a string \"kind\"")
+    return target_name_for(target), target
+
+
+def target_name_for(target: dict) -> str:
+    """The table's name for a dict equal to one of its entries, else 'json-<kind>[-<arch or mcpu>]'."""
+    for name, known in TARGETS.items():
+        if known == target:
+            return name
+    detail = target.get("arch") or target.get("mcpu")
+    return "json-" + "-".join(str(part) for part in (target["kind"], detail) if part)
+
+
+def _pass_names(text: str) -> tuple[str, ...]:
+    names = tuple(name.strip() for name in text.split(","))
+    bad = [name for name in names if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name)]
+    if bad:
+        raise argparse.ArgumentTypeError(f"{text!r}: {bad[0]!r} is not a pass name")
+    return names
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gemm_lower_trace.py",
+        description="Trace how TileLang lowers a GEMM, pass by pass (book chapter 12, example 4).",
+    )
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--static-only", action="store_true", help="py_compile the scripts and locate the entry points in a TileLang source; needs no TileLang")
+    what.add_argument("--mode", type=_choice(passes_table.MODES), help="trace-env: TL_LOWER_TRACE=1 over tilelang.lower; trace-api: lower_trace(); pass-diff: pass_diff()")
+    parser.add_argument("--tilelang-src", metavar="PATH", help="--static-only: a TileLang source directory or .whl (default: the installed tilelang, found without importing it)")
+    parser.add_argument("--shape", type=_positive_triple("M,N,K"), default=(1024, 1024, 1024), metavar="M,N,K")
+    parser.add_argument("--block", type=_positive_triple("BM,BN,BK"), default=(128, 128, 32), metavar="BM,BN,BK")
+    parser.add_argument("--dtype", type=_choice(DTYPES), default="float16")
+    parser.add_argument("--accum-dtype", type=_choice(ACCUM_DTYPES), default="float32")
+    parser.add_argument("--threads", type=_int_at_least(1), default=128)
+    parser.add_argument("--stages", type=_int_at_least(0), default=3, help="num_stages of T.Pipelined (0: not pipelined)")
+    parser.add_argument("--target", type=parse_target, default=(DEFAULT_TARGET, dict(TARGETS[DEFAULT_TARGET])), metavar="NAME_OR_JSON", help=f"one of {', '.join(TARGETS)} or a JSON target dict (default {DEFAULT_TARGET})")
+    parser.add_argument("--passes", type=_pass_names, default=DEFAULT_PASSES, metavar="NAME,NAME,...", help="pass list of trace-api / pass-diff (default: " + ",".join(DEFAULT_PASSES) + ")")
+    parser.add_argument("--out", metavar="DIR", help="where this run writes everything (default ./tmp/gemm_lower_trace/<mode>)")
+    return parser
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """Parse and validate; any bad value exits 2 through argparse before TileLang is imported."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.static_only:
+        return args
+    if args.tilelang_src:
+        parser.error("argument --tilelang-src: only used with --static-only")
+    if args.mode in ("trace-api", "pass-diff"):
+        problem = check_pass_names(args.passes)
+        if problem:
+            parser.error(f"argument --passes: {problem}")
+    name, target = args.target
+    M, N, K = args.shape
+    block_M, block_N, block_K = args.block
+    args.spec = TraceSpec(
+        mode=args.mode, M=M, N=N, K=K, block_M=block_M, block_N=block_N, block_K=block_K,
+        dtype=args.dtype, accum_dtype=args.accum_dtype, threads=args.threads, stages=args.stages,
+        target_name=name, target=target, passes=tuple(args.passes),
+    )
+    return args
+
+
+def check_pass_names(names: tuple[str, ...]) -> str | None:
+    """Check pass names against the pass factories in the installed TileLang's source, without importing it.
+
+    Returns a message for the first name that does not resolve or needs an argument the script cannot
+    derive, else None. With no TileLang source found, nothing can be checked here (the run then fails on
+    import and records that).
+    """
+    source = tilelang_source.find_installed_source()
+    if source is None:
+        return None
+    catalog = tilelang_source.pass_catalog(source)
+    for name in names:
+        factory = catalog.get(name)
+        if factory is None:
+            return f"unknown pass {name!r}; passes that resolve: {', '.join(sorted(catalog))}"
+        missing = [p for p in factory.required_params if p not in DERIVABLE_PASS_PARAMS]
+        if missing:
+            return (
+                f"pass {name!r} ({factory.module}) needs {', '.join(missing)}, which the script cannot derive "
+                f"from the target and kernel; it can derive {', '.join(DERIVABLE_PASS_PARAMS)}"
+            )
+    return None
