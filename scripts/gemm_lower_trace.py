@@ -15,6 +15,7 @@ arguments are parsed and the environment set first.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -115,7 +116,8 @@ def trace(args) -> int:
     rows: list[dict] = []
     error: BaseException | None = None
     started = time.perf_counter()
-    with open(out_dir / "tilelang.log", "w", encoding="utf-8") as log:
+    # TileLang and TVM print progress (and "ROCm not detected") on stdout: keep it in the run's log
+    with open(out_dir / "tilelang.log", "w", encoding="utf-8") as log, contextlib.redirect_stdout(log):
         try:
             import tilelang_trace  # imports tilelang: reads TL_LOWER_TRACE now
         except Exception as exc:  # noqa: BLE001 - an environment without TileLang is a result too
@@ -131,12 +133,12 @@ def trace(args) -> int:
             try:
                 func = tilelang_trace.build_gemm(spec)
                 if spec.mode == "trace-env":
-                    rows, error, extra = tilelang_trace.run_trace_env(func, target, trace_dir, log)
+                    rows, error, extra = tilelang_trace.run_trace_env(func, target, trace_dir)
                     run_info.update(extra)
                 else:
                     named_passes = tilelang_trace.resolve_passes(spec, target)
                     with target:
-                        rows, error = tilelang_trace.run_api_tool(passes_table.SOURCE_BY_MODE[spec.mode], func, named_passes, log)
+                        rows, error = tilelang_trace.run_api_tool(passes_table.SOURCE_BY_MODE[spec.mode], func, named_passes)
             except Exception as exc:  # noqa: BLE001 - a failure outside any pass is still a row
                 error = exc
             run_info["lower_seconds"] = round(time.perf_counter() - lower_started, 4)

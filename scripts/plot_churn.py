@@ -143,7 +143,7 @@ def plot_job_bars(rows_or_df, path) -> None:
         ax.set_yscale("symlog", linthresh=1, linscale=0.5)
         pad = lambda v: (v + 1) * 4.0  # noqa: E731  room for value labels on a log axis
     else:
-        span = max(top, bottom, 1.0)
+        span = max(top, bottom, 4.0)  # a job without churn still gets a 0..1-ish integer axis
         pad = lambda v: v + 0.18 * span  # noqa: E731
     ax.set_ylim(-pad(bottom) if bottom > 0 else -pad(0) * 0.5, pad(top))
     # codegen band label: placed in the band, inside the axes
@@ -185,7 +185,7 @@ def plot_job_bars(rows_or_df, path) -> None:
     ax.set_ylabel("lines" + (" (symlog scale)" if symlog else ""))
     ax.yaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{abs(v):g}"))
     if not symlog:
-        ax.yaxis.set_major_locator(mticker.MaxNLocator(integer=True))
+        ax.yaxis.set_major_locator(mticker.MaxNLocator(integer=True, steps=[1, 2, 2.5, 5, 10]))
     ax.grid(axis="y", color="#dddddd", linewidth=0.6, zorder=0)
     ax.set_axisbelow(True)
     for side in ("top", "right"):
@@ -203,11 +203,13 @@ def plot_job_bars(rows_or_df, path) -> None:
         ax.set_ylim(ax.get_ylim()[0], _grow_top(ax, 1.0 + 0.14 * (text.count("\n") + 1), symlog))
 
     # legend: the bar kinds, plus codegen when present
-    handles, _ = ax.get_legend_handles_labels()
+    handles, labels = ax.get_legend_handles_labels()
+    order = ["+added lines", "-deleted lines", "no-op pass (0 lines)", "failed pass"]
+    handles = [h for _, h in sorted(zip(labels, handles), key=lambda hl: order.index(hl[0]))]
     if codegen.any():
         handles.append(Patch(facecolor="none", edgecolor=CODEGEN_COLOR, hatch="///", label="codegen (not churn)"))
     # above the axes, under the title (constrained layout makes room for it)
-    ncols = len(handles) if width_in >= 12 else min(len(handles), 3)
+    ncols = len(handles) if width_in >= 12 or len(handles) <= 4 else 3
     ax.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.01), ncols=ncols, fontsize=8.5,
               frameon=False, borderaxespad=0.2)
 
@@ -221,7 +223,7 @@ def plot_job_bars(rows_or_df, path) -> None:
     ]
     sub_parts = [
         f"changed {int((status == 'changed').sum())} / {churn_rows} IR passes",
-        f"({n} steps: {int(noop.sum())} no-op, {int(failed.sum())} failed, {int(codegen.sum())} codegen)",
+        f"({n} step{'s' if n != 1 else ''}: {int(noop.sum())} no-op, {int(failed.sum())} failed, {int(codegen.sum())} codegen)",
         f"+{int(added.sum())} added / -{int(deleted.sum())} deleted lines",
     ]
     chars = max(60, int(width_in * 11))
@@ -321,7 +323,8 @@ def plot_heatmap(df, paths, mode: str = "trace-env") -> None:
     nrows, ncols = values.shape
     paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     label_chars = max(len(s) for s in row_labels)
-    col_w = 0.95
+    col_chars = max(len(line) for label in col_labels for line in label.split("\n"))
+    col_w = max(0.6, 0.068 * col_chars + 0.2)  # inches per column: the widest label line plus a gap
     width = 1.2 + 0.075 * label_chars + col_w * ncols + 1.6
     height = 3.2 + 0.2 * nrows
     fig, ax = plt.subplots(figsize=(max(6.0, width), max(4.0, height)), layout="constrained")
@@ -332,7 +335,8 @@ def plot_heatmap(df, paths, mode: str = "trace-env") -> None:
     ax.patch.set_edgecolor("#c4c4c4")
     vmax = max(2.0, np.nanmax(values, initial=0.0))
     norm = mcolors.LogNorm(vmin=1, vmax=vmax)
-    cmap = plt.get_cmap("viridis_r")
+    # viridis reversed, without its palest yellow end so that 1 line stays distinct from the pale 0 cells
+    cmap = mcolors.ListedColormap(plt.get_cmap("viridis_r")(np.linspace(0.12, 1.0, 256)), name="churn")
     positive = np.ma.masked_where(~(values > 0), values)
     zero = np.ma.masked_where(~(values == 0), values)
     edges_x = np.arange(ncols + 1) - 0.5
@@ -366,6 +370,10 @@ def plot_heatmap(df, paths, mode: str = "trace-env") -> None:
     cbar = fig.colorbar(mesh, ax=ax, shrink=min(1.0, 12.0 / max(height, 1.0)) if height > 12 else 0.8,
                         aspect=30, pad=0.02)
     cbar.set_label(CBAR_LABEL)
+    ticks = [t for t in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000) if t <= vmax]
+    cbar.set_ticks(ticks if len(ticks) <= 10 else ticks[::2])
+    cbar.ax.yaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    cbar.ax.yaxis.set_minor_formatter(mticker.NullFormatter())
     handles = [
         Patch(facecolor=ZERO_COLOR, edgecolor="#bbbbbb", label="no-op (0 lines)"),
         Patch(facecolor=ABSENT_COLOR, edgecolor="#c4c4c4", hatch="///", label="absent in this configuration"),

@@ -5,7 +5,6 @@ Importing this module imports tilelang: the caller sets TL_LOWER_TRACE* before t
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import inspect
 from pathlib import Path
@@ -83,7 +82,7 @@ def _step_row(step: int, phase: str, name: str, result: dict) -> dict:
     }
 
 
-def run_api_tool(tool_name: str, func, named_passes: list, log) -> tuple[list[dict], BaseException | None]:
+def run_api_tool(tool_name: str, func, named_passes: list) -> tuple[list[dict], BaseException | None]:
     """Run lower_trace or pass_diff over the pass list; rows are the tool's own numbers.
 
     Neither tool returns its results when a pass raises, so each pass is wrapped to learn which step was
@@ -102,14 +101,13 @@ def run_api_tool(tool_name: str, func, named_passes: list, log) -> tuple[list[di
 
         return run
 
-    with contextlib.redirect_stdout(log):
-        try:
-            results = tool(func, [(name, watched(i, p)) for i, (name, p) in enumerate(named_passes)], mode="terminal")
-            error = None
-        except Exception as exc:  # noqa: BLE001 - a failing pass is data
-            error = exc
-            failed_step = running["step"] if running["step"] is not None else 0
-            results = tool(func, named_passes[:failed_step], mode="terminal") if failed_step else []
+    try:
+        results = tool(func, [(name, watched(i, p)) for i, (name, p) in enumerate(named_passes)], mode="terminal")
+        error = None
+    except Exception as exc:  # noqa: BLE001 - a failing pass is data
+        error = exc
+        failed_step = running["step"] if running["step"] is not None else 0
+        results = tool(func, named_passes[:failed_step], mode="terminal") if failed_step else []
     rows = [_step_row(i, tool_name, result["name"], result) for i, result in enumerate(results)]
     if error is not None:
         rows.append(_failed_row(len(rows), tool_name, named_passes[len(rows)][0], error))
@@ -130,19 +128,18 @@ def _failed_row(step: int, phase: str, name: str, error: BaseException | str, de
     }
 
 
-def run_trace_env(func, target, trace_dir: Path, log) -> tuple[list[dict], BaseException | None, dict]:
+def run_trace_env(func, target, trace_dir: Path) -> tuple[list[dict], BaseException | None, dict]:
     """Full tilelang.lower under TL_LOWER_TRACE; rows come from this run's own run record."""
     from tilelang.tools.lower_trace import core
 
     before = set(run_record.find_run_dirs(trace_dir))
     error = None
     artifact = None
-    with contextlib.redirect_stdout(log):
-        try:
-            with target:
-                artifact = tilelang.lower(func, target=target)
-        except Exception as exc:  # noqa: BLE001 - a failing pass is data
-            error = exc
+    try:
+        with target:
+            artifact = tilelang.lower(func, target=target)
+    except Exception as exc:  # noqa: BLE001 - a failing pass is data
+        error = exc
     session = core.get_last_session() if hasattr(core, "get_last_session") else None
     if session is not None and session.run_dir:
         run_dir = Path(session.run_dir)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 from dataclasses import asdict, dataclass
 
 import passes_table
@@ -140,20 +141,20 @@ def _choice(options: tuple[str, ...]):
 
 def parse_target(text: str) -> tuple[str, dict]:
     """A short name from TARGETS, or a JSON target dict with a string "kind". Returns (name, dict)."""
-    text = text.strip()
+    given, text = text, text.strip()
     if text in TARGETS:
         return text, dict(TARGETS[text])
     if not text.startswith("{"):
         raise argparse.ArgumentTypeError(
-            f"unknown target {text!r}; use one of {', '.join(TARGETS)} or a JSON dict such as "
+            f"unknown target {given!r}; use one of {', '.join(TARGETS)} or a JSON dict such as "
             '\'{"kind": "cuda", "arch": "sm_90"}\''
         )
     try:
         target = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise argparse.ArgumentTypeError(f"{text!r} is not valid JSON ({exc.msg} at column {exc.colno})") from None
+        raise argparse.ArgumentTypeError(f"{given!r} is not valid JSON ({exc.msg} at column {exc.colno})") from None
     if not isinstance(target, dict) or not isinstance(target.get("kind"), str) or not target["kind"]:
-        raise argparse.ArgumentTypeError(f"{text!r}: a JSON target must be a dict with a string \"kind\"")
+        raise argparse.ArgumentTypeError(f"{given!r}: a JSON target must be a dict with a string \"kind\"")
     return target_name_for(target), target
 
 
@@ -198,7 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """Parse and validate; any bad value exits 2 through argparse before TileLang is imported."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_attach_dash_values(parser, sys.argv[1:] if argv is None else argv))
     if args.static_only:
         return args
     if args.tilelang_src:
@@ -216,6 +217,21 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         target_name=name, target=target, passes=tuple(args.passes),
     )
     return args
+
+
+def _attach_dash_values(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    """'--shape -5,1,1' -> '--shape=-5,1,1', so the value reaches its check instead of argparse saying
+    only 'expected one argument'."""
+    takes_value = {opt for action in parser._actions if action.nargs is None and action.option_strings for opt in action.option_strings}
+    result, i = [], 0
+    while i < len(argv):
+        if argv[i] in takes_value and i + 1 < len(argv) and argv[i + 1].startswith("-") and not argv[i + 1].startswith("--"):
+            result.append(f"{argv[i]}={argv[i + 1]}")
+            i += 2
+        else:
+            result.append(argv[i])
+            i += 1
+    return result
 
 
 def check_pass_names(names: tuple[str, ...]) -> str | None:

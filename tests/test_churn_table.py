@@ -1,0 +1,189 @@
+"""Unit tests of scripts/churn_table.py (gather, summarize, CLI)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import churn_table
+import passes_table as pt
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "churn_table.py"
+
+JOB = dict(
+    tilelang_version="0.1.15", target_name="sm_90", target="cuda -arch=sm_90", M=1024, N=512, K=256,
+    block_M=128, block_N=64, block_K=32, dtype="float16", accum_dtype="float32", threads=128, stages=3,
+    mode="trace-env", source="run_record",
+)
+
+
+def row(step, name, status, added=None, deleted=None, error="", phase="pipeline_cuda", **job):
+    changed = {"changed": True, "noop": False}.get(status)
+    return dict(JOB, **job, step=step, phase=phase, status=status, changed=changed, added=added,
+                deleted=deleted, depth=1, error=error, **{"pass": name})
+
+
+# a job with every status; codegen has the largest numbers so that counting it would show
+OK_ROWS = [
+    row(1, "BindTarget", "noop", 0, 0, phase="unscoped"),
+    row(2, "Simplify", "changed", 7, 3),
+    row(3, "LayoutInference", "changed", 11, 5),
+    row(4, "Simplify", "noop", 0, 0),
+    row(5, "LowerTileOp", "changed", 40, 2),
+    row(6, "Simplify", "changed", 1, 13),
+    row(7, "codegen", "codegen", 900, 700, phase="codegen"),
+]
+FAIL_ROWS = [
+    row(1, "BindTarget", "changed", 2, 1, target_name="llvm", target="llvm", phase="unscoped"),
+    row(2, "Simplify", "noop", 0, 0, target_name="llvm", target="llvm"),
+    row(3, "LayoutInference", "failed", error="InternalError: cannot infer layout", target_name="llvm",
+        target="llvm"),
+]
+
+
+def write(tmp_path, name, rows):
+    path = tmp_path / name / "passes.csv"
+    pt.write_rows(path, rows)
+    return path
+
+
+def churn_sum(rows, key):
+    return sum(r[key] or 0 for r in rows if r["status"] in pt.CHURN_STATUSES)
+
+
+def test_gather_concatenates_in_input_order(tmp_path):
+    a = write(tmp_path, "a", OK_ROWS)
+    b = write(tmp_path, "b", FAIL_ROWS)
+    df = churn_table.gather([b, a])
+    assert list(df.columns) == pt.COLUMNS
+    assert len(df) == len(OK_ROWS) + len(FAIL_ROWS)
+    assert list(df["pass"]) == [r["pass"] for r in FAIL_ROWS + OK_ROWS]
+    assert list(df["step"]) == [r["step"] for r in FAIL_ROWS + OK_ROWS]
+    assert df["added"].isna().sum() == 1  # the failed row has no numbers
+
+
+def test_summary_sums_exclude_codegen(tmp_path):
+    df = churn_table.gather([write(tmp_path, "a", OK_ROWS)])
+    s = churn_table.summarize(df)
+    assert list(s.columns) == churn_table.SUMMARY_COLUMNS
+    assert len(s) == 1
+    r = s.iloc[0]
+    assert r["pass_steps"] == 7
+    assert r["churn_steps"] == 6
+    assert (r["changed_steps"], r["noop_steps"], r["failed_steps"], r["codegen_steps"]) == (4, 2, 0, 1)
+    assert r["added_total"] == churn_sum(OK_ROWS, "added") == 59
+    assert r["deleted_total"] == churn_sum(OK_ROWS, "deleted") == 23
+    assert r["churn_total"] == 82
+    assert (r["top_pass"], r["top_pass_step"], r["top_pass_churn"]) == ("LowerTileOp", 5, 42)
+    assert r["first_error"] == ""
+    assert (r["target"], r["source"], r["M"], r["block_N"]) == ("cuda -arch=sm_90", "run_record", 1024, 64)
+
+
+def test_failed_job_counted(tmp_path):
+    s = churn_table.summarize(churn_table.gather([write(tmp_path, "f", FAIL_ROWS)]))
+    r = s.iloc[0]
+    assert (r["pass_steps"], r["churn_steps"], r["failed_steps"], r["codegen_steps"]) == (3, 2, 1, 0)
+    assert (r["added_total"], r["deleted_total"], r["churn_total"]) == (2, 1, 3)
+    assert r["first_error"] == "InternalError: cannot infer layout"
+    assert (r["top_pass"], r["top_pass_step"]) == ("BindTarget", 1)
+
+
+def test_top_pass_tie_takes_earliest_step(tmp_path):
+    # rows written out of step order: the tie (10 lines at steps 3 and 5) must go to step 3
+    rows = [
+        row(5, "LowerTileOp", "changed", 4, 6),
+        row(1, "BindTarget", "changed", 1, 0),
+        row(3, "LayoutInference", "changed", 9, 1),
+        row(4, "codegen", "codegen", 50, 50, phase="codegen"),
+    ]
+    r = churn_table.summarize(churn_table.gather([write(tmp_path, "t", rows)])).iloc[0]
+    assert (r["top_pass"], r["top_pass_step"], r["top_pass_churn"]) == ("LayoutInference", 3, 10)
+
+
+def test_no_churn_job_has_empty_top_pass(tmp_path):
+    rows = [row(1, "BindTarget", "noop", 0, 0), row(2, "Simplify", "failed", error="boom")]
+    r = churn_table.summarize(churn_table.gather([write(tmp_path, "n", rows)])).iloc[0]
+    assert r["top_pass"] == "" and pd.isna(r["top_pass_step"]) and r["top_pass_churn"] == 0
+    assert r["first_error"] == "boom"
+
+
+def test_jobs_keep_order_of_first_appearance(tmp_path):
+    j1 = [row(1, "A", "changed", 1, 1, M=64), row(2, "B", "noop", 0, 0, M=64)]
+    j2 = [row(1, "A", "changed", 2, 2, M=32)]
+    j3 = [row(1, "A", "changed", 3, 3, mode="trace-api", source="lower_trace", M=64)]
+    # one file holds job 64 step 1 and job 32; a second file holds job 64 step 2 and job 3
+    a = write(tmp_path, "a", [j1[0]] + j2)
+    b = write(tmp_path, "b", [j1[1]] + j3)
+    s = churn_table.summarize(churn_table.gather([a, b]))
+    assert list(zip(s["M"], s["mode"])) == [(64, "trace-env"), (32, "trace-env"), (64, "trace-api")]
+    assert list(s["pass_steps"]) == [2, 1, 1]
+    assert list(s["churn_total"]) == [2, 4, 6]
+
+
+def test_header_error_names_file(tmp_path):
+    bad = tmp_path / "bad" / "passes.csv"
+    bad.parent.mkdir()
+    bad.write_text("step,phase,pass\n1,x,Simplify\n")
+    good = write(tmp_path, "good", OK_ROWS)
+    with pytest.raises(ValueError, match=r"bad[/\\]passes\.csv.*schema"):
+        churn_table.gather([good, bad])
+
+
+def test_empty_file_errors_name_file(tmp_path):
+    header_only = tmp_path / "h" / "passes.csv"
+    pt.write_rows(header_only, [])
+    with pytest.raises(ValueError, match=r"h[/\\]passes\.csv: no rows"):
+        churn_table.gather([header_only])
+    zero_bytes = tmp_path / "z.csv"
+    zero_bytes.write_text("")
+    with pytest.raises(ValueError, match=r"z\.csv"):
+        churn_table.gather([zero_bytes])
+
+
+def test_unknown_status_and_duplicate_steps_rejected(tmp_path):
+    bad = write(tmp_path, "s", [row(1, "A", "skipped", 0, 0)])
+    with pytest.raises(ValueError, match=r"s[/\\]passes\.csv.*skipped"):
+        churn_table.gather([bad])
+    a = write(tmp_path, "a", OK_ROWS)
+    with pytest.raises(ValueError, match="more than once"):
+        churn_table.gather([a, a])
+
+
+def test_summary_columns_documented():
+    for col in churn_table.COUNT_COLUMNS:
+        assert f"- {col}:" in churn_table.__doc__
+
+
+def test_cli_writes_both_tables(tmp_path):
+    a = write(tmp_path, "a", OK_ROWS)
+    b = write(tmp_path, "b", FAIL_ROWS)
+    out = tmp_path / "results" / "churn.csv"
+    summary = tmp_path / "results" / "churn_summary.csv"
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--out", str(out), "--summary", str(summary), str(a), str(b)],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    rows = pt.read_rows(out)  # churn.csv keeps the passes.csv schema
+    assert [r["pass"] for r in rows] == [r["pass"] for r in OK_ROWS + FAIL_ROWS]
+    assert rows[-1]["added"] is None and rows[1]["changed"] is True
+    s = pd.read_csv(summary, keep_default_na=False)
+    assert list(s.columns) == churn_table.SUMMARY_COLUMNS
+    assert list(s["target_name"]) == ["sm_90", "llvm"]
+    assert list(s["churn_total"]) == [82, 3]
+    assert list(s["first_error"]) == ["", "InternalError: cannot infer layout"]
+    assert not list(out.parent.glob("*.tmp"))
+
+
+def test_cli_error_exit_names_file(tmp_path):
+    empty = tmp_path / "empty.csv"
+    pt.write_rows(empty, [])
+    out = tmp_path / "churn.csv"
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--out", str(out), "--summary", str(tmp_path / "s.csv"),
+                           str(empty)], capture_output=True, text=True, check=False)
+    assert proc.returncode == 1
+    assert "empty.csv" in proc.stderr
+    assert not out.exists()
+    assert churn_table.main(["--out", str(out), "--summary", str(tmp_path / "s.csv"), str(empty)]) == 1

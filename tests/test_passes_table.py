@@ -1,0 +1,45 @@
+"""passes_table: the schema, the CSV round trip, and the schema's documentation."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import passes_table
+
+README = Path(__file__).resolve().parents[1] / "config" / "README.md"
+
+
+def test_round_trip_keeps_types_and_empty_cells(tmp_path):
+    row = {"step": 3, "phase": "pipeline_cuda", "pass": "LowerTileOp", "status": "failed", "changed": None,
+           "added": None, "deleted": None, "depth": 0, "error": "InternalError: line one\n  line two", "M": 1000}
+    path = tmp_path / "passes.csv"
+    passes_table.write_rows(path, [row])
+    back = passes_table.read_rows(path)[0]
+    assert (back["step"], back["changed"], back["added"], back["M"], back["N"]) == (3, None, None, 1000, None)
+    assert back["error"] == "InternalError: line one line two"
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_an_unknown_column_is_refused(tmp_path):
+    with pytest.raises(ValueError):
+        passes_table.write_rows(tmp_path / "p.csv", [{"step": 0, "bogus": 1}])
+
+
+def test_a_foreign_header_is_refused_naming_the_file(tmp_path):
+    path = tmp_path / "other.csv"
+    path.write_text("a,b\n1,2\n")
+    with pytest.raises(ValueError, match="other.csv"):
+        passes_table.read_rows(path)
+
+
+def test_error_text_drops_source_excerpts():
+    error = RuntimeError("Check failed: layout\n  --> k.py:12:1\n     |\n 12 |   C = x\n     |   ^\n")
+    assert passes_table.error_text(error) == "RuntimeError: Check failed: layout 12 |   C = x"
+
+
+def test_every_column_is_documented_in_config_readme():
+    documented = re.findall(r"^\| `([A-Za-z_]+)` \|", README.read_text(), re.M)
+    assert [c for c in documented if c in passes_table.COLUMNS] == passes_table.COLUMNS

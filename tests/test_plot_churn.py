@@ -1,0 +1,165 @@
+"""Unit tests of scripts/plot_churn.py (bars, heatmap, CLI)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import matplotlib.image as mpimg
+import numpy as np
+import pytest
+
+import churn_table
+import passes_table as pt
+import plot_churn
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "plot_churn.py"
+
+JOB = dict(
+    tilelang_version="0.1.15", target_name="sm_90", target="cuda -arch=sm_90", M=1024, N=1024, K=512,
+    block_M=128, block_N=128, block_K=32, dtype="float16", accum_dtype="float32", threads=128, stages=3,
+    mode="trace-env", source="run_record",
+)
+NAMES = ["BindTarget", "Simplify", "LayoutReducer", "Simplify", "LetInline", "InjectAssumes", "Simplify",
+         "FrontendLegalize", "Simplify", "LegalizeNegativeIndex", "Simplify", "AddWrapperForSingleBufStore",
+         "Simplify", "LayoutInference", "LowerTileOp", "Simplify", "InjectSoftwarePipeline"]
+
+
+def job_rows(n_steps=86, fail_at=None, codegen=True, **job):
+    """n_steps rows: a mix of changed/noop, a codegen row last, or a failed row at fail_at and nothing after."""
+    rows = []
+    last = n_steps - 1 if codegen else n_steps
+    for step in range(1, last + 1):
+        name = NAMES[(step - 1) % len(NAMES)]
+        base = dict(JOB, **job, step=step, phase="pipeline_cuda", depth=1, error="", **{"pass": name})
+        if step == fail_at:
+            rows.append(dict(base, status="failed", changed=None, added=None, deleted=None,
+                             error="InternalError: LayoutInference cannot infer the layout of C_local " * 3))
+            return rows
+        if step % 3 == 0:
+            rows.append(dict(base, status="noop", changed=False, added=0, deleted=0))
+        else:
+            rows.append(dict(base, status="changed", changed=True, added=(step * 7) % 23 + 1,
+                             deleted=(step * 5) % 11))
+    if codegen:
+        rows.append(dict(JOB, **job, step=n_steps, phase="codegen", depth=0, error="", status="codegen",
+                         changed=True, added=5000, deleted=3000, **{"pass": "codegen"}))
+    return rows
+
+
+def write(tmp_path, name, rows):
+    path = tmp_path / name / "passes.csv"
+    pt.write_rows(path, rows)
+    return path
+
+
+def image(path):
+    img = mpimg.imread(path)
+    assert img.ndim == 3
+    assert float(np.var(img[..., :3])) > 0, f"{path} is blank"
+    return img
+
+
+def test_bars_realistic_job(tmp_path):
+    rows = job_rows(86)
+    out = tmp_path / "fig" / "bars.png"
+    plot_churn.plot_job_bars(rows, out)
+    img = image(out)
+    # width grows with the step count: max(8, 0.22 * 86) inches at DPI
+    assert img.shape[1] == pytest.approx(0.22 * 86 * plot_churn.DPI, abs=2)
+    assert 500 <= img.shape[0] <= 900
+    assert not list(out.parent.glob("*.tmp"))
+
+
+def test_bars_small_job_from_dataframe(tmp_path):
+    path = write(tmp_path, "api", job_rows(8, mode="trace-api", source="lower_trace"))
+    out = tmp_path / "api.png"
+    plot_churn.plot_job_bars(churn_table.read_passes(path), out)
+    img = image(out)
+    assert img.shape[1] == 8 * plot_churn.DPI  # minimum width
+
+
+def test_bars_failed_job_and_lone_failure(tmp_path):
+    out = tmp_path / "llvm.png"
+    plot_churn.plot_job_bars(job_rows(86, fail_at=14, target_name="llvm", target="llvm"), out)
+    image(out)
+    lone = tmp_path / "lone.png"  # a job whose first pass failed: one row, no churn at all
+    plot_churn.plot_job_bars(job_rows(86, fail_at=1), lone)
+    image(lone)
+
+
+def test_bars_symlog_for_wide_spread(tmp_path):
+    rows = job_rows(20)
+    rows[4].update(added=5000, deleted=0)
+    out = tmp_path / "wide.png"
+    plot_churn.plot_job_bars(rows, out)
+    image(out)
+
+
+def test_bars_reject_two_jobs(tmp_path):
+    with pytest.raises(ValueError, match="one job"):
+        plot_churn.plot_job_bars(job_rows(10) + job_rows(10, M=64), tmp_path / "x.png")
+
+
+def test_heatmap_matrix():
+    rows = job_rows(20) + job_rows(30, target_name="gfx942") + job_rows(30, fail_at=14, target_name="llvm")
+    rows += job_rows(8, mode="trace-api", source="lower_trace")  # other mode: left out
+    values, failed, row_labels, col_labels = plot_churn.heatmap_matrix(churn_table.pd.DataFrame(rows))
+    assert [c.split("\n")[0] for c in col_labels] == ["sm_90", "gfx942", "llvm"]
+    assert "1024x1024x512" in col_labels[0]
+    assert values.shape == (29, 3)  # 29 non-codegen steps of the longest job; codegen excluded
+    assert "codegen" not in " ".join(row_labels)
+    assert row_labels[:3] == ["BindTarget #1", "Simplify #1", "LayoutReducer #1"]
+    assert "LayoutInference" in row_labels  # runs once per job: no occurrence number
+    by_label = dict(zip(row_labels, range(len(row_labels))))
+    r = by_label["Simplify #1"]  # step 2: changed, (14 % 23 + 1) + (10 % 11)
+    assert values[r, 0] == 15 + 10
+    assert values[by_label["LayoutReducer #1"], 0] == 0  # step 3: noop
+    r = by_label["FrontendLegalize #2"]  # step 25: only in the 30-step jobs
+    assert np.isnan(values[r, 0])  # absent from the 20-step job
+    assert values[r, 1] == (25 * 7) % 23 + 1 + (25 * 5) % 11 == 19
+    assert np.isnan(values[r, 2])  # llvm stopped at step 14: absent
+    assert values[by_label["BindTarget #2"], 1] == 0  # step 18: noop
+    assert failed[by_label["LayoutInference"], 2] and not failed[:, :2].any()
+    assert failed.sum() == 1
+
+
+def test_heatmap_writes_png_and_svg(tmp_path):
+    versions = []
+    for i, target in enumerate(["sm_80", "sm_90", "gfx942", "llvm"]):
+        for shape in [(1024, 1024, 512), (4096, 4096, 4096), (128, 256, 64)]:
+            fail = 14 if target == "llvm" else None
+            versions += job_rows(86, fail_at=fail, target_name=target, M=shape[0], N=shape[1], K=shape[2])
+    path = write(tmp_path, "all", versions)
+    png, svg = tmp_path / "h" / "heat.png", tmp_path / "h" / "heat.svg"
+    plot_churn.plot_heatmap(churn_table.read_passes(path), [png, svg], "trace-env")
+    img = image(png)
+    assert img.shape[0] > img.shape[1] > 1000  # tall: ~85 rows, 12 columns
+    assert "<svg" in svg.read_text()[:2000]
+
+
+def test_heatmap_unknown_mode(tmp_path):
+    with pytest.raises(ValueError, match="pass-diff"):
+        plot_churn.plot_heatmap(churn_table.pd.DataFrame(job_rows(10)), [tmp_path / "x.png"], "pass-diff")
+
+
+def test_cli_bars_and_heatmap(tmp_path):
+    a = write(tmp_path, "a", job_rows(40))
+    b = write(tmp_path, "b", job_rows(40, fail_at=14, target_name="llvm", target="llvm", tilelang_version="0.1.16"))
+    churn = tmp_path / "churn.csv"
+    assert churn_table.main(["--out", str(churn), "--summary", str(tmp_path / "s.csv"), str(a), str(b)]) == 0
+    bars = tmp_path / "bars.png"
+    proc = subprocess.run([sys.executable, str(SCRIPT), "bars", "--passes", str(b), "--out", str(bars)],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    image(bars)
+    heat = [tmp_path / "heat.png", tmp_path / "heat.svg"]
+    proc = subprocess.run([sys.executable, str(SCRIPT), "heatmap", "--churn", str(churn), "--out", *map(str, heat)],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    image(heat[0])
+    assert heat[1].stat().st_size > 0
+    proc = subprocess.run([sys.executable, str(SCRIPT), "heatmap", "--churn", str(churn), "--out",
+                           str(tmp_path / "x.png"), "--mode", "trace-api"], capture_output=True, text=True, check=False)
+    assert proc.returncode == 1 and "trace-api" in proc.stderr

@@ -1,0 +1,135 @@
+"""trace-api / pass-diff: passes.csv holds exactly what lower_trace() / pass_diff() return.
+
+The test builds the standard GEMM and the pass list itself, calls TileLang's tools in-process, and
+compares row by row with the script's CSV (which ran in its own process).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+import pytest
+
+import passes_table
+
+tilelang = pytest.importorskip("tilelang")
+import tilelang.language as T  # noqa: E402
+from tilelang import tvm  # noqa: E402
+from tilelang.tools.lower_trace import lower_trace  # noqa: E402
+from tilelang.utils.pass_diff import pass_diff  # noqa: E402
+
+SHAPES = {"1024x1024x1024": (1024, 1024, 1024), "1000x1000x1000": (1000, 1000, 1000)}
+TARGETS = {
+    "cuda-sm80": {"kind": "cuda", "arch": "sm_80"},
+    "cuda-sm90": {"kind": "cuda", "arch": "sm_90"},
+    "hip": {"kind": "hip"},
+}
+TOOLS = {"trace-api": lower_trace, "pass-diff": pass_diff}
+
+
+def standard_gemm(M, N, K, block_M=128, block_N=128, block_K=32, dtype="float16", accum_dtype="float32", threads=128, stages=3):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_K), dtype)
+            B_shared = T.alloc_shared((block_K, block_N), dtype)
+            C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+            T.clear(C_local)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=stages):
+                T.copy(A[by * block_M, k * block_K], A_shared)
+                T.copy(B[k * block_K, bx * block_N], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            T.copy(C_local, C[by * block_M, bx * block_N])
+
+    return main
+
+
+def default_passes(target):
+    transform = tilelang.transform
+    return [
+        ("BindTarget", tvm.tirx.transform.BindTarget(target)),
+        ("MaterializeKernelLaunch", transform.MaterializeKernelLaunch(lower_thread_binding=True, default_threads=128)),
+        ("Simplify", transform.Simplify()),
+        ("PipelinePlanning", transform.PipelinePlanning()),
+        ("InjectSoftwarePipeline", transform.InjectSoftwarePipeline()),
+        ("LayoutInference", transform.LayoutInference()),
+        ("LowerTileOp", transform.LowerTileOp()),
+        ("Simplify", transform.Simplify()),
+    ]
+
+
+def tool_rows(tool, func, passes, target):
+    with target, contextlib.redirect_stdout(io.StringIO()):
+        results = tool(func, passes)
+    return [(i, r["name"], r["changed"], r["insertions"], r["deletions"]) for i, r in enumerate(results)]
+
+
+def csv_rows(out):
+    return [(r["step"], r["pass"], r["changed"], r["added"], r["deleted"]) for r in passes_table.read_rows(out / "passes.csv")]
+
+
+@pytest.mark.parametrize("mode", TOOLS)
+@pytest.mark.parametrize("target_name", TARGETS)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_csv_equals_what_the_tool_returns(trace_runs, mode, target_name, shape):
+    M, N, K = SHAPES[shape]
+    proc, out = trace_runs.get("--mode", mode, "--target", target_name, "--shape", f"{M},{N},{K}")
+    assert proc.returncode == 0, proc.stderr
+
+    target = tvm.target.Target(TARGETS[target_name])
+    expected = tool_rows(TOOLS[mode], standard_gemm(M, N, K), default_passes(target), target)
+    assert csv_rows(out) == expected
+    assert any(changed for _, _, changed, _, _ in expected)  # the comparison covers real churn
+
+    rows = passes_table.read_rows(out / "passes.csv")
+    assert {r["source"] for r in rows} == {passes_table.SOURCE_BY_MODE[mode]}
+    assert {r["phase"] for r in rows} == {passes_table.SOURCE_BY_MODE[mode]}
+    assert {r["status"] for r in rows} <= {"changed", "noop"}
+    assert {(r["target_name"], r["M"], r["N"], r["K"], r["mode"], r["tilelang_version"]) for r in rows} == {
+        (target_name, M, N, K, mode, tilelang.__version__)
+    }
+    # stdout: one line per step in the book's format, then the note
+    lines = proc.stdout.splitlines()
+    assert lines[: len(expected)] == [f"pass={n} changed={c} +{a} -{d}" for _, n, c, a, d in expected]
+    assert lines[len(expected)].startswith("note:")
+
+
+def test_the_two_tools_count_differently_and_the_source_column_says_which(trace_runs):
+    """Same kernel, same passes: lower_trace and pass_diff disagree on some counts (different diff code)."""
+    _, api_out = trace_runs.get("--mode", "trace-api", "--target", "cuda-sm90", "--shape", "1024,1024,1024")
+    _, diff_out = trace_runs.get("--mode", "pass-diff", "--target", "cuda-sm90", "--shape", "1024,1024,1024")
+    api, diff = csv_rows(api_out), csv_rows(diff_out)
+    assert [r[:3] for r in api] == [r[:3] for r in diff]
+    assert [r[3:] for r in api] != [r[3:] for r in diff]
+
+
+@pytest.mark.parametrize("mode", TOOLS)
+def test_a_failing_pass_is_a_row_and_the_steps_before_it_are_kept(trace_runs, mode):
+    proc, out = trace_runs.get("--mode", mode, "--target", "llvm")
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert "LayoutInference" in proc.stderr
+
+    target = tvm.target.Target({"kind": "llvm"})
+    func = standard_gemm(1024, 1024, 1024)
+    passes = default_passes(target)
+    failing = [name for name, _ in passes].index("LayoutInference")
+    rows = passes_table.read_rows(out / "passes.csv")
+    assert len(rows) == failing + 1
+    # steps before the failure: what the tool itself returns for that prefix (llvm binds no threads)
+    passes[1] = ("MaterializeKernelLaunch", tilelang.transform.MaterializeKernelLaunch(lower_thread_binding=False, default_threads=128))
+    assert csv_rows(out)[:failing] == tool_rows(TOOLS[mode], func, passes[:failing], target)
+    failed = rows[failing]
+    assert (failed["pass"], failed["status"], failed["changed"], failed["added"]) == ("LayoutInference", "failed", None, None)
+    with target, pytest.raises(Exception) as raised, contextlib.redirect_stdout(io.StringIO()):
+        TOOLS[mode](func, passes)
+    assert str(raised.value).splitlines()[0].split(": ", 1)[-1][:60] in failed["error"]
+    assert TraceRunsInfo(out)["failure"]["pass"] == "LayoutInference"
+
+
+def TraceRunsInfo(out):
+    import json
+
+    return json.loads((out / "run.json").read_text())
