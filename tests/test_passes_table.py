@@ -43,3 +43,12 @@ def test_error_text_drops_source_excerpts():
 def test_every_column_is_documented_in_config_readme():
     documented = re.findall(r"^\| `([A-Za-z_]+)` \|", README.read_text(), re.M)
     assert [c for c in documented if c in passes_table.COLUMNS] == passes_table.COLUMNS
+
+
+def test_every_summary_column_is_documented_in_config_readme():
+    import churn_table
+
+    text = README.read_text()
+    summary_section = text[text.index("## churn_summary.csv"):]
+    documented = re.findall(r"^\| `([A-Za-z_]+)` \|", summary_section, re.M)
+    assert documented == [c for c in churn_table.SUMMARY_COLUMNS if c not in churn_table.JOB_COLUMNS]

@@ -1,0 +1,187 @@
+"""The Snakemake workflow end to end, on the small test config, in a copy of the repository."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+import passes_table
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEMAKE = Path(sys.executable).parent / "snakemake"
+WORKFLOW_FILES = ("Snakefile", "workflow", "config", "scripts")
+
+
+def copy_workflow(dest: Path) -> Path:
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in WORKFLOW_FILES:
+        source = REPO / name
+        if source.is_dir():
+            shutil.copytree(source, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy(source, dest / name)
+    return dest
+
+
+def snakemake(workdir: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([str(SNAKEMAKE), *args], cwd=workdir, capture_output=True, text=True, env=env, timeout=1800)
+
+
+def load_test_config():
+    return yaml.safe_load((REPO / "config" / "test_config.yaml").read_text())
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    pytest.importorskip("tilelang")
+    workdir = copy_workflow(tmp_path_factory.mktemp("workflow"))
+    proc = snakemake(workdir, "--cores", "2", "--configfile", "config/test_config.yaml")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    return workdir
+
+
+def expected_jobs(workdir: Path) -> set[tuple]:
+    """(target_name, M, N, K, mode) of every job the test config asks for."""
+    config = load_test_config()
+    return {
+        (target, shape["M"], shape["N"], shape["K"], mode)
+        for target in config["targets"]
+        for shape in config["shapes"]
+        for mode in config["modes"]
+    }
+
+
+def test_churn_csv_holds_exactly_the_jobs_and_their_rows(finished_run):
+    import pandas as pd
+
+    churn = pd.read_csv(finished_run / "results" / "churn.csv", dtype=str, keep_default_na=False)
+    assert list(churn.columns) == passes_table.COLUMNS
+    jobs = {(r.target_name, int(r.M), int(r.N), int(r.K), r.mode) for r in churn.itertuples()}
+    assert jobs == expected_jobs(finished_run) and len(jobs) == 12
+
+    run_csvs = sorted((finished_run / "results" / "runs").glob("*/*/*/passes.csv"))
+    assert len(run_csvs) == 12
+    for path in run_csvs:
+        job_rows = pd.read_csv(path, dtype=str, keep_default_na=False)
+        target, mode = path.parts[-4], path.parts[-2]
+        mine = churn[
+            (churn["target_name"] == target) & (churn["mode"] == mode) & (churn["M"] == job_rows["M"][0]) & (churn["N"] == job_rows["N"][0])
+        ]
+        assert mine.reset_index(drop=True).equals(job_rows), path
+
+    summary = pd.read_csv(finished_run / "results" / "churn_summary.csv")
+    assert len(summary) == 12
+    trace_env = summary[summary["mode"] == "trace-env"]
+    assert (trace_env["codegen_steps"] == 1).all() and (trace_env["changed_steps"] > 10).all()
+
+
+def test_every_figure_is_a_real_png(finished_run):
+    import matplotlib.image as mpimg
+    import numpy as np
+
+    figures = sorted((finished_run / "results" / "figures").rglob("*.png"))
+    assert len(figures) == 12 + 1  # one per job and the heatmap
+    for figure in figures:
+        assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", figure
+        pixels = mpimg.imread(figure)
+        assert min(pixels.shape[:2]) > 200, figure
+        assert np.asarray(pixels[..., :3]).std() > 0.05, f"{figure} is blank"
+    assert (finished_run / "results" / "figures" / "churn_heatmap.svg").read_text().lstrip().startswith("<?xml")
+
+
+def test_logs_and_benchmarks_exist_for_every_trace_job(finished_run):
+    assert len(list((finished_run / "logs" / "trace").rglob("*.log"))) == 12
+    assert len(list((finished_run / "results" / "benchmarks" / "trace").rglob("*.tsv"))) == 12
+
+
+def test_a_second_dry_run_has_nothing_to_do(finished_run):
+    proc = snakemake(finished_run, "-n", "--configfile", "config/test_config.yaml")
+    assert proc.returncode == 0
+    assert "Nothing to be done" in proc.stdout + proc.stderr
+
+
+def test_a_bad_config_stops_before_any_job_and_keeps_the_results(finished_run):
+    churn = (finished_run / "results" / "churn.csv").read_bytes()
+    bad = finished_run / "config" / "bad.yaml"
+    bad.write_text("targets: [cuda-sm90, cuda-sm99]\nshapes: [{M: 256, N: 256, K: 0}]\n")
+    proc = snakemake(finished_run, "--cores", "1", "--configfile", "config/test_config.yaml", str(bad.relative_to(finished_run)))
+    assert proc.returncode != 0
+    assert re.search(r"config shapes\[0\]\.K: 0", proc.stdout + proc.stderr)
+    assert (finished_run / "results" / "churn.csv").read_bytes() == churn
+    bad.write_text("targets: [cuda-sm90, cuda-sm99]\n")
+    proc = snakemake(finished_run, "-n", "--configfile", "config/test_config.yaml", str(bad.relative_to(finished_run)))
+    assert proc.returncode != 0
+    assert "config targets[1]: unknown target 'cuda-sm99'" in proc.stdout + proc.stderr
+
+
+BLOCK_TILELANG = """
+import sys
+
+
+class _NoTileLang:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("tilelang", "tvm", "tvm_ffi"):
+            raise ModuleNotFoundError(f"No module named {name!r} (blocked by the test)")
+        return None
+
+
+sys.meta_path.insert(0, _NoTileLang())
+"""
+
+
+def test_static_target_runs_with_tilelang_unimportable(tmp_path):
+    import os
+
+    workdir = copy_workflow(tmp_path / "wf")
+    blocker = tmp_path / "block"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text(BLOCK_TILELANG)
+    env = dict(os.environ, PYTHONPATH=str(blocker))
+    check = subprocess.run([sys.executable, "-c", "import tilelang"], env=env, capture_output=True, text=True)
+    assert check.returncode != 0 and "blocked by the test" in check.stderr
+
+    proc = snakemake(workdir, "--cores", "1", "static", env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = (workdir / "results" / "static" / "static_check.txt").read_text()
+    assert report.startswith("py_compile: ok") and "no entry point was verified" in report
+    assert not (workdir / "results" / "runs").exists()
+
+
+def test_lint_reports_nothing():
+    proc = snakemake(REPO, "--lint")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Lints for" not in proc.stdout + proc.stderr
+
+
+def test_the_default_config_asks_for_36_trace_jobs_and_the_static_check():
+    proc = snakemake(REPO, "-n", "--quiet", "rules")
+    assert proc.returncode == 0, proc.stderr
+    counts = dict(re.findall(r"^(\w+)\s+(\d+)$", proc.stdout, re.M))
+    assert counts["trace"] == "36" and counts["static_check"] == "1"
+
+
+def pins(lines) -> dict:
+    found = {}
+    for line in lines:
+        match = re.match(r"\s*-?\s*([A-Za-z0-9_.\-]+)==([^\s#]+)", line)
+        if match:
+            found[match.group(1).lower()] = match.group(2)
+    return found
+
+
+def test_conda_environments_agree_with_requirements():
+    required = pins((REPO / "requirements.txt").read_text().splitlines())
+    environment = yaml.safe_load((REPO / "environment.yml").read_text())
+    pip_section = next(item["pip"] for item in environment["dependencies"] if isinstance(item, dict))
+    assert pip_section == ["-r requirements.txt"]
+    assert "python=3.11" in environment["dependencies"]
+    rule_env = yaml.safe_load((REPO / "workflow" / "envs" / "tilelang.yaml").read_text())
+    rule_pins = pins(next(item["pip"] for item in rule_env["dependencies"] if isinstance(item, dict)))
+    assert rule_pins and all(required[name] == version for name, version in rule_pins.items())
+    assert {"torch", "tilelang", "pandas", "matplotlib"} <= set(rule_pins)
