@@ -42,21 +42,8 @@ import pandas as pd
 
 import passes_table as pt
 
-JOB_KEY = [
-    "tilelang_version",
-    "target_name",
-    "M",
-    "N",
-    "K",
-    "block_M",
-    "block_N",
-    "block_K",
-    "dtype",
-    "accum_dtype",
-    "threads",
-    "stages",
-    "mode",
-]
+# target_name names the target dict and mode fixes the source, so these two add nothing to the key
+JOB_KEY = [column for column in pt.PROVENANCE_COLUMNS if column not in ("target", "source")]
 # provenance columns in passes.csv order: the job key plus target and source
 JOB_COLUMNS = list(pt.PROVENANCE_COLUMNS)
 COUNT_COLUMNS = [

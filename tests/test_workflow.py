@@ -185,3 +185,11 @@ def test_conda_environments_agree_with_requirements():
     rule_pins = pins(next(item["pip"] for item in rule_env["dependencies"] if isinstance(item, dict)))
     assert rule_pins and all(required[name] == version for name, version in rule_pins.items())
     assert {"torch", "tilelang", "pandas", "matplotlib"} <= set(rule_pins)
+
+
+def test_the_report_builds_with_every_figure(finished_run):
+    proc = snakemake(finished_run, "--configfile", "config/test_config.yaml", "--report", "report.html")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    output = proc.stdout + proc.stderr
+    assert len(re.findall(r"^Adding .+\.png", output, re.M)) == 12 + 1
+    assert (finished_run / "report.html").stat().st_size > 100_000
