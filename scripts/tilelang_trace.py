@@ -68,12 +68,13 @@ def resolve_passes(spec: TraceSpec, target) -> list[tuple[str, object]]:
     return named
 
 
-def _step_row(step: int, phase: str, name: str, result: dict) -> dict:
+def _step_row(step: int, phase: str, result: dict) -> dict:
+    """A passes.csv row from one dict of lower_trace() / pass_diff()."""
     changed = bool(result["changed"])
     return {
         "step": step,
         "phase": phase,
-        "pass": name,
+        "pass": result["name"],
         "status": "changed" if changed else "noop",
         "changed": changed,
         "added": int(result["insertions"]),
@@ -108,7 +109,7 @@ def run_api_tool(tool_name: str, func, named_passes: list) -> tuple[list[dict], 
         error = exc
         failed_step = running["step"] if running["step"] is not None else 0
         results = tool(func, named_passes[:failed_step], mode="terminal") if failed_step else []
-    rows = [_step_row(i, tool_name, result["name"], result) for i, result in enumerate(results)]
+    rows = [_step_row(i, tool_name, result) for i, result in enumerate(results)]
     if error is not None:
         rows.append(_failed_row(len(rows), tool_name, named_passes[len(rows)][0], error))
     return rows, error
