@@ -126,10 +126,4 @@ def test_a_failing_pass_is_a_row_and_the_steps_before_it_are_kept(trace_runs, mo
     with target, pytest.raises(Exception) as raised, contextlib.redirect_stdout(io.StringIO()):
         TOOLS[mode](func, passes)
     assert str(raised.value).splitlines()[0].split(": ", 1)[-1][:60] in failed["error"]
-    assert TraceRunsInfo(out)["failure"]["pass"] == "LayoutInference"
-
-
-def TraceRunsInfo(out):
-    import json
-
-    return json.loads((out / "run.json").read_text())
+    assert trace_runs.run_info(out)["failure"]["pass"] == "LayoutInference"

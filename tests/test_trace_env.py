@@ -113,7 +113,7 @@ def test_a_failing_pass_is_a_row_matching_the_report(trace_runs):
 
 
 def test_everything_lands_under_out_and_a_second_run_reads_only_its_own_record(tmp_path):
-    from conftest import run_script
+    from conftest import TraceRuns, run_script
 
     cwd = tmp_path / "cwd"
     cwd.mkdir()
@@ -124,9 +124,7 @@ def test_everything_lands_under_out_and_a_second_run_reads_only_its_own_record(t
     assert list(cwd.iterdir()) == []  # nothing in ./tmp/lower_trace_dir or anywhere else outside --out
     runs = sorted((out / "lower_trace" / "gemm_lower_trace" / ".run_records").iterdir())
     assert len(runs) == 2
-    import json
-
-    info = json.loads((out / "run.json").read_text())
+    info = TraceRuns.run_info(out)
     assert Path(info["run_record"]) in runs
     rows = passes_table.read_rows(out / "passes.csv")
     assert len(rows) == record_pairs(Path(info["run_record"]))

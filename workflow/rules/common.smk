@@ -212,20 +212,17 @@ def get_final_output() -> list:
     ]
 
 
+def _per_job(pattern: str) -> list:
+    """pattern filled for every trace job, targets x shapes x modes in config order."""
+    return expand(pattern, target=list(TARGETS), shape=list(SHAPES), mode=MODES)
+
+
 def get_all_passes_csv(wildcards=None) -> list:
-    """passes.csv of every trace job, targets x shapes x modes in config order."""
-    return expand(
-        f"{RUN_DIR}/passes.csv", target=list(TARGETS), shape=list(SHAPES), mode=MODES
-    )
+    return _per_job(f"{RUN_DIR}/passes.csv")
 
 
 def get_job_churn_figures() -> list:
-    return expand(
-        f"{FIGURE_DIR}/churn/{{target}}/{{shape}}/{{mode}}.png",
-        target=list(TARGETS),
-        shape=list(SHAPES),
-        mode=MODES,
-    )
+    return _per_job(f"{FIGURE_DIR}/churn/{{target}}/{{shape}}/{{mode}}.png")
 
 
 def get_heatmap_paths() -> list:
