@@ -2,15 +2,22 @@
 # make run:  the same set-up, then the whole workflow (snakemake --cores 4).
 VENV ?= .venv
 PY := $(VENV)/bin/python
+UV := $(VENV)/bin/uv
 STAMP := $(VENV)/.requirements-installed
 CORES ?= 4
+# uv does not read pip's configuration: hand it pip's find-links (here the folder with the CPU torch wheel),
+# or it resolves torch from the index and pulls the multi-GB CUDA build.
+FIND_LINKS := $(shell python3 -m pip config get global.find-links 2>/dev/null || echo "$$PIP_FIND_LINKS")
+UV_FIND_LINKS_ARGS := $(foreach dir,$(FIND_LINKS),--find-links $(dir))
 
 .PHONY: test run bench static clean-results
 
 $(STAMP): requirements.txt
 	test -x $(PY) || python3 -m venv $(VENV)
-	# torch is pinned in the same install as tilelang: an unpinned torch pulls a multi-GB CUDA build
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	# uv itself comes from the pins, then installs the rest in seconds from its cache
+	$(PY) -m pip install --quiet --disable-pip-version-check "$$(grep -E '^uv==' requirements.txt)"
+	$(UV) pip install --quiet --python $(PY) $(UV_FIND_LINKS_ARGS) -r requirements.txt
+	$(PY) -c "import torch, sys; sys.exit(0 if torch.__version__.endswith('+cpu') or not torch.version.cuda else 'torch is a CUDA build: ' + torch.__version__)"
 	touch $@
 
 test: $(STAMP)

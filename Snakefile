@@ -4,7 +4,6 @@
 
 from snakemake.utils import min_version
 
-
 min_version("9.0")
 
 

@@ -19,7 +19,9 @@ def test_dry_run_of_the_default_grid_is_quick():
     started = time.perf_counter()
     proc = subprocess.run(
         [str(Path(sys.executable).parent / "snakemake"), "-n", "--forceall", "--quiet", "rules"],
-        cwd=REPO, capture_output=True, text=True,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
     )
     wall = time.perf_counter() - started
     assert proc.returncode == 0, proc.stderr

@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling modules,
 import passes_table  # noqa: E402
 import tilelang_source  # noqa: E402
 import trace_cli  # noqa: E402
+import trace_modes  # noqa: E402
 
 SCRIPT_DIR = Path(__file__).resolve().parent
 PROG = "gemm_lower_trace.py"
@@ -87,7 +88,7 @@ def configure_environment(args) -> tuple[Path, Path]:
         trace_dir = Path(os.environ["TL_LOWER_TRACE_DIR"]).resolve()
     else:
         trace_dir = out_dir / "lower_trace"
-    os.environ["TL_LOWER_TRACE"] = "1" if args.mode == "trace-env" else "0"
+    os.environ["TL_LOWER_TRACE"] = "1" if trace_modes.MODES[args.mode].sets_lower_trace_env else "0"
     os.environ["TL_LOWER_TRACE_DIR"] = str(trace_dir)
     os.environ["TILELANG_CACHE_DIR"] = str(out_dir / "tilelang_cache")
     return out_dir, trace_dir
@@ -127,29 +128,36 @@ def trace(args) -> int:
             try:
                 target = tilelang_trace.make_target(spec)
             except Exception as exc:  # noqa: BLE001
-                print(f"{PROG}: error: argument --target: TVM rejects {spec.target_json}: {passes_table.error_text(exc)}", file=sys.stderr)
+                print(
+                    f"{PROG}: error: argument --target: TVM rejects {spec.target_json}: {passes_table.error_text(exc)}",
+                    file=sys.stderr,
+                )
                 return 2
             lower_started = time.perf_counter()
             try:
                 func = tilelang_trace.build_gemm(spec)
-                if spec.mode == "trace-env":
-                    rows, error, extra = tilelang_trace.run_trace_env(func, target, trace_dir)
-                    run_info.update(extra)
-                else:
-                    named_passes = tilelang_trace.resolve_passes(spec, target)
-                    with target:
-                        rows, error = tilelang_trace.run_api_tool(passes_table.SOURCE_BY_MODE[spec.mode], func, named_passes)
+                runner = getattr(tilelang_trace, trace_modes.MODES[spec.mode].runner)
+                rows, error, extra = runner(spec, func, target, trace_dir)
+                run_info.update(extra)
             except Exception as exc:  # noqa: BLE001 - a failure outside any pass is still a row
                 error = exc
             run_info["lower_seconds"] = round(time.perf_counter() - lower_started, 4)
     run_info["versions"] = versions()
-    if error is not None and not any(row["status"] == "failed" for row in rows):
-        rows.append({"step": len(rows), "phase": spec.mode, "pass": "setup", "status": "failed", "error": passes_table.error_text(error)})
+    if error is not None and not any(row["status"] == passes_table.STATUS_FAILED for row in rows):
+        rows.append(
+            {
+                "step": len(rows),
+                "phase": spec.mode,
+                "pass": "setup",
+                "status": passes_table.STATUS_FAILED,
+                "error": passes_table.error_text(error),
+            }
+        )
     provenance = spec.provenance(run_info["versions"]["tilelang"] or "")
     rows = [{**row, **provenance} for row in rows]
     passes_table.write_rows(out_dir / "passes.csv", rows)
 
-    failed = next((row for row in rows if row["status"] == "failed"), None)
+    failed = next((row for row in rows if row["status"] == passes_table.STATUS_FAILED), None)
     run_info["exit_status"] = 1 if failed else 0
     run_info["failure"] = failed and {"step": failed["step"], "pass": failed["pass"], "error": failed.get("error")}
     run_info["wall_seconds"] = round(time.perf_counter() - started, 4)
@@ -159,7 +167,11 @@ def trace(args) -> int:
         print(step_line(row))
     print(trace_cli.NOTE_LINE)
     if failed:
-        print(f"{PROG}: pass {failed['pass']} failed at step {failed['step']}: {failed.get('error')} (rows kept in {out_dir / 'passes.csv'})", file=sys.stderr)
+        print(
+            f"{PROG}: pass {failed['pass']} failed at step {failed['step']}: {failed.get('error')} "
+            f"(rows kept in {out_dir / 'passes.csv'})",
+            file=sys.stderr,
+        )
         return 1
     return 0
 
@@ -168,9 +180,9 @@ def step_line(row: dict) -> str:
     added = row.get("added") or 0
     deleted = row.get("deleted") or 0
     line = f"pass={row['pass']} changed={bool(row.get('changed'))} +{added} -{deleted}"
-    if row["status"] == "codegen":
+    if row["status"] == passes_table.STATUS_CODEGEN:
         line += "  [codegen: TIR -> source, not churn]"
-    elif row["status"] == "failed":
+    elif row["status"] == passes_table.STATUS_FAILED:
         line += f"  [FAILED: {row.get('error')}]"
     return line
 

@@ -1,13 +1,27 @@
-"""The per-pass table: column order, allowed values, CSV read/write (standard library only).
+"""The row model of passes.csv, churn.csv and churn_summary.csv: columns, statuses, one reader, one writer.
 
-One row per pass step of one trace job. ``passes.csv`` (one job) and ``results/churn.csv`` (all jobs)
-share these columns; config/README.md documents them and a test keeps that document in step.
+One row per pass step of one trace job. ``passes.csv`` (one job) and ``results/churn.csv`` (all jobs) share
+``COLUMNS``; ``churn_summary.csv`` (one row per job) has ``SUMMARY_COLUMNS``. config/README.md documents every
+column and a test keeps that document in step. Reading and writing need only the standard library; the
+DataFrame helpers import pandas when called.
 """
 
 from __future__ import annotations
 
 import csv
+import os
 from pathlib import Path
+
+import trace_modes
+
+# status of a step: changed/noop are IR-to-IR passes; codegen compares TIR with generated source and is never
+# churn; failed is a pass (or codegen, or the set-up) that raised, its text in ``error``.
+STATUS_CHANGED = "changed"
+STATUS_NOOP = "noop"
+STATUS_FAILED = "failed"
+STATUS_CODEGEN = "codegen"
+STATUSES = (STATUS_CHANGED, STATUS_NOOP, STATUS_FAILED, STATUS_CODEGEN)
+CHURN_STATUSES = (STATUS_CHANGED, STATUS_NOOP)
 
 # Per-step columns, then provenance columns (who/what produced the numbers).
 STEP_COLUMNS = ["step", "phase", "pass", "status", "changed", "added", "deleted", "depth", "error"]
@@ -29,53 +43,76 @@ PROVENANCE_COLUMNS = [
     "source",
 ]
 COLUMNS = STEP_COLUMNS + PROVENANCE_COLUMNS
-
-# status: "changed"/"noop" are IR-to-IR passes; "codegen" compares TIR with generated source and is never
-# churn; "failed" is a pass (or codegen) that raised, its text in ``error``.
-STATUSES = ("changed", "noop", "failed", "codegen")
-CHURN_STATUSES = ("changed", "noop")
-
-# source: which code computed added/deleted.
-SOURCE_BY_MODE = {
-    # difflib.SequenceMatcher over the run record's <NN>_<Pass>_before/_after files, as report.html counts.
-    "trace-env": "run_record",
-    # the dicts returned by tilelang.tools.lower_trace.lower_trace (unified diff, context 3).
-    "trace-api": "lower_trace",
-    # the dicts returned by tilelang.utils.pass_diff.pass_diff (its own unified diff).
-    "pass-diff": "pass_diff",
-}
-MODES = tuple(SOURCE_BY_MODE)
-
 INT_COLUMNS = ("step", "added", "deleted", "depth", "M", "N", "K", "block_M", "block_N", "block_K", "threads", "stages")
+BOOL_COLUMNS = ("changed",)
+
+# A job is told apart by its provenance: target_name names the target dict and mode fixes the source.
+JOB_KEY = [column for column in PROVENANCE_COLUMNS if column not in ("target", "source")]
+
+# churn_summary.csv: the job's provenance, then its counts (meanings in config/README.md and churn_table.py).
+SUMMARY_COUNT_COLUMNS = [
+    "pass_steps",
+    "churn_steps",
+    "changed_steps",
+    "noop_steps",
+    "failed_steps",
+    "codegen_steps",
+    "added_total",
+    "deleted_total",
+    "churn_total",
+    "top_pass",
+    "top_pass_step",
+    "top_pass_churn",
+    "first_error",
+]
+SUMMARY_COLUMNS = PROVENANCE_COLUMNS + SUMMARY_COUNT_COLUMNS
+SUMMARY_INT_COLUMNS = tuple(c for c in INT_COLUMNS if c in PROVENANCE_COLUMNS) + ("top_pass_step",)
+
+_BOOLS = {"True": True, "False": False, "": None}
+
+
+class TableError(ValueError):
+    """A table that is not a complete passes.csv: the message names the file and the line."""
+
+
+# ---------------------------------------------------------------------------------------------- writing
 
 
 def write_rows(path: str | Path, rows: list[dict]) -> None:
     """Write rows in COLUMNS order; a missing key is an empty cell, an unknown key is an error."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", newline="", encoding="utf-8") as handle:
+    with _atomic(path) as handle:
         writer = csv.DictWriter(handle, fieldnames=COLUMNS, extrasaction="raise", lineterminator="\n")
         writer.writeheader()
         for row in rows:
             writer.writerow({key: _cell(value) for key, value in row.items()})
-    tmp.replace(path)  # never leave a half-written table behind
 
 
-def read_rows(path: str | Path) -> list[dict]:
-    """Read a passes.csv back with integer and boolean columns typed."""
-    with open(path, newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        if reader.fieldnames != COLUMNS:
-            raise ValueError(f"{path}: columns {reader.fieldnames} are not the passes.csv schema {COLUMNS}")
-        rows = []
-        for raw in reader:
-            row: dict = dict(raw)
-            for key in INT_COLUMNS:
-                row[key] = int(row[key]) if row[key] != "" else None
-            row["changed"] = {"True": True, "False": False, "": None}[row["changed"]]
-            rows.append(row)
-        return rows
+def write_frame(df, path: str | Path) -> None:
+    """Write a DataFrame (churn.csv, churn_summary.csv) atomically."""
+    with _atomic(path) as handle:
+        df.to_csv(handle, index=False, lineterminator="\n")
+
+
+class _atomic:
+    """Open a sibling temporary file for writing and rename it over ``path`` only when the block succeeds,
+    so no reader ever sees a half-written table."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+
+    def __enter__(self):
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.handle = open(self.tmp, "w", newline="", encoding="utf-8")
+        return self.handle
+
+    def __exit__(self, exc_type, exc, tb):
+        self.handle.close()
+        if exc_type is None:
+            os.replace(self.tmp, self.path)
+        else:
+            self.tmp.unlink(missing_ok=True)
+        return False
 
 
 def _cell(value):
@@ -96,3 +133,63 @@ def error_text(error: BaseException | str) -> str:
         text = error
     lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith(("|", "-->"))]
     return " ".join(line.strip() for line in lines[:3])
+
+
+# ---------------------------------------------------------------------------------------------- reading
+
+
+def read_rows(path: str | Path) -> list[dict]:
+    """Read a passes.csv (or churn.csv) with integer and boolean columns typed.
+
+    Refuses, naming the file and line, anything but a complete table: another header, a row with too few or
+    too many cells (a file cut mid-row), a file that does not end with a newline, an unknown status or mode,
+    a cell that should be an integer or a boolean and is not, and a table without rows.
+    """
+    path = Path(path)
+    with open(path, newline="", encoding="utf-8") as handle:
+        text = handle.read()
+    if not text.endswith("\n"):
+        raise TableError(f"{path}: the last line is cut off (no final newline): a half-written file")
+    reader = csv.reader(text.splitlines(keepends=True))
+    header = next(reader, None)
+    if header != COLUMNS:
+        raise TableError(f"{path}: columns {header} are not the passes.csv schema {COLUMNS}")
+    rows = []
+    for values in reader:
+        line = reader.line_num
+        if len(values) != len(COLUMNS):
+            raise TableError(f"{path}, line {line}: {len(values)} cells where the schema has {len(COLUMNS)}")
+        row = dict(zip(COLUMNS, values))
+        try:
+            for key in INT_COLUMNS:
+                row[key] = int(row[key]) if row[key] != "" else None
+            for key in BOOL_COLUMNS:
+                row[key] = _BOOLS[row[key]]
+        except (ValueError, KeyError) as exc:
+            raise TableError(f"{path}, line {line}: column {key!r} holds {row[key]!r}: {exc}") from None
+        if row["status"] not in STATUSES:
+            raise TableError(f"{path}, line {line}: unknown status {row['status']!r}; allowed {list(STATUSES)}")
+        if row["mode"] not in trace_modes.MODES:
+            raise TableError(f"{path}, line {line}: unknown mode {row['mode']!r}; known {list(trace_modes.MODES)}")
+        if row["step"] is None:
+            raise TableError(f"{path}, line {line}: empty step")
+        rows.append(row)
+    if not rows:
+        raise TableError(f"{path}: no rows (every job writes at least one row, even a failure)")
+    return rows
+
+
+def to_frame(rows: list[dict]):
+    """A DataFrame in COLUMNS order: integer columns nullable Int64, ``changed`` nullable boolean."""
+    import pandas as pd
+
+    df = pd.DataFrame(rows, columns=COLUMNS)
+    for key in INT_COLUMNS:
+        df[key] = df[key].astype("Int64")
+    df["changed"] = df["changed"].astype("boolean")
+    return df
+
+
+def read_frame(path: str | Path):
+    """``read_rows`` as a DataFrame (see ``to_frame``)."""
+    return to_frame(read_rows(path))

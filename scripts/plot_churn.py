@@ -14,12 +14,12 @@ added+deleted of that occurrence; 0 (no-op) is pale, an occurrence absent from a
 grey, a failed pass is a red x. codegen rows are left out.
 """
 
-from __future__ import annotations
-
+# no `from __future__` import: Snakemake's script: directive puts its preamble above this file
 import argparse
 import os
 import sys
 import textwrap
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import matplotlib
@@ -27,15 +27,13 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.colors as mcolors  # noqa: E402
-import matplotlib.ticker as mticker  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker as mticker  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-from matplotlib.lines import Line2D  # noqa: E402
-from matplotlib.patches import Patch  # noqa: E402
-
-import churn_table  # noqa: E402
 import passes_table as pt  # noqa: E402
+import trace_modes  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
 
 ADDED_COLOR = "#2e8b3a"
 DELETED_COLOR = "#c62828"
@@ -53,17 +51,13 @@ SYMLOG_SPREAD = 100  # bars: symlog y when largest/smallest nonzero bar exceeds 
 
 
 def _as_frame(rows_or_df) -> pd.DataFrame:
-    """A DataFrame in passes.csv columns from read_rows() dicts or a DataFrame (gather/read_passes)."""
-    df = rows_or_df.copy() if isinstance(rows_or_df, pd.DataFrame) else pd.DataFrame(list(rows_or_df))
+    """A DataFrame in passes.csv columns from passes_table.read_rows() dicts or a passes_table frame."""
+    df = rows_or_df.copy() if isinstance(rows_or_df, pd.DataFrame) else pt.to_frame(list(rows_or_df))
     missing = [c for c in pt.COLUMNS if c not in df.columns]
     if missing:
         raise ValueError(f"rows lack columns {missing}")
     if df.empty:
         raise ValueError("no rows to plot")
-    for col in ("step", "added", "deleted"):
-        df[col] = pd.to_numeric(df[col]).astype("Int64")
-    for col in ("error", "pass", "phase", "status"):
-        df[col] = df[col].fillna("").astype(str)
     return df
 
 
@@ -102,7 +96,7 @@ def _save(fig, paths) -> None:
 def plot_job_bars(rows_or_df, path) -> None:
     """Bar chart of one job's per-pass churn; ``path`` is one output path (or a list of paths)."""
     df = _as_frame(rows_or_df)
-    jobs = df.groupby(churn_table.JOB_KEY, sort=False, dropna=False).ngroups
+    jobs = df.groupby(pt.JOB_KEY, sort=False, dropna=False).ngroups
     if jobs != 1:
         raise ValueError(f"plot_job_bars wants the rows of one job, got {jobs} jobs")
     df = df.sort_values("step", kind="stable").reset_index(drop=True)
@@ -121,18 +115,34 @@ def plot_job_bars(rows_or_df, path) -> None:
     ax.bar(x, -deleted, width=0.75, color=DELETED_COLOR, label="-deleted lines", zorder=3)
     ax.axhline(0, color="black", linewidth=0.8, zorder=4)
 
-    noop = status == "noop"
-    failed = status == "failed"
-    codegen = status == "codegen"
+    noop = status == pt.STATUS_NOOP
+    failed = status == pt.STATUS_FAILED
+    codegen = status == pt.STATUS_CODEGEN
     if noop.any():
-        ax.plot(x[noop], np.zeros(noop.sum()), linestyle="none", marker="o", markersize=4,
-                color=NOOP_COLOR, zorder=5, label="no-op pass (0 lines)")
+        ax.plot(
+            x[noop],
+            np.zeros(noop.sum()),
+            linestyle="none",
+            marker="o",
+            markersize=4,
+            color=NOOP_COLOR,
+            zorder=5,
+            label="no-op pass (0 lines)",
+        )
     if failed.any():
-        ax.plot(x[failed], np.zeros(failed.sum()), linestyle="none", marker="x", markersize=11,
-                markeredgewidth=2.5, color=FAILED_COLOR, zorder=6, label="failed pass")
+        ax.plot(
+            x[failed],
+            np.zeros(failed.sum()),
+            linestyle="none",
+            marker="x",
+            markersize=11,
+            markeredgewidth=2.5,
+            color=FAILED_COLOR,
+            zorder=6,
+            label="failed pass",
+        )
     for i in x[codegen]:
-        ax.axvspan(i - 0.45, i + 0.45, facecolor="none", edgecolor=CODEGEN_COLOR, hatch="///",
-                   linewidth=0.8, zorder=2)
+        ax.axvspan(i - 0.45, i + 0.45, facecolor="none", edgecolor=CODEGEN_COLOR, hatch="///", linewidth=0.8, zorder=2)
 
     # y scale: linear unless a few huge bars would flatten the small ones
     nonzero = np.concatenate([added[added > 0], deleted[deleted > 0]])
@@ -148,9 +158,18 @@ def plot_job_bars(rows_or_df, path) -> None:
     ax.set_ylim(-pad(bottom) if bottom > 0 else -pad(0) * 0.5, pad(top))
     # codegen band label: placed in the band, inside the axes
     for i in x[codegen]:
-        ax.text(i, 0.5, "codegen (not churn)", transform=ax.get_xaxis_transform(), rotation=90,
-                ha="center", va="center", fontsize=8, color=CODEGEN_COLOR,
-                bbox=dict(boxstyle="round,pad=0.2", facecolor="white", edgecolor="none", alpha=0.85))
+        ax.text(
+            i,
+            0.5,
+            "codegen (not churn)",
+            transform=ax.get_xaxis_transform(),
+            rotation=90,
+            ha="center",
+            va="center",
+            fontsize=8,
+            color=CODEGEN_COLOR,
+            bbox=dict(boxstyle="round,pad=0.2", facecolor="white", edgecolor="none", alpha=0.85),
+        )
 
     # value labels: every nonzero bar for small jobs, else the 10 steps with the most churn
     if n <= 40:
@@ -161,23 +180,38 @@ def plot_job_bars(rows_or_df, path) -> None:
     fontsize = 8 if n <= 40 else 7
     for i in label_idx:
         if added[i] > 0:
-            ax.annotate(f"+{int(added[i])}", (i, added[i]), xytext=(0, 2), textcoords="offset points",
-                        ha="center", va="bottom", fontsize=fontsize, color=ADDED_COLOR)
+            ax.annotate(
+                f"+{int(added[i])}",
+                (i, added[i]),
+                xytext=(0, 2),
+                textcoords="offset points",
+                ha="center",
+                va="bottom",
+                fontsize=fontsize,
+                color=ADDED_COLOR,
+            )
         if deleted[i] > 0:
-            ax.annotate(f"-{int(deleted[i])}", (i, -deleted[i]), xytext=(0, -2), textcoords="offset points",
-                        ha="center", va="top", fontsize=fontsize, color=DELETED_COLOR)
+            ax.annotate(
+                f"-{int(deleted[i])}",
+                (i, -deleted[i]),
+                xytext=(0, -2),
+                textcoords="offset points",
+                ha="center",
+                va="top",
+                fontsize=fontsize,
+                color=DELETED_COLOR,
+            )
 
     # x tick labels "14 LayoutInference", coloured by status
     ax.set_xticks(x)
-    ax.set_xticklabels([f"{s} {p}" for s, p in zip(df["step"], df["pass"])], rotation=90,
-                       fontsize=9 if n <= 60 else 8)
+    ax.set_xticklabels([f"{s} {p}" for s, p in zip(df["step"], df["pass"])], rotation=90, fontsize=9 if n <= 60 else 8)
     for label, st in zip(ax.get_xticklabels(), status):
-        if st == "noop":
+        if st == pt.STATUS_NOOP:
             label.set_color(NOOP_COLOR)
-        elif st == "failed":
+        elif st == pt.STATUS_FAILED:
             label.set_color(FAILED_COLOR)
             label.set_fontweight("bold")
-        elif st == "codegen":
+        elif st == pt.STATUS_CODEGEN:
             label.set_color(CODEGEN_COLOR)
             label.set_fontstyle("italic")
     ax.set_xlim(-0.7, n - 0.3)
@@ -197,9 +231,18 @@ def plot_job_bars(rows_or_df, path) -> None:
         err = _shorten(df.at[fi, "error"] or "(no error text)", 300)
         wrap = max(40, int(width_in * 9))
         text = f"failed at step {df.at[fi, 'step']} {df.at[fi, 'pass']}:\n" + textwrap.fill(err, wrap)
-        ax.text(0.01, 0.98, text, transform=ax.transAxes, ha="left", va="top", fontsize=8.5,
-                color=FAILED_COLOR, zorder=7,
-                bbox=dict(boxstyle="round,pad=0.4", facecolor="#fff3f3", edgecolor=FAILED_COLOR))
+        ax.text(
+            0.01,
+            0.98,
+            text,
+            transform=ax.transAxes,
+            ha="left",
+            va="top",
+            fontsize=8.5,
+            color=FAILED_COLOR,
+            zorder=7,
+            bbox=dict(boxstyle="round,pad=0.4", facecolor="#fff3f3", edgecolor=FAILED_COLOR),
+        )
         ax.set_ylim(ax.get_ylim()[0], _grow_top(ax, 1.0 + 0.14 * (text.count("\n") + 1), symlog))
 
     # legend: the bar kinds, plus codegen when present
@@ -210,20 +253,33 @@ def plot_job_bars(rows_or_df, path) -> None:
         handles.append(Patch(facecolor="none", edgecolor=CODEGEN_COLOR, hatch="///", label="codegen (not churn)"))
     # above the axes, under the title (constrained layout makes room for it)
     ncols = len(handles) if width_in >= 12 or len(handles) <= 4 else 3
-    ax.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.01), ncols=ncols, fontsize=8.5,
-              frameon=False, borderaxespad=0.2)
+    ax.legend(
+        handles=handles,
+        loc="lower center",
+        bbox_to_anchor=(0.5, 1.01),
+        ncols=ncols,
+        fontsize=8.5,
+        frameon=False,
+        borderaxespad=0.2,
+    )
 
     # title: provenance; subtitle: totals
     churn_rows = int(is_churn.sum())
     title_parts = [
-        f"{first['target_name']}", f"{_shape(first)}", f"block {_block(first)}",
-        f"{first['dtype']} (acc {first['accum_dtype']})", f"threads {first['threads']}",
-        f"stages {first['stages']}", f"mode {first['mode']}", f"source {first['source']}",
+        f"{first['target_name']}",
+        f"{_shape(first)}",
+        f"block {_block(first)}",
+        f"{first['dtype']} (acc {first['accum_dtype']})",
+        f"threads {first['threads']}",
+        f"stages {first['stages']}",
+        f"mode {first['mode']}",
+        f"source {first['source']}",
         f"tilelang {first['tilelang_version']}",
     ]
     sub_parts = [
         f"changed {int((status == 'changed').sum())} / {churn_rows} IR passes",
-        f"({n} step{'s' if n != 1 else ''}: {int(noop.sum())} no-op, {int(failed.sum())} failed, {int(codegen.sum())} codegen)",
+        f"({n} step{'s' if n != 1 else ''}: {int(noop.sum())} no-op, {int(failed.sum())} failed, "
+        f"{int(codegen.sum())} codegen)",
         f"+{int(added.sum())} added / -{int(deleted.sum())} deleted lines",
     ]
     chars = max(60, int(width_in * 11))
@@ -284,11 +340,11 @@ def heatmap_matrix(df: pd.DataFrame, mode: str = "trace-env"):
     """
     df = _as_frame(df)
     modes = list(dict.fromkeys(df["mode"]))
-    df = df[(df["mode"] == mode) & (df["status"] != "codegen")]
+    df = df[(df["mode"] == mode) & (df["status"] != pt.STATUS_CODEGEN)]
     if df.empty:
         raise ValueError(f"no pass rows of mode {mode!r}; modes present: {modes}")
     df = df.copy()
-    groups = [g.sort_values("step", kind="stable") for _, g in df.groupby(churn_table.JOB_KEY, sort=False, dropna=False)]
+    groups = [g.sort_values("step", kind="stable") for _, g in df.groupby(pt.JOB_KEY, sort=False, dropna=False)]
     cells = []  # per job: {(pass, occurrence): (value, failed)}
     order_per_job = []
     for g in groups:
@@ -299,7 +355,7 @@ def heatmap_matrix(df: pd.DataFrame, mode: str = "trace-env"):
             seen[p] = seen.get(p, 0) + 1
             key = (p, seen[p])
             order.append(key)
-            cell[key] = (float(a + d) if st in pt.CHURN_STATUSES else np.nan, st == "failed")
+            cell[key] = (float(a + d) if st in pt.CHURN_STATUSES else np.nan, st == pt.STATUS_FAILED)
         cells.append(cell)
         order_per_job.append(order)
     ref = max(range(len(groups)), key=lambda j: (len(order_per_job[j]), -j))
@@ -342,8 +398,16 @@ def plot_heatmap(df, paths, mode: str = "trace-env") -> None:
     edges_x = np.arange(ncols + 1) - 0.5
     edges_y = np.arange(nrows + 1) - 0.5
     mesh = ax.pcolormesh(edges_x, edges_y, positive, cmap=cmap, norm=norm, edgecolors="white", linewidth=0.6)
-    ax.pcolormesh(edges_x, edges_y, zero, cmap=mcolors.ListedColormap([ZERO_COLOR]), vmin=0, vmax=1,
-                  edgecolors="white", linewidth=0.6)
+    ax.pcolormesh(
+        edges_x,
+        edges_y,
+        zero,
+        cmap=mcolors.ListedColormap([ZERO_COLOR]),
+        vmin=0,
+        vmax=1,
+        edgecolors="white",
+        linewidth=0.6,
+    )
     fr, fc = np.nonzero(failed)
     for r, c in zip(fr, fc):
         ax.add_patch(plt.Rectangle((c - 0.5, r - 0.5), 1, 1, facecolor="#ffd6d6", edgecolor="white", lw=0.6))
@@ -354,8 +418,7 @@ def plot_heatmap(df, paths, mode: str = "trace-env") -> None:
         v = values[r, c]
         rgba = cmap(norm(v))
         lum = 0.299 * rgba[0] + 0.587 * rgba[1] + 0.114 * rgba[2]
-        ax.text(c, r, f"{int(v)}", ha="center", va="center", fontsize=7.5,
-                color="black" if lum > 0.5 else "white")
+        ax.text(c, r, f"{int(v)}", ha="center", va="center", fontsize=7.5, color="black" if lum > 0.5 else "white")
 
     ax.set_xlim(-0.5, ncols - 0.5)
     ax.set_ylim(nrows - 0.5, -0.5)  # first pass on top
@@ -367,8 +430,9 @@ def plot_heatmap(df, paths, mode: str = "trace-env") -> None:
     ax.tick_params(axis="y", length=0)
     ax.set_ylabel("pass occurrence (execution order of the longest job)")
 
-    cbar = fig.colorbar(mesh, ax=ax, shrink=min(1.0, 12.0 / max(height, 1.0)) if height > 12 else 0.8,
-                        aspect=30, pad=0.02)
+    cbar = fig.colorbar(
+        mesh, ax=ax, shrink=min(1.0, 12.0 / max(height, 1.0)) if height > 12 else 0.8, aspect=30, pad=0.02
+    )
     cbar.set_label(CBAR_LABEL)
     ticks = [t for t in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000) if t <= vmax]
     cbar.set_ticks(ticks if len(ticks) <= 10 else ticks[::2])
@@ -391,7 +455,7 @@ def plot_heatmap(df, paths, mode: str = "trace-env") -> None:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description="Figures of TileLang pass churn.")
     sub = parser.add_subparsers(dest="command", required=True)
     bars = sub.add_parser("bars", help="per-pass churn bars of one job")
     bars.add_argument("--passes", required=True, help="one job's passes.csv")
@@ -399,18 +463,26 @@ def main(argv=None) -> int:
     heat = sub.add_parser("heatmap", help="passes x configurations heatmap of one mode")
     heat.add_argument("--churn", required=True, help="churn.csv from churn_table.py")
     heat.add_argument("--out", required=True, nargs="+", help="figure path(s); format from the suffix")
-    heat.add_argument("--mode", default="trace-env", choices=pt.MODES)
+    heat.add_argument("--mode", default="trace-env", choices=trace_modes.MODE_NAMES)
     args = parser.parse_args(argv)
     try:
         if args.command == "bars":
-            plot_job_bars(churn_table.read_passes(args.passes), args.out)
+            plot_job_bars(pt.read_frame(args.passes), args.out)
         else:
-            plot_heatmap(churn_table.read_passes(args.churn), args.out, args.mode)
+            plot_heatmap(pt.read_frame(args.churn), args.out, args.mode)
     except (OSError, ValueError) as exc:
         print(f"plot_churn: error: {exc}", file=sys.stderr)
         return 1
     return 0
 
 
+def _from_snakemake(smk) -> int:
+    """The rules' `script:` entry (params.figure: bars or heatmap): the snakemake object stays here."""
+    with open(smk.log[0], "w", encoding="utf-8") as log, redirect_stdout(log), redirect_stderr(log):
+        if smk.params.figure == "bars":
+            return main(["bars", "--passes", smk.input.passes, "--out", *smk.output])
+        return main(["heatmap", "--churn", smk.input.churn, "--mode", smk.params.mode, "--out", *smk.output])
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(_from_snakemake(snakemake) if "snakemake" in globals() else main())  # noqa: F821

@@ -14,6 +14,8 @@ import re
 import sys
 from pathlib import Path
 
+import passes_table
+
 _FILE = re.compile(r"^(?P<step>\d+)_(?P<name>.+)_(?P<side>before|after)\.(?P<ext>tir|cpp)$")
 
 
@@ -53,14 +55,14 @@ def read_run_record(run_dir: str | Path) -> list[dict]:
         row = {"step": step, "phase": phase, "pass": name}
         if sides["after"].suffix == ".cpp":
             added, deleted = count_line_changes(before, after)
-            row.update(status="codegen", changed=True, added=added, deleted=deleted)
+            row.update(status=passes_table.STATUS_CODEGEN, changed=True, added=added, deleted=deleted)
         elif after == "":
-            row.update(status="failed", changed=None, added=None, deleted=None)
+            row.update(status=passes_table.STATUS_FAILED, changed=None, added=None, deleted=None)
         elif before == after:
-            row.update(status="noop", changed=False, added=0, deleted=0)
+            row.update(status=passes_table.STATUS_NOOP, changed=False, added=0, deleted=0)
         else:
             added, deleted = count_line_changes(before, after)
-            row.update(status="changed", changed=True, added=added, deleted=deleted)
+            row.update(status=passes_table.STATUS_CHANGED, changed=True, added=added, deleted=deleted)
         rows.append(row)
     return rows
 
@@ -76,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: run_record.py RUN_DIR", file=sys.stderr)
         return 2
     for row in read_run_record(argv[0]):
-        counts = "" if row["status"] == "failed" else f" +{row['added']} -{row['deleted']}"
+        counts = "" if row["status"] == passes_table.STATUS_FAILED else f" +{row['added']} -{row['deleted']}"
         print(f"{row['step']:3d} {row['phase']}/{row['pass']} {row['status']}{counts}")
     return 0
 

@@ -159,12 +159,10 @@ def _factory(name: str, module: str, relpath: str, node: ast.FunctionDef) -> Pas
 
 def _public_factories(text: str, relpath: str) -> tuple[dict[str, ast.FunctionDef], list[ast.ImportFrom]]:
     module = ast.parse(text, filename=relpath)
-    defs = {
-        node.name: node
-        for node in module.body
-        if isinstance(node, ast.FunctionDef) and node.name[:1].isupper()
-    }
-    relative_imports = [node for node in module.body if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module]
+    defs = {node.name: node for node in module.body if isinstance(node, ast.FunctionDef) and node.name[:1].isupper()}
+    relative_imports = [
+        node for node in module.body if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module
+    ]
     return defs, relative_imports
 
 
@@ -186,7 +184,9 @@ def pass_catalog(source: SourceTree) -> dict[str, PassFactory]:
             sibling_defs, _ = _public_factories(sibling_text, sibling)
             for alias in node.names:
                 if alias.name in sibling_defs:
-                    found.setdefault(alias.asname or alias.name, _factory(alias.name, module, sibling, sibling_defs[alias.name]))
+                    found.setdefault(
+                        alias.asname or alias.name, _factory(alias.name, module, sibling, sibling_defs[alias.name])
+                    )
         for name, factory in found.items():
             catalog.setdefault(name, factory)
     return catalog

@@ -1,6 +1,7 @@
-"""The TileLang side of gemm_lower_trace.py: the GEMM kernel, pass resolution and the three trace modes.
+"""The TileLang side of gemm_lower_trace.py: the GEMM kernel, pass resolution and the runner of each trace mode.
 
-Importing this module imports tilelang: the caller sets TL_LOWER_TRACE* before that.
+Importing this module imports tilelang: the caller sets TL_LOWER_TRACE* before that. Each mode of
+``trace_modes.MODES`` names its runner here: ``runner(spec, func, target, trace_dir) -> (rows, error, info)``.
 """
 
 from __future__ import annotations
@@ -9,13 +10,12 @@ import importlib
 import inspect
 from pathlib import Path
 
-import tilelang
-import tilelang.language as T
-from tilelang import tvm
-
 import passes_table
 import run_record
+import tilelang
+import tilelang.language as T
 import tilelang_source
+from tilelang import tvm
 from trace_cli import DERIVABLE_PASS_PARAMS, TraceSpec
 
 
@@ -75,12 +75,26 @@ def _step_row(step: int, phase: str, result: dict) -> dict:
         "step": step,
         "phase": phase,
         "pass": result["name"],
-        "status": "changed" if changed else "noop",
+        "status": passes_table.STATUS_CHANGED if changed else passes_table.STATUS_NOOP,
         "changed": changed,
         "added": int(result["insertions"]),
         "deleted": int(result["deletions"]),
         "depth": 0,
     }
+
+
+def run_lower_trace(spec: TraceSpec, func, target, trace_dir: Path):
+    """trace-api: tilelang.tools.lower_trace.lower_trace() over the pass list."""
+    with target:
+        rows, error = run_api_tool("lower_trace", func, resolve_passes(spec, target))
+    return rows, error, {}
+
+
+def run_pass_diff(spec: TraceSpec, func, target, trace_dir: Path):
+    """pass-diff: tilelang.utils.pass_diff.pass_diff() over the pass list."""
+    with target:
+        rows, error = run_api_tool("pass_diff", func, resolve_passes(spec, target))
+    return rows, error, {}
 
 
 def run_api_tool(tool_name: str, func, named_passes: list) -> tuple[list[dict], BaseException | None]:
@@ -120,7 +134,7 @@ def _failed_row(step: int, phase: str, name: str, error: BaseException | str, de
         "step": step,
         "phase": phase,
         "pass": name,
-        "status": "failed",
+        "status": passes_table.STATUS_FAILED,
         "changed": None,
         "added": None,
         "deleted": None,
@@ -129,7 +143,7 @@ def _failed_row(step: int, phase: str, name: str, error: BaseException | str, de
     }
 
 
-def run_trace_env(func, target, trace_dir: Path) -> tuple[list[dict], BaseException | None, dict]:
+def run_trace_env(spec: TraceSpec, func, target, trace_dir: Path) -> tuple[list[dict], BaseException | None, dict]:
     """Full tilelang.lower under TL_LOWER_TRACE; rows come from this run's own run record."""
     from tilelang.tools.lower_trace import core
 
@@ -153,10 +167,12 @@ def run_trace_env(func, target, trace_dir: Path) -> tuple[list[dict], BaseExcept
     for row in rows:
         record = by_step.get(row["step"])
         row["depth"] = record.depth if record is not None else None
-        if row["status"] == "failed":
+        if row["status"] == passes_table.STATUS_FAILED:
             # the raised exception carries its type; the record only its message
-            row["error"] = passes_table.error_text(error or (record.error_msg if record is not None else "") or "failed")
-    if error is not None and not any(row["status"] == "failed" for row in rows):
+            row["error"] = passes_table.error_text(
+                error or (record.error_msg if record is not None else "") or "failed"
+            )
+    if error is not None and not any(row["status"] == passes_table.STATUS_FAILED for row in rows):
         rows.append(_failed_row(len(rows), "tilelang.lower", "lower", error, depth=None))
     info = {"run_record": str(run_dir) if run_dir else None}
     if artifact is not None:

@@ -12,8 +12,8 @@ import re
 import sys
 from dataclasses import asdict, dataclass
 
-import passes_table
 import tilelang_source
+import trace_modes
 
 # Short target names -> TVM target dicts. The JSON dict form is accepted by every TileLang release;
 # CLI strings such as "cuda -arch=sm_90" are rejected from 0.1.10 on.
@@ -50,9 +50,7 @@ DEFAULT_PASSES = (
 # without a default makes the pass unusable from --passes.
 DERIVABLE_PASS_PARAMS = ("target", "lower_thread_binding", "default_threads", "storage_scope")
 
-NOTE_LINE = (
-    "note: a change in IR text is a clue to where to look, not proof of a semantic or performance change."
-)
+NOTE_LINE = "note: a change in IR text is a clue to where to look, not proof of a semantic or performance change."
 
 
 @dataclass(frozen=True)
@@ -98,7 +96,7 @@ class TraceSpec:
             "threads": self.threads,
             "stages": self.stages,
             "mode": self.mode,
-            "source": passes_table.SOURCE_BY_MODE[self.mode],
+            "source": trace_modes.source_of(self.mode),
         }
 
     def as_dict(self) -> dict:
@@ -154,7 +152,7 @@ def parse_target(text: str) -> tuple[str, dict]:
     except json.JSONDecodeError as exc:
         raise argparse.ArgumentTypeError(f"{given!r} is not valid JSON ({exc.msg} at column {exc.colno})") from None
     if not isinstance(target, dict) or not isinstance(target.get("kind"), str) or not target["kind"]:
-        raise argparse.ArgumentTypeError(f"{given!r}: a JSON target must be a dict with a string \"kind\"")
+        raise argparse.ArgumentTypeError(f'{given!r}: a JSON target must be a dict with a string "kind"')
     return target_name_for(target), target
 
 
@@ -181,18 +179,47 @@ def build_parser() -> argparse.ArgumentParser:
         description="Trace how TileLang lowers a GEMM, pass by pass (book chapter 12, example 4).",
     )
     what = parser.add_mutually_exclusive_group(required=True)
-    what.add_argument("--static-only", action="store_true", help="py_compile the scripts and locate the entry points in a TileLang source; needs no TileLang")
-    what.add_argument("--mode", type=_choice(passes_table.MODES), help="trace-env: TL_LOWER_TRACE=1 over tilelang.lower; trace-api: lower_trace(); pass-diff: pass_diff()")
-    parser.add_argument("--tilelang-src", metavar="PATH", help="--static-only: a TileLang source directory or .whl (default: the installed tilelang, found without importing it)")
+    what.add_argument(
+        "--static-only",
+        action="store_true",
+        help="py_compile the scripts and locate the entry points in a TileLang source; needs no TileLang",
+    )
+    what.add_argument(
+        "--mode",
+        type=_choice(trace_modes.MODE_NAMES),
+        help="; ".join(f"{m.name}: {m.summary}" for m in trace_modes.MODES.values()),
+    )
+    parser.add_argument(
+        "--tilelang-src",
+        metavar="PATH",
+        help="--static-only: a TileLang source directory or .whl "
+        "(default: the installed tilelang, found without importing it)",
+    )
     parser.add_argument("--shape", type=_positive_triple("M,N,K"), default=(1024, 1024, 1024), metavar="M,N,K")
     parser.add_argument("--block", type=_positive_triple("BM,BN,BK"), default=(128, 128, 32), metavar="BM,BN,BK")
     parser.add_argument("--dtype", type=_choice(DTYPES), default="float16")
     parser.add_argument("--accum-dtype", type=_choice(ACCUM_DTYPES), default="float32")
     parser.add_argument("--threads", type=_int_at_least(1), default=128)
-    parser.add_argument("--stages", type=_int_at_least(0), default=3, help="num_stages of T.Pipelined (0: not pipelined)")
-    parser.add_argument("--target", type=parse_target, default=(DEFAULT_TARGET, dict(TARGETS[DEFAULT_TARGET])), metavar="NAME_OR_JSON", help=f"one of {', '.join(TARGETS)} or a JSON target dict (default {DEFAULT_TARGET})")
-    parser.add_argument("--passes", type=_pass_names, default=DEFAULT_PASSES, metavar="NAME,NAME,...", help="pass list of trace-api / pass-diff (default: " + ",".join(DEFAULT_PASSES) + ")")
-    parser.add_argument("--out", metavar="DIR", help="where this run writes everything (default ./tmp/gemm_lower_trace/<mode>)")
+    parser.add_argument(
+        "--stages", type=_int_at_least(0), default=3, help="num_stages of T.Pipelined (0: not pipelined)"
+    )
+    parser.add_argument(
+        "--target",
+        type=parse_target,
+        default=(DEFAULT_TARGET, dict(TARGETS[DEFAULT_TARGET])),
+        metavar="NAME_OR_JSON",
+        help=f"one of {', '.join(TARGETS)} or a JSON target dict (default {DEFAULT_TARGET})",
+    )
+    parser.add_argument(
+        "--passes",
+        type=_pass_names,
+        default=DEFAULT_PASSES,
+        metavar="NAME,NAME,...",
+        help="pass list of trace-api / pass-diff (default: " + ",".join(DEFAULT_PASSES) + ")",
+    )
+    parser.add_argument(
+        "--out", metavar="DIR", help="where this run writes everything (default ./tmp/gemm_lower_trace/<mode>)"
+    )
     return parser
 
 
@@ -204,7 +231,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         return args
     if args.tilelang_src:
         parser.error("argument --tilelang-src: only used with --static-only")
-    if args.mode in ("trace-api", "pass-diff"):
+    if trace_modes.MODES[args.mode].takes_passes:
         problem = check_pass_names(args.passes)
         if problem:
             parser.error(f"argument --passes: {problem}")
@@ -212,9 +239,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     M, N, K = args.shape
     block_M, block_N, block_K = args.block
     args.spec = TraceSpec(
-        mode=args.mode, M=M, N=N, K=K, block_M=block_M, block_N=block_N, block_K=block_K,
-        dtype=args.dtype, accum_dtype=args.accum_dtype, threads=args.threads, stages=args.stages,
-        target_name=name, target=target, passes=tuple(args.passes),
+        mode=args.mode,
+        M=M,
+        N=N,
+        K=K,
+        block_M=block_M,
+        block_N=block_N,
+        block_K=block_K,
+        dtype=args.dtype,
+        accum_dtype=args.accum_dtype,
+        threads=args.threads,
+        stages=args.stages,
+        target_name=name,
+        target=target,
+        passes=tuple(args.passes),
     )
     return args
 
@@ -222,10 +260,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def _attach_dash_values(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
     """'--shape -5,1,1' -> '--shape=-5,1,1', so the value reaches its check instead of argparse saying
     only 'expected one argument'."""
-    takes_value = {opt for action in parser._actions if action.nargs is None and action.option_strings for opt in action.option_strings}
+    takes_value = {
+        opt
+        for action in parser._actions
+        if action.nargs is None and action.option_strings
+        for opt in action.option_strings
+    }
     result, i = [], 0
     while i < len(argv):
-        if argv[i] in takes_value and i + 1 < len(argv) and argv[i + 1].startswith("-") and not argv[i + 1].startswith("--"):
+        if (
+            argv[i] in takes_value
+            and i + 1 < len(argv)
+            and argv[i + 1].startswith("-")
+            and not argv[i + 1].startswith("--")
+        ):
             result.append(f"{argv[i]}={argv[i + 1]}")
             i += 2
         else:

@@ -48,3 +48,75 @@ class TraceRuns:
 @pytest.fixture(scope="session")
 def trace_runs(tmp_path_factory) -> TraceRuns:
     return TraceRuns(tmp_path_factory.mktemp("trace_runs"))
+
+
+# ------------------------------------------------------------------------------------- hand-made rows
+# Provenance of a hand-made job, spelled as the trace script writes it (trace_cli.TARGETS, trace_modes).
+
+
+def job_provenance(
+    target_name: str = "cuda-sm90", mode: str = "trace-env", tilelang_version: str = "0.1.15", **kernel
+) -> dict:
+    import trace_cli
+    import trace_modes
+
+    spec = dict(
+        M=1024,
+        N=1024,
+        K=512,
+        block_M=128,
+        block_N=128,
+        block_K=32,
+        dtype="float16",
+        accum_dtype="float32",
+        threads=128,
+        stages=3,
+    )
+    spec.update(kernel)
+    return dict(
+        tilelang_version=tilelang_version,
+        target_name=target_name,
+        target=json.dumps(trace_cli.TARGETS[target_name], sort_keys=True),
+        **spec,
+        mode=mode,
+        source=trace_modes.source_of(mode),
+    )
+
+
+def make_row(
+    step: int,
+    name: str,
+    status: str,
+    added=None,
+    deleted=None,
+    *,
+    job: dict | None = None,
+    error: str = "",
+    phase: str = "pipeline_cuda",
+    depth: int = 1,
+) -> dict:
+    """One passes.csv row; changed follows the status as the trace script sets it."""
+    import passes_table as pt
+
+    changed = {pt.STATUS_CHANGED: True, pt.STATUS_NOOP: False, pt.STATUS_CODEGEN: True}.get(status)
+    return dict(
+        job or job_provenance(),
+        step=step,
+        phase=phase,
+        status=status,
+        changed=changed,
+        added=added,
+        deleted=deleted,
+        depth=depth,
+        error=error,
+        **{"pass": name},
+    )
+
+
+def write_passes(directory: Path, name: str, rows: list[dict]) -> Path:
+    """rows written as DIRECTORY/NAME/passes.csv by the project's one writer."""
+    import passes_table as pt
+
+    path = directory / name / "passes.csv"
+    pt.write_rows(path, rows)
+    return path

@@ -6,25 +6,23 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pandas as pd
-import pytest
-
 import churn_table
+import pandas as pd
 import passes_table as pt
+import pytest
+from conftest import job_provenance, make_row, write_passes
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "churn_table.py"
 
-JOB = dict(
-    tilelang_version="0.1.15", target_name="sm_90", target="cuda -arch=sm_90", M=1024, N=512, K=256,
-    block_M=128, block_N=64, block_K=32, dtype="float16", accum_dtype="float32", threads=128, stages=3,
-    mode="trace-env", source="run_record",
-)
+KERNEL = dict(N=512, K=256, block_N=64)
+JOB = job_provenance("cuda-sm90", **KERNEL)
+LLVM_JOB = job_provenance("llvm", **KERNEL)
 
 
-def row(step, name, status, added=None, deleted=None, error="", phase="pipeline_cuda", **job):
-    changed = {"changed": True, "noop": False}.get(status)
-    return dict(JOB, **job, step=step, phase=phase, status=status, changed=changed, added=added,
-                deleted=deleted, depth=1, error=error, **{"pass": name})
+def row(step, name, status, added=None, deleted=None, error="", phase="pipeline_cuda", job=None, mode=None, **kernel):
+    if mode or kernel:
+        job = job_provenance("cuda-sm90", mode or "trace-env", **{**KERNEL, **kernel})
+    return make_row(step, name, status, added, deleted, job=job or JOB, error=error, phase=phase)
 
 
 # a job with every status; codegen has the largest numbers so that counting it would show
@@ -38,17 +36,13 @@ OK_ROWS = [
     row(7, "codegen", "codegen", 900, 700, phase="codegen"),
 ]
 FAIL_ROWS = [
-    row(1, "BindTarget", "changed", 2, 1, target_name="llvm", target="llvm", phase="unscoped"),
-    row(2, "Simplify", "noop", 0, 0, target_name="llvm", target="llvm"),
-    row(3, "LayoutInference", "failed", error="InternalError: cannot infer layout", target_name="llvm",
-        target="llvm"),
+    row(1, "BindTarget", "changed", 2, 1, job=LLVM_JOB, phase="unscoped"),
+    row(2, "Simplify", "noop", 0, 0, job=LLVM_JOB),
+    row(3, "LayoutInference", "failed", error="InternalError: cannot infer layout", job=LLVM_JOB),
 ]
 
 
-def write(tmp_path, name, rows):
-    path = tmp_path / name / "passes.csv"
-    pt.write_rows(path, rows)
-    return path
+write = write_passes
 
 
 def churn_sum(rows, key):
@@ -69,7 +63,7 @@ def test_gather_concatenates_in_input_order(tmp_path):
 def test_summary_sums_exclude_codegen(tmp_path):
     df = churn_table.gather([write(tmp_path, "a", OK_ROWS)])
     s = churn_table.summarize(df)
-    assert list(s.columns) == churn_table.SUMMARY_COLUMNS
+    assert list(s.columns) == pt.SUMMARY_COLUMNS
     assert len(s) == 1
     r = s.iloc[0]
     assert r["pass_steps"] == 7
@@ -80,7 +74,7 @@ def test_summary_sums_exclude_codegen(tmp_path):
     assert r["churn_total"] == 82
     assert (r["top_pass"], r["top_pass_step"], r["top_pass_churn"]) == ("LowerTileOp", 5, 42)
     assert r["first_error"] == ""
-    assert (r["target"], r["source"], r["M"], r["block_N"]) == ("cuda -arch=sm_90", "run_record", 1024, 64)
+    assert (r["target"], r["source"], r["M"], r["block_N"]) == (JOB["target"], "run_record", 1024, 64)
 
 
 def test_failed_job_counted(tmp_path):
@@ -114,7 +108,7 @@ def test_no_churn_job_has_empty_top_pass(tmp_path):
 def test_jobs_keep_order_of_first_appearance(tmp_path):
     j1 = [row(1, "A", "changed", 1, 1, M=64), row(2, "B", "noop", 0, 0, M=64)]
     j2 = [row(1, "A", "changed", 2, 2, M=32)]
-    j3 = [row(1, "A", "changed", 3, 3, mode="trace-api", source="lower_trace", M=64)]
+    j3 = [row(1, "A", "changed", 3, 3, mode="trace-api", M=64)]
     # one file holds job 64 step 1 and job 32; a second file holds job 64 step 2 and job 3
     a = write(tmp_path, "a", [j1[0]] + j2)
     b = write(tmp_path, "b", [j1[1]] + j3)
@@ -153,25 +147,24 @@ def test_unknown_status_and_duplicate_steps_rejected(tmp_path):
         churn_table.gather([a, a])
 
 
-def test_summary_columns_documented():
-    for col in churn_table.COUNT_COLUMNS:
-        assert f"- {col}:" in churn_table.__doc__
-
-
 def test_cli_writes_both_tables(tmp_path):
     a = write(tmp_path, "a", OK_ROWS)
     b = write(tmp_path, "b", FAIL_ROWS)
     out = tmp_path / "results" / "churn.csv"
     summary = tmp_path / "results" / "churn_summary.csv"
-    proc = subprocess.run([sys.executable, str(SCRIPT), "--out", str(out), "--summary", str(summary), str(a), str(b)],
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "--out", str(out), "--summary", str(summary), str(a), str(b)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     rows = pt.read_rows(out)  # churn.csv keeps the passes.csv schema
     assert [r["pass"] for r in rows] == [r["pass"] for r in OK_ROWS + FAIL_ROWS]
     assert rows[-1]["added"] is None and rows[1]["changed"] is True
     s = pd.read_csv(summary, keep_default_na=False)
-    assert list(s.columns) == churn_table.SUMMARY_COLUMNS
-    assert list(s["target_name"]) == ["sm_90", "llvm"]
+    assert list(s.columns) == pt.SUMMARY_COLUMNS
+    assert list(s["target_name"]) == ["cuda-sm90", "llvm"]
     assert list(s["churn_total"]) == [82, 3]
     assert list(s["first_error"]) == ["", "InternalError: cannot infer layout"]
     assert not list(out.parent.glob("*.tmp"))
@@ -181,8 +174,12 @@ def test_cli_error_exit_names_file(tmp_path):
     empty = tmp_path / "empty.csv"
     pt.write_rows(empty, [])
     out = tmp_path / "churn.csv"
-    proc = subprocess.run([sys.executable, str(SCRIPT), "--out", str(out), "--summary", str(tmp_path / "s.csv"),
-                           str(empty)], capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "--out", str(out), "--summary", str(tmp_path / "s.csv"), str(empty)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 1
     assert "empty.csv" in proc.stderr
     assert not out.exists()

@@ -6,52 +6,81 @@ import subprocess
 import sys
 from pathlib import Path
 
+import churn_table
 import matplotlib.image as mpimg
 import numpy as np
-import pytest
-
-import churn_table
+import pandas as pd
 import passes_table as pt
 import plot_churn
+import pytest
+from conftest import job_provenance, write_passes
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "plot_churn.py"
 
-JOB = dict(
-    tilelang_version="0.1.15", target_name="sm_90", target="cuda -arch=sm_90", M=1024, N=1024, K=512,
-    block_M=128, block_N=128, block_K=32, dtype="float16", accum_dtype="float32", threads=128, stages=3,
-    mode="trace-env", source="run_record",
-)
-NAMES = ["BindTarget", "Simplify", "LayoutReducer", "Simplify", "LetInline", "InjectAssumes", "Simplify",
-         "FrontendLegalize", "Simplify", "LegalizeNegativeIndex", "Simplify", "AddWrapperForSingleBufStore",
-         "Simplify", "LayoutInference", "LowerTileOp", "Simplify", "InjectSoftwarePipeline"]
+NAMES = [
+    "BindTarget",
+    "Simplify",
+    "LayoutReducer",
+    "Simplify",
+    "LetInline",
+    "InjectAssumes",
+    "Simplify",
+    "FrontendLegalize",
+    "Simplify",
+    "LegalizeNegativeIndex",
+    "Simplify",
+    "AddWrapperForSingleBufStore",
+    "Simplify",
+    "LayoutInference",
+    "LowerTileOp",
+    "Simplify",
+    "InjectSoftwarePipeline",
+]
 
 
-def job_rows(n_steps=86, fail_at=None, codegen=True, **job):
+def job_rows(n_steps=86, fail_at=None, codegen=True, target_name="cuda-sm90", mode="trace-env", **kernel):
     """n_steps rows: a mix of changed/noop, a codegen row last, or a failed row at fail_at and nothing after."""
+    JOB = job_provenance(target_name, mode, **kernel)
     rows = []
     last = n_steps - 1 if codegen else n_steps
     for step in range(1, last + 1):
         name = NAMES[(step - 1) % len(NAMES)]
-        base = dict(JOB, **job, step=step, phase="pipeline_cuda", depth=1, error="", **{"pass": name})
+        base = dict(JOB, step=step, phase="pipeline_cuda", depth=1, error="", **{"pass": name})
         if step == fail_at:
-            rows.append(dict(base, status="failed", changed=None, added=None, deleted=None,
-                             error="InternalError: LayoutInference cannot infer the layout of C_local " * 3))
+            rows.append(
+                dict(
+                    base,
+                    status="failed",
+                    changed=None,
+                    added=None,
+                    deleted=None,
+                    error="InternalError: LayoutInference cannot infer the layout of C_local " * 3,
+                )
+            )
             return rows
         if step % 3 == 0:
             rows.append(dict(base, status="noop", changed=False, added=0, deleted=0))
         else:
-            rows.append(dict(base, status="changed", changed=True, added=(step * 7) % 23 + 1,
-                             deleted=(step * 5) % 11))
+            rows.append(dict(base, status="changed", changed=True, added=(step * 7) % 23 + 1, deleted=(step * 5) % 11))
     if codegen:
-        rows.append(dict(JOB, **job, step=n_steps, phase="codegen", depth=0, error="", status="codegen",
-                         changed=True, added=5000, deleted=3000, **{"pass": "codegen"}))
+        rows.append(
+            dict(
+                JOB,
+                step=n_steps,
+                phase="codegen",
+                depth=0,
+                error="",
+                status="codegen",
+                changed=True,
+                added=5000,
+                deleted=3000,
+                **{"pass": "codegen"},
+            )
+        )
     return rows
 
 
-def write(tmp_path, name, rows):
-    path = tmp_path / name / "passes.csv"
-    pt.write_rows(path, rows)
-    return path
+write = write_passes
 
 
 def image(path):
@@ -73,16 +102,16 @@ def test_bars_realistic_job(tmp_path):
 
 
 def test_bars_small_job_from_dataframe(tmp_path):
-    path = write(tmp_path, "api", job_rows(8, mode="trace-api", source="lower_trace"))
+    path = write(tmp_path, "api", job_rows(8, mode="trace-api"))
     out = tmp_path / "api.png"
-    plot_churn.plot_job_bars(churn_table.read_passes(path), out)
+    plot_churn.plot_job_bars(pt.read_frame(path), out)
     img = image(out)
     assert img.shape[1] == 8 * plot_churn.DPI  # minimum width
 
 
 def test_bars_failed_job_and_lone_failure(tmp_path):
     out = tmp_path / "llvm.png"
-    plot_churn.plot_job_bars(job_rows(86, fail_at=14, target_name="llvm", target="llvm"), out)
+    plot_churn.plot_job_bars(job_rows(86, fail_at=14, target_name="llvm"), out)
     image(out)
     lone = tmp_path / "lone.png"  # a job whose first pass failed: one row, no churn at all
     plot_churn.plot_job_bars(job_rows(86, fail_at=1), lone)
@@ -103,10 +132,10 @@ def test_bars_reject_two_jobs(tmp_path):
 
 
 def test_heatmap_matrix():
-    rows = job_rows(20) + job_rows(30, target_name="gfx942") + job_rows(30, fail_at=14, target_name="llvm")
-    rows += job_rows(8, mode="trace-api", source="lower_trace")  # other mode: left out
-    values, failed, row_labels, col_labels = plot_churn.heatmap_matrix(churn_table.pd.DataFrame(rows))
-    assert [c.split("\n")[0] for c in col_labels] == ["sm_90", "gfx942", "llvm"]
+    rows = job_rows(20) + job_rows(30, target_name="hip-gfx942") + job_rows(30, fail_at=14, target_name="llvm")
+    rows += job_rows(8, mode="trace-api")  # other mode: left out
+    values, failed, row_labels, col_labels = plot_churn.heatmap_matrix(pd.DataFrame(rows))
+    assert [c.split("\n")[0] for c in col_labels] == ["cuda-sm90", "hip-gfx942", "llvm"]
     assert "1024x1024x512" in col_labels[0]
     assert values.shape == (29, 3)  # 29 non-codegen steps of the longest job; codegen excluded
     assert "codegen" not in " ".join(row_labels)
@@ -127,13 +156,13 @@ def test_heatmap_matrix():
 
 def test_heatmap_writes_png_and_svg(tmp_path):
     versions = []
-    for i, target in enumerate(["sm_80", "sm_90", "gfx942", "llvm"]):
+    for target in ["cuda-sm80", "cuda-sm90", "hip-gfx942", "llvm"]:
         for shape in [(1024, 1024, 512), (4096, 4096, 4096), (128, 256, 64)]:
             fail = 14 if target == "llvm" else None
             versions += job_rows(86, fail_at=fail, target_name=target, M=shape[0], N=shape[1], K=shape[2])
     path = write(tmp_path, "all", versions)
     png, svg = tmp_path / "h" / "heat.png", tmp_path / "h" / "heat.svg"
-    plot_churn.plot_heatmap(churn_table.read_passes(path), [png, svg], "trace-env")
+    plot_churn.plot_heatmap(pt.read_frame(path), [png, svg], "trace-env")
     img = image(png)
     assert img.shape[0] > img.shape[1] > 1000  # tall: ~85 rows, 12 columns
     assert "<svg" in svg.read_text()[:2000]
@@ -141,25 +170,47 @@ def test_heatmap_writes_png_and_svg(tmp_path):
 
 def test_heatmap_unknown_mode(tmp_path):
     with pytest.raises(ValueError, match="pass-diff"):
-        plot_churn.plot_heatmap(churn_table.pd.DataFrame(job_rows(10)), [tmp_path / "x.png"], "pass-diff")
+        plot_churn.plot_heatmap(pd.DataFrame(job_rows(10)), [tmp_path / "x.png"], "pass-diff")
 
 
 def test_cli_bars_and_heatmap(tmp_path):
     a = write(tmp_path, "a", job_rows(40))
-    b = write(tmp_path, "b", job_rows(40, fail_at=14, target_name="llvm", target="llvm", tilelang_version="0.1.16"))
+    b = write(tmp_path, "b", job_rows(40, fail_at=14, target_name="llvm", tilelang_version="0.1.16"))
     churn = tmp_path / "churn.csv"
     assert churn_table.main(["--out", str(churn), "--summary", str(tmp_path / "s.csv"), str(a), str(b)]) == 0
     bars = tmp_path / "bars.png"
-    proc = subprocess.run([sys.executable, str(SCRIPT), "bars", "--passes", str(b), "--out", str(bars)],
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "bars", "--passes", str(b), "--out", str(bars)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     image(bars)
     heat = [tmp_path / "heat.png", tmp_path / "heat.svg"]
-    proc = subprocess.run([sys.executable, str(SCRIPT), "heatmap", "--churn", str(churn), "--out", *map(str, heat)],
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "heatmap", "--churn", str(churn), "--out", *map(str, heat)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     image(heat[0])
     assert heat[1].stat().st_size > 0
-    proc = subprocess.run([sys.executable, str(SCRIPT), "heatmap", "--churn", str(churn), "--out",
-                           str(tmp_path / "x.png"), "--mode", "trace-api"], capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(SCRIPT),
+            "heatmap",
+            "--churn",
+            str(churn),
+            "--out",
+            str(tmp_path / "x.png"),
+            "--mode",
+            "trace-api",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 1 and "trace-api" in proc.stderr

@@ -9,7 +9,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from conftest import run_script
 
 ENTRY_FILES = (
@@ -40,7 +39,7 @@ def line_of(path: Path, pattern: str) -> int:
 def printed_location(stdout: str, label: str) -> str:
     for line in stdout.splitlines():
         if line.strip().startswith(label):
-            return line.strip()[len(label):].strip()
+            return line.strip()[len(label) :].strip()
     raise AssertionError(f"{label!r} not printed:\n{stdout}")
 
 
@@ -114,11 +113,15 @@ def test_a_source_path_that_holds_no_tilelang_exits_2(tmp_path):
 
 def test_a_syntax_error_in_the_scripts_fails_py_compile(tmp_path):
     scripts = tmp_path / "scripts"
-    shutil.copytree(Path(__file__).resolve().parents[1] / "scripts", scripts, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        Path(__file__).resolve().parents[1] / "scripts", scripts, ignore=shutil.ignore_patterns("__pycache__")
+    )
     (scripts / "broken.py").write_text("def broken(:\n")
     import subprocess
     import sys
 
-    proc = subprocess.run([sys.executable, "-S", str(scripts / "gemm_lower_trace.py"), "--static-only"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-S", str(scripts / "gemm_lower_trace.py"), "--static-only"], capture_output=True, text=True
+    )
     assert proc.returncode == 1
     assert "py_compile: FAILED" in proc.stdout and "broken.py" in proc.stdout

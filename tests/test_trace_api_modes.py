@@ -9,9 +9,10 @@ from __future__ import annotations
 import contextlib
 import io
 
-import pytest
-
 import passes_table
+import pytest
+import trace_cli
+import trace_modes
 
 tilelang = pytest.importorskip("tilelang")
 import tilelang.language as T  # noqa: E402
@@ -20,15 +21,13 @@ from tilelang.tools.lower_trace import lower_trace  # noqa: E402
 from tilelang.utils.pass_diff import pass_diff  # noqa: E402
 
 SHAPES = {"1024x1024x1024": (1024, 1024, 1024), "1000x1000x1000": (1000, 1000, 1000)}
-TARGETS = {
-    "cuda-sm80": {"kind": "cuda", "arch": "sm_80"},
-    "cuda-sm90": {"kind": "cuda", "arch": "sm_90"},
-    "hip": {"kind": "hip"},
-}
+TARGETS = {name: trace_cli.TARGETS[name] for name in ("cuda-sm80", "cuda-sm90", "hip")}
 TOOLS = {"trace-api": lower_trace, "pass-diff": pass_diff}
 
 
-def standard_gemm(M, N, K, block_M=128, block_N=128, block_K=32, dtype="float16", accum_dtype="float32", threads=128, stages=3):
+def standard_gemm(
+    M, N, K, block_M=128, block_N=128, block_K=32, dtype="float16", accum_dtype="float32", threads=128, stages=3
+):
     @T.prim_func
     def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
         with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
@@ -66,7 +65,10 @@ def tool_rows(tool, func, passes, target):
 
 
 def csv_rows(out):
-    return [(r["step"], r["pass"], r["changed"], r["added"], r["deleted"]) for r in passes_table.read_rows(out / "passes.csv")]
+    return [
+        (r["step"], r["pass"], r["changed"], r["added"], r["deleted"])
+        for r in passes_table.read_rows(out / "passes.csv")
+    ]
 
 
 @pytest.mark.parametrize("mode", TOOLS)
@@ -83,8 +85,8 @@ def test_csv_equals_what_the_tool_returns(trace_runs, mode, target_name, shape):
     assert any(changed for _, _, changed, _, _ in expected)  # the comparison covers real churn
 
     rows = passes_table.read_rows(out / "passes.csv")
-    assert {r["source"] for r in rows} == {passes_table.SOURCE_BY_MODE[mode]}
-    assert {r["phase"] for r in rows} == {passes_table.SOURCE_BY_MODE[mode]}
+    assert {r["source"] for r in rows} == {trace_modes.source_of(mode)}
+    assert {r["phase"] for r in rows} == {trace_modes.source_of(mode)}
     assert {r["status"] for r in rows} <= {"changed", "noop"}
     assert {(r["target_name"], r["M"], r["N"], r["K"], r["mode"], r["tilelang_version"]) for r in rows} == {
         (target_name, M, N, K, mode, tilelang.__version__)
@@ -119,10 +121,18 @@ def test_a_failing_pass_is_a_row_and_the_steps_before_it_are_kept(trace_runs, mo
     rows = passes_table.read_rows(out / "passes.csv")
     assert len(rows) == failing + 1
     # steps before the failure: what the tool itself returns for that prefix (llvm binds no threads)
-    passes[1] = ("MaterializeKernelLaunch", tilelang.transform.MaterializeKernelLaunch(lower_thread_binding=False, default_threads=128))
+    passes[1] = (
+        "MaterializeKernelLaunch",
+        tilelang.transform.MaterializeKernelLaunch(lower_thread_binding=False, default_threads=128),
+    )
     assert csv_rows(out)[:failing] == tool_rows(TOOLS[mode], func, passes[:failing], target)
     failed = rows[failing]
-    assert (failed["pass"], failed["status"], failed["changed"], failed["added"]) == ("LayoutInference", "failed", None, None)
+    assert (failed["pass"], failed["status"], failed["changed"], failed["added"]) == (
+        "LayoutInference",
+        "failed",
+        None,
+        None,
+    )
     with target, pytest.raises(Exception) as raised, contextlib.redirect_stdout(io.StringIO()):
         TOOLS[mode](func, passes)
     assert str(raised.value).splitlines()[0].split(": ", 1)[-1][:60] in failed["error"]

@@ -5,9 +5,8 @@ from __future__ import annotations
 from html.parser import HTMLParser
 from pathlib import Path
 
-import pytest
-
 import passes_table
+import pytest
 
 pytest.importorskip("tilelang")
 
@@ -76,7 +75,9 @@ def test_csv_equals_the_runs_report(trace_runs, target):
     assert run_dir.is_relative_to(out)
 
     shown = report_passes(run_dir / "report.html")
-    assert [report_view(r) for r in rows] == [{k: p.get(k) for k in ("idx", "label", "phase", "status", "add", "del")} for p in shown]
+    assert [report_view(r) for r in rows] == [
+        {k: p.get(k) for k in ("idx", "label", "phase", "status", "add", "del")} for p in shown
+    ]
     assert len(rows) == record_pairs(run_dir)
     statuses = [r["status"] for r in rows]
     assert statuses.count("codegen") == 1 and statuses[-1] == "codegen"
@@ -105,7 +106,8 @@ def test_a_failing_pass_is_a_row_matching_the_report(trace_runs):
     rows = passes_table.read_rows(out / "passes.csv")
     run_dir = Path(trace_runs.run_info(out)["run_record"])
     assert [report_view(r) for r in rows] == [
-        {k: p.get(k) for k in ("idx", "label", "phase", "status", "add", "del")} for p in report_passes(run_dir / "report.html")
+        {k: p.get(k) for k in ("idx", "label", "phase", "status", "add", "del")}
+        for p in report_passes(run_dir / "report.html")
     ]
     assert rows[-1]["status"] == "failed" and rows[-1]["pass"] == "LayoutInference"
     assert "can not be inferred" in rows[-1]["error"]
@@ -119,7 +121,9 @@ def test_everything_lands_under_out_and_a_second_run_reads_only_its_own_record(t
     cwd.mkdir()
     out = tmp_path / "out"
     for _ in range(2):
-        proc = run_script("--mode", "trace-env", "--target", "hip", "--shape", "256,256,256", "--out", str(out), cwd=cwd)
+        proc = run_script(
+            "--mode", "trace-env", "--target", "hip", "--shape", "256,256,256", "--out", str(out), cwd=cwd
+        )
         assert proc.returncode == 0, proc.stderr
     assert list(cwd.iterdir()) == []  # nothing in ./tmp/lower_trace_dir or anywhere else outside --out
     runs = sorted((out / "lower_trace" / "gemm_lower_trace" / ".run_records").iterdir())

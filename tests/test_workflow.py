@@ -1,4 +1,8 @@
-"""The Snakemake workflow end to end, on the small test config, in a copy of the repository."""
+"""The Snakemake workflow end to end, on the small test config.
+
+Runs use the repository's Snakefile from another working directory (`-s REPO/Snakefile --directory WORKDIR`)
+that holds only a copy of `config/`: the rules must find their scripts through the workflow's own location.
+"""
 
 from __future__ import annotations
 
@@ -8,29 +12,25 @@ import subprocess
 import sys
 from pathlib import Path
 
+import passes_table
 import pytest
 import yaml
 
-import passes_table
-
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"
-WORKFLOW_FILES = ("Snakefile", "workflow", "config", "scripts")
 
 
-def copy_workflow(dest: Path) -> Path:
+def make_workdir(dest: Path) -> Path:
+    """A working directory with only the config: no Snakefile, no scripts."""
     dest.mkdir(parents=True, exist_ok=True)
-    for name in WORKFLOW_FILES:
-        source = REPO / name
-        if source.is_dir():
-            shutil.copytree(source, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy(source, dest / name)
+    shutil.copytree(REPO / "config", dest / "config")
     return dest
 
 
-def snakemake(workdir: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([str(SNAKEMAKE), *args], cwd=workdir, capture_output=True, text=True, env=env, timeout=1800)
+def snakemake(workdir: Path, *args: str, env: dict | None = None, python: str | None = None):
+    command = [python, "-m", "snakemake"] if python else [str(SNAKEMAKE)]
+    command += ["-s", str(REPO / "Snakefile"), "--directory", str(workdir), *args]
+    return subprocess.run(command, cwd=workdir, capture_output=True, text=True, env=env, timeout=1800)
 
 
 def load_test_config():
@@ -40,7 +40,7 @@ def load_test_config():
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory):
     pytest.importorskip("tilelang")
-    workdir = copy_workflow(tmp_path_factory.mktemp("workflow"))
+    workdir = make_workdir(tmp_path_factory.mktemp("workflow"))
     proc = snakemake(workdir, "--cores", "2", "--configfile", "config/test_config.yaml")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
     return workdir
@@ -71,7 +71,10 @@ def test_churn_csv_holds_exactly_the_jobs_and_their_rows(finished_run):
         job_rows = pd.read_csv(path, dtype=str, keep_default_na=False)
         target, mode = path.parts[-4], path.parts[-2]
         mine = churn[
-            (churn["target_name"] == target) & (churn["mode"] == mode) & (churn["M"] == job_rows["M"][0]) & (churn["N"] == job_rows["N"][0])
+            (churn["target_name"] == target)
+            & (churn["mode"] == mode)
+            & (churn["M"] == job_rows["M"][0])
+            & (churn["N"] == job_rows["N"][0])
         ]
         assert mine.reset_index(drop=True).equals(job_rows), path
 
@@ -106,11 +109,33 @@ def test_a_second_dry_run_has_nothing_to_do(finished_run):
     assert "Nothing to be done" in proc.stdout + proc.stderr
 
 
+def test_snakemake_from_another_venv_reruns_nothing(finished_run, tmp_path):
+    """The interpreter is not a param: the same packages under another venv path find every job done."""
+    venv = Path(sys.prefix)
+    if venv == Path(sys.base_prefix):
+        pytest.skip("the tests do not run in a venv, so there is no venv path to change")
+    other = tmp_path / "another-venv"
+    (other / "bin").mkdir(parents=True)
+    (other / "pyvenv.cfg").write_text((venv / "pyvenv.cfg").read_text())
+    (other / "lib").symlink_to(venv / "lib")
+    (other / "bin" / "python").symlink_to(Path(sys.executable).resolve())
+    python = str(other / "bin" / "python")
+    where = subprocess.run(
+        [python, "-c", "import sys, snakemake; print(sys.executable)"], capture_output=True, text=True
+    )
+    assert where.returncode == 0 and where.stdout.strip() == python, where.stderr
+    proc = snakemake(finished_run, "-n", "--configfile", "config/test_config.yaml", python=python)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "Nothing to be done" in proc.stdout + proc.stderr
+
+
 def test_a_bad_config_stops_before_any_job_and_keeps_the_results(finished_run):
     churn = (finished_run / "results" / "churn.csv").read_bytes()
     bad = finished_run / "config" / "bad.yaml"
     bad.write_text("targets: [cuda-sm90, cuda-sm99]\nshapes: [{M: 256, N: 256, K: 0}]\n")
-    proc = snakemake(finished_run, "--cores", "1", "--configfile", "config/test_config.yaml", str(bad.relative_to(finished_run)))
+    proc = snakemake(
+        finished_run, "--cores", "1", "--configfile", "config/test_config.yaml", str(bad.relative_to(finished_run))
+    )
     assert proc.returncode != 0
     assert re.search(r"config shapes\[0\]\.K: 0", proc.stdout + proc.stderr)
     assert (finished_run / "results" / "churn.csv").read_bytes() == churn
@@ -138,7 +163,7 @@ sys.meta_path.insert(0, _NoTileLang())
 def test_static_target_runs_with_tilelang_unimportable(tmp_path):
     import os
 
-    workdir = copy_workflow(tmp_path / "wf")
+    workdir = make_workdir(tmp_path / "wf")
     blocker = tmp_path / "block"
     blocker.mkdir()
     (blocker / "sitecustomize.py").write_text(BLOCK_TILELANG)

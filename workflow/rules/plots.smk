@@ -11,27 +11,34 @@ rule plot_job_churn:
         ),
     log:
         "logs/plots/churn/{target}/{shape}/{mode}.log",
-    params:
-        python=PYTHON,
     conda:
         "../envs/tilelang.yaml"
-    shell:
-        "{params.python} scripts/plot_churn.py bars --passes {input.passes}"
-        " --out {output} > {log} 2>&1"
+    params:
+        figure="bars",
+        sources=trace_modes.sources_text(),
+    script:
+        "../../scripts/plot_churn.py"
 
 
 rule plot_heatmap:
     input:
         churn="results/churn.csv",
     output:
-        get_heatmap_outputs(),
+        [
+            (
+                report(path, caption="../report/heatmap.rst", category="Churn heatmap")
+                if path.endswith(".png")
+                else path
+            )
+            for path in get_heatmap_paths()
+        ],
     log:
         "logs/plots/churn_heatmap.log",
-    params:
-        python=PYTHON,
-        mode=HEATMAP_MODE,
     conda:
         "../envs/tilelang.yaml"
-    shell:
-        "{params.python} scripts/plot_churn.py heatmap --churn {input.churn}"
-        " --out {output} --mode {params.mode} > {log} 2>&1"
+    params:
+        figure="heatmap",
+        mode=HEATMAP_MODE,
+        sources=trace_modes.sources_text(),
+    script:
+        "../../scripts/plot_churn.py"

@@ -3,12 +3,12 @@ rule static_check:
         STATIC_CHECK,
     log:
         "logs/static/static_check.log",
-    params:
-        python=PYTHON,
     conda:
         "../envs/tilelang.yaml"
+    params:
+        script=TRACE_SCRIPT,
     shell:
-        "{params.python} scripts/gemm_lower_trace.py --static-only > {output} 2> {log}"
+        "python3 {params.script} --static-only > {output} 2> {log}"
 
 
 # `snakemake --cores 4 static`: only the static check (py_compile + TileLang entry points, no import).

@@ -1,0 +1,278 @@
+"""The job grid: a validated config dict -> one record per trace job (standard library only).
+
+The workflow's ``common.smk`` validates the config against its JSON schema (which fills defaults), then calls
+``build_grid``; unit tests call it directly. Every problem raises ``ConfigError`` naming the config key and
+the bad value, before any job runs.
+
+    python scripts/job_grid.py config/config.yaml     # prints the jobs (needs PyYAML)
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import trace_cli
+import trace_modes
+
+KERNEL_FIELDS = ("dtype", "accum_dtype", "threads", "stages")
+SCHEMA = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml"
+
+
+class ConfigError(ValueError):
+    """A bad config value; the message starts with ``config <key>:``."""
+
+
+@dataclass(frozen=True)
+class Job:
+    """One trace job: its wildcard values (which name its folders) and the trace script's arguments."""
+
+    target: str
+    shape: str
+    mode: str
+    args: tuple[str, ...] = field(compare=False)
+
+    @property
+    def wildcards(self) -> dict:
+        return {"target": self.target, "shape": self.shape, "mode": self.mode}
+
+    @property
+    def command_args(self) -> str:
+        """The arguments as one shell-quoted string (the trace rule's params)."""
+        return shlex.join(self.args)
+
+
+@dataclass(frozen=True)
+class Grid:
+    shapes: dict[str, dict]  # shape id -> kernel parameters, config order
+    targets: dict[str, str]  # target folder name -> --target argument, config order
+    modes: tuple[str, ...]
+    jobs: dict[tuple[str, str, str], Job]  # (target, shape, mode) -> job, targets x shapes x modes order
+
+    def job(self, target: str, shape: str, mode: str) -> Job:
+        return self.jobs[(target, shape, mode)]
+
+
+# ------------------------------------------------------------------------------------------------ schema
+
+
+def validate_config(cfg: dict, schema: str | Path = SCHEMA) -> dict:
+    """Validate against the JSON schema and fill its defaults in place (Snakemake's validate); a schema error
+    becomes a ConfigError naming the key and the value."""
+    from snakemake.exceptions import WorkflowError
+    from snakemake.utils import validate
+
+    try:
+        validate(cfg, str(schema))
+    except WorkflowError as exc:
+        import jsonschema
+
+        error = exc.__context__  # validate() raises WorkflowError while handling the schema error
+        if not isinstance(error, jsonschema.ValidationError):
+            raise
+        raise ConfigError(schema_error_message(error, cfg)) from None
+    return cfg
+
+
+def schema_error_message(error, cfg: dict) -> str:
+    """``config <key>: <message>`` for a jsonschema ValidationError, naming the key and, for a list item, the list."""
+    if error.context:  # oneOf: report the branch of the value's own type, e.g. block: [1, 0, 1]
+        import jsonschema
+
+        same_type = [sub for sub in error.context if sub.validator != "type" or len(sub.relative_path) > 0]
+        error = jsonschema.exceptions.best_match(same_type or error.context)
+    path = list(error.absolute_path)
+    message = f"config {_key(path) or '(top level)'}: {error.message}"
+    if path and isinstance(path[-1], int):  # an item of a list of plain values: show the list
+        items = _lookup(cfg, path[:-1])
+        if not any(isinstance(item, (dict, list)) for item in items):
+            message += f" ({_key(path[:-1])} = {items!r})"
+    return message
+
+
+def _key(path) -> str:
+    """'shapes[2].block[1]' from a path such as ['shapes', 2, 'block', 1]."""
+    text = ""
+    for part in path:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else str(part)
+    return text
+
+
+def _lookup(data, path):
+    for part in path:
+        data = data[part]
+    return data
+
+
+# ------------------------------------------------------------------------------------------------ checks
+
+
+def resolve_shapes(cfg: dict) -> dict[str, dict]:
+    """Shape id -> kernel parameters, in config order; ids and parameter sets must be unique."""
+    defaults = cfg["defaults"]
+    _check_kernel_types(defaults, "defaults")
+    shapes: dict[str, dict] = {}
+    where: dict[str, str] = {}
+    for i, shape in enumerate(cfg["shapes"]):
+        key = f"shapes[{i}]"
+        _check_kernel_types(shape, key)
+        block = shape["block"] if shape["block"] is not None else defaults["block"]
+        spec = {"M": shape["M"], "N": shape["N"], "K": shape["K"], "block": list(block)}
+        for name in KERNEL_FIELDS:
+            spec[name] = shape[name] if shape[name] is not None else defaults[name]
+        shape_id = shape["name"] or _derived_shape_id(shape, spec)
+        if shape_id in shapes:
+            raise ConfigError(
+                f"config {key}: shape id {shape_id!r} is also the id of {where[shape_id]}; "
+                "give one of them a distinct 'name'"
+            )
+        for other_id, other in shapes.items():
+            if other == spec:
+                set_keys = {name: value for name, value in shape.items() if value is not None}
+                raise ConfigError(
+                    f"config {key}: {set_keys!r} has the same parameters as {where[other_id]} "
+                    f"({other_id!r}); the two jobs would be identical"
+                )
+        shapes[shape_id] = spec
+        where[shape_id] = key
+    return shapes
+
+
+def _check_kernel_types(entry: dict, key: str) -> None:
+    # the trace script's own lists (trace_cli) are the only copy of the allowed element types
+    for name, allowed in (("dtype", trace_cli.DTYPES), ("accum_dtype", trace_cli.ACCUM_DTYPES)):
+        value = entry.get(name)
+        if value is not None and value not in allowed:
+            raise ConfigError(f"config {key}.{name}: {value!r} is not one of {', '.join(allowed)}")
+
+
+def _derived_shape_id(shape: dict, spec: dict) -> str:
+    shape_id = f"{spec['M']}x{spec['N']}x{spec['K']}"
+    if shape["block"] is not None:
+        shape_id += "_b{}x{}x{}".format(*spec["block"])
+    if shape["dtype"] is not None:
+        shape_id += f"_{spec['dtype']}"
+    return shape_id
+
+
+def resolve_targets(cfg: dict) -> dict[str, str]:
+    """Target folder name -> --target argument of the trace script, in config order."""
+    targets: dict[str, str] = {}
+    where: dict[str, str] = {}
+    provenance_names: dict[str, str] = {}
+    for i, entry in enumerate(cfg["targets"]):
+        key = f"targets[{i}]"
+        if isinstance(entry, str):
+            if entry not in trace_cli.TARGETS:
+                raise ConfigError(
+                    f"config {key}: unknown target {entry!r}; short names are {', '.join(trace_cli.TARGETS)}, "
+                    'or give a mapping {name: NAME, target: {"kind": ..., ...}}'
+                )
+            name, target, argument = entry, dict(trace_cli.TARGETS[entry]), entry
+        else:
+            name, target = entry["name"], entry["target"]
+            if not isinstance(target.get("kind"), str) or not target["kind"]:
+                raise ConfigError(
+                    f'config {key}.target: {target!r} has no "kind"; a JSON target needs a string "kind" '
+                    'such as "cuda" or "hip"'
+                )
+            known = trace_cli.TARGETS.get(name)
+            if known is not None and known != target:
+                raise ConfigError(
+                    f"config {key}.name: {name!r} is the short name of {known!r}, not of {target!r}; "
+                    "choose another name"
+                )
+            argument = json.dumps(target, sort_keys=True)
+        if name in targets:
+            raise ConfigError(f"config {key}: duplicate target name {name!r} (also {where[name]})")
+        # passes.csv names a target by trace_cli.target_name_for(); the churn table tells jobs apart by it
+        provenance = trace_cli.target_name_for(target)
+        if provenance in provenance_names:
+            raise ConfigError(
+                f"config {key}: target {target!r} gets target_name {provenance!r} in passes.csv, as "
+                f"{provenance_names[provenance]} does; the churn table could not tell them apart"
+            )
+        provenance_names[provenance] = key
+        targets[name] = argument
+        where[name] = key
+    return targets
+
+
+def resolve_modes(cfg: dict) -> tuple[str, ...]:
+    for i, mode in enumerate(cfg["modes"]):
+        if mode not in trace_modes.MODES:
+            raise ConfigError(f"config modes[{i}]: unknown mode {mode!r}; modes are {', '.join(trace_modes.MODES)}")
+    return tuple(cfg["modes"])
+
+
+def resolve_api_passes(cfg: dict, modes: tuple[str, ...]) -> tuple[str, ...]:
+    """The pass list of the modes that take one (config api_passes, else trace_cli.DEFAULT_PASSES)."""
+    passes = tuple(cfg.get("api_passes") or trace_cli.DEFAULT_PASSES)
+    if any(trace_modes.MODES[mode].takes_passes for mode in modes):
+        problem = trace_cli.check_pass_names(passes)
+        if problem:
+            raise ConfigError(f"config api_passes: {problem}")
+    return passes
+
+
+# -------------------------------------------------------------------------------------------------- grid
+
+
+def trace_args(spec: dict, target_argument: str, mode: str, api_passes: tuple[str, ...]) -> tuple[str, ...]:
+    """gemm_lower_trace.py's arguments for one job (without --out)."""
+    args = [
+        "--mode", mode,
+        "--shape", f"{spec['M']},{spec['N']},{spec['K']}",
+        "--block", ",".join(str(size) for size in spec["block"]),
+        "--dtype", spec["dtype"],
+        "--accum-dtype", spec["accum_dtype"],
+        "--threads", str(spec["threads"]),
+        "--stages", str(spec["stages"]),
+        "--target", target_argument,
+    ]  # fmt: skip
+    if trace_modes.MODES[mode].takes_passes:  # a mode that runs every pass gets none, so api_passes cannot rerun it
+        args += ["--passes", ",".join(api_passes)]
+    return tuple(args)
+
+
+def build_grid(cfg: dict) -> Grid:
+    """Every trace job of a schema-validated config: targets x shapes x modes, in config order."""
+    shapes = resolve_shapes(cfg)
+    targets = resolve_targets(cfg)
+    modes = resolve_modes(cfg)
+    api_passes = resolve_api_passes(cfg, modes)
+    jobs = {}
+    for target, argument in targets.items():
+        for shape, spec in shapes.items():
+            for mode in modes:
+                jobs[(target, shape, mode)] = Job(target, shape, mode, trace_args(spec, argument, mode, api_passes))
+    return Grid(shapes=shapes, targets=targets, modes=modes, jobs=jobs)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import yaml
+
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print("usage: job_grid.py CONFIG.yaml", file=sys.stderr)
+        return 2
+    with open(argv[0], encoding="utf-8") as handle:
+        cfg = yaml.safe_load(handle)
+    try:
+        grid = build_grid(validate_config(cfg))
+    except ConfigError as error:
+        print(error, file=sys.stderr)
+        return 2
+    for job in grid.jobs.values():
+        print(f"{job.target}/{job.shape}/{job.mode}: {job.command_args}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

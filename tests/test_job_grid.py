@@ -1,0 +1,150 @@
+"""scripts/job_grid.py on its own: the jobs a config asks for, and every validation message."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+import shlex
+
+import job_grid
+import pytest
+import trace_cli
+import trace_modes
+from job_grid import ConfigError
+
+
+def grid_of(**overrides):
+    cfg = {"shapes": [{"M": 256, "N": 256, "K": 256}], "targets": ["cuda-sm90"], "modes": ["trace-env"]}
+    cfg.update(copy.deepcopy(overrides))
+    return job_grid.build_grid(job_grid.validate_config(cfg))
+
+
+def refused(**overrides) -> str:
+    with pytest.raises(ConfigError) as caught:
+        grid_of(**overrides)
+    return str(caught.value)
+
+
+def test_jobs_are_targets_x_shapes_x_modes_in_config_order():
+    grid = grid_of(
+        shapes=[{"M": 64, "N": 64, "K": 64}, {"M": 100, "N": 100, "K": 100, "block": [32, 32, 32]}],
+        targets=["hip", "cuda-sm80"],
+        modes=["pass-diff", "trace-env"],
+    )
+    assert list(grid.jobs) == [
+        (target, shape, mode)
+        for target in ("hip", "cuda-sm80")
+        for shape in ("64x64x64", "100x100x100_b32x32x32")
+        for mode in ("pass-diff", "trace-env")
+    ]
+
+
+def test_a_jobs_arguments_parse_back_to_its_spec_with_the_trace_scripts_own_parser():
+    grid = grid_of(
+        shapes=[{"M": 1000, "N": 512, "K": 64, "block": [64, 32, 16], "stages": 0, "dtype": "bfloat16"}],
+        targets=[{"name": "sm90a", "target": {"kind": "cuda", "arch": "sm_90a"}}],
+        modes=["trace-api"],
+    )
+    job = grid.job("sm90a", "1000x512x64_b64x32x16_bfloat16", "trace-api")
+    spec = trace_cli.parse_args(shlex.split(job.command_args)).spec
+    assert (spec.M, spec.N, spec.K, spec.block_M, spec.block_N, spec.block_K) == (1000, 512, 64, 64, 32, 16)
+    assert (spec.dtype, spec.accum_dtype, spec.threads, spec.stages) == ("bfloat16", "float32", 128, 0)
+    assert spec.target == {"kind": "cuda", "arch": "sm_90a"} and spec.mode == "trace-api"
+    assert spec.passes == trace_cli.DEFAULT_PASSES  # api_passes not set: the script's own default list
+
+
+def test_only_modes_that_take_a_pass_list_get_one():
+    grid = grid_of(modes=list(trace_modes.MODES), api_passes=["BindTarget", "Simplify"])
+    for (_, _, mode), job in grid.jobs.items():
+        has_passes = "--passes" in job.args
+        assert has_passes == trace_modes.MODES[mode].takes_passes, mode
+        if has_passes:
+            assert job.args[job.args.index("--passes") + 1] == "BindTarget,Simplify"
+
+
+def test_schema_defaults_are_filled():
+    grid = grid_of()
+    assert grid.shapes["256x256x256"] == {
+        "M": 256,
+        "N": 256,
+        "K": 256,
+        "block": [128, 128, 32],
+        "dtype": "float16",
+        "accum_dtype": "float32",
+        "threads": 128,
+        "stages": 3,
+    }
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"shapes": [{"M": 256, "N": 256, "K": 0}]}, "config shapes[0].K: 0 is less than the minimum of 1"),
+        (
+            {"shapes": [{"M": 8, "N": 8, "K": 8, "block": [128, 0, 32]}]},
+            "config shapes[0].block[1]: 0 is less than the minimum of 1 (shapes[0].block = [128, 0, 32])",
+        ),
+        ({"shapes": [{"M": 8, "N": 8, "K": 8, "blocks": [1, 1, 1]}]}, "config shapes[0]: Additional properties"),
+        ({"modes": ["trace-env", "trace-env"]}, "config modes: ['trace-env', 'trace-env'] has non-unique elements"),
+        ({"bogus": 1}, "config (top level): Additional properties are not allowed ('bogus' was unexpected)"),
+        (
+            {"shapes": [{"M": 8, "N": 8, "K": 8, "dtype": "float17"}]},
+            "config shapes[0].dtype: 'float17' is not one of " + ", ".join(trace_cli.DTYPES),
+        ),
+        (
+            {"defaults": {"accum_dtype": "int4"}},
+            "config defaults.accum_dtype: 'int4' is not one of " + ", ".join(trace_cli.ACCUM_DTYPES),
+        ),
+        (
+            {"shapes": [{"M": 8, "N": 8, "K": 8}, {"M": 8, "N": 8, "K": 8, "stages": 1}]},
+            "config shapes[1]: shape id '8x8x8' is also the id of shapes[0]; give one of them a distinct 'name'",
+        ),
+        (
+            {"shapes": [{"M": 8, "N": 8, "K": 8}, {"M": 8, "N": 8, "K": 8, "block": [128, 128, 32]}]},
+            "config shapes[1]: {'M': 8, 'N': 8, 'K': 8, 'block': [128, 128, 32]} has the same parameters as shapes[0]",
+        ),
+        ({"targets": ["cuda-sm90", "cuda-sm99"]}, "config targets[1]: unknown target 'cuda-sm99'; short names are"),
+        (
+            {"targets": [{"name": "x", "target": {"arch": "sm_90"}}]},
+            "config targets[0].target: {'arch': 'sm_90'} has no \"kind\"",
+        ),
+        (
+            {"targets": [{"name": "hip", "target": {"kind": "cuda"}}]},
+            "config targets[0].name: 'hip' is the short name of {'kind': 'hip'}, not of {'kind': 'cuda'}",
+        ),
+        (
+            {"targets": ["hip", {"name": "hip", "target": {"kind": "hip"}}]},
+            "config targets[1]: duplicate target name 'hip' (also targets[0])",
+        ),
+        (
+            {"targets": ["cuda-sm90", {"name": "sm90", "target": {"kind": "cuda", "arch": "sm_90"}}]},
+            "config targets[1]: target {'kind': 'cuda', 'arch': 'sm_90'} gets target_name 'cuda-sm90' in passes.csv, "
+            "as targets[0] does",
+        ),
+        (
+            {"modes": ["trace-env", "trace-everything"]},
+            "config modes[1]: unknown mode 'trace-everything'; modes are " + ", ".join(trace_modes.MODES),
+        ),
+    ],
+)
+def test_each_bad_value_is_named_with_its_key(overrides, message):
+    assert refused(**overrides).startswith(message)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("tilelang") is None, reason="pass names resolve against TileLang's source")
+def test_an_unknown_api_pass_is_named():
+    assert refused(modes=["trace-api"], api_passes=["BindTarget", "NoSuchPass"]).startswith(
+        "config api_passes: unknown pass 'NoSuchPass'; passes that resolve:"
+    )
+    grid_of(modes=["trace-env"], api_passes=["NoSuchPass"])  # no mode runs the list: nothing to check
+
+
+def test_the_cli_prints_one_line_per_job(tmp_path, capsys):
+    config = tmp_path / "c.yaml"
+    config.write_text(json.dumps({"shapes": [{"M": 8, "N": 8, "K": 8}], "targets": ["hip"], "modes": ["pass-diff"]}))
+    assert job_grid.main([str(config)]) == 0
+    assert capsys.readouterr().out.startswith("hip/8x8x8/pass-diff: --mode pass-diff --shape 8,8,8")
+    config.write_text(json.dumps({"targets": ["cuda-sm99"]}))
+    assert job_grid.main([str(config)]) == 2
+    assert "config targets[0]: unknown target 'cuda-sm99'" in capsys.readouterr().err
