@@ -69,6 +69,7 @@ def _summarize_job(job: pd.DataFrame) -> dict:
         noop_steps=int((status == pt.STATUS_NOOP).sum()),
         failed_steps=int((status == pt.STATUS_FAILED).sum()),
         codegen_steps=int((status == pt.STATUS_CODEGEN).sum()),
+        unsupported_steps=int((status == pt.STATUS_UNSUPPORTED).sum()),
         added_total=int(added.sum()),
         deleted_total=int(deleted.sum()),
         churn_total=int(added.sum() + deleted.sum()),

@@ -16,6 +16,7 @@ arguments are parsed and the environment set first.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import platform
@@ -134,13 +135,17 @@ def trace(args) -> int:
                 )
                 return 2
             lower_started = time.perf_counter()
-            try:
-                func = tilelang_trace.build_gemm(spec)
-                runner = getattr(tilelang_trace, trace_modes.MODES[spec.mode].runner)
-                rows, error, extra = runner(spec, func, target, trace_dir)
-                run_info.update(extra)
-            except Exception as exc:  # noqa: BLE001 - a failure outside any pass is still a row
-                error = exc
+            mode = trace_modes.MODES[spec.mode]
+            if mode.requires and importlib.util.find_spec(mode.requires) is None:
+                rows = [unsupported_row(spec, mode)]  # a release without the mode's tool: data, not a failure
+            else:
+                try:
+                    func = tilelang_trace.build_gemm(spec)
+                    runner = getattr(tilelang_trace, mode.runner)
+                    rows, error, extra = runner(spec, func, target, out_dir, trace_dir)
+                    run_info.update(extra)
+                except Exception as exc:  # noqa: BLE001 - a failure outside any pass is still a row
+                    error = exc
             run_info["lower_seconds"] = round(time.perf_counter() - lower_started, 4)
     run_info["versions"] = versions()
     if error is not None and not any(row["status"] == passes_table.STATUS_FAILED for row in rows):
@@ -176,18 +181,34 @@ def trace(args) -> int:
     return 0
 
 
+def unsupported_row(spec, mode) -> dict:
+    return {
+        "step": 0,
+        "phase": spec.mode,
+        "pass": spec.mode,
+        "status": passes_table.STATUS_UNSUPPORTED,
+        "error": f"this TileLang release has no {mode.requires}: mode {spec.mode} cannot run here",
+    }
+
+
 def step_line(row: dict) -> str:
     added = row.get("added") or 0
     deleted = row.get("deleted") or 0
     line = f"pass={row['pass']} changed={bool(row.get('changed'))} +{added} -{deleted}"
     if row["status"] == passes_table.STATUS_CODEGEN:
         line += "  [codegen: TIR -> source, not churn]"
+    elif row["status"] == passes_table.STATUS_UNSUPPORTED:
+        line += f"  [UNSUPPORTED: {row.get('error')}]"
     elif row["status"] == passes_table.STATUS_FAILED:
         line += f"  [FAILED: {row.get('error')}]"
     return line
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    release_python = trace_cli.release_env_python(argv)
+    if release_python:  # run this very script in the release's own environment, before any check
+        os.execv(release_python, [release_python, str(Path(__file__).resolve()), *argv])
     args = trace_cli.parse_args(argv)
     if args.static_only:
         return static_only(args.tilelang_src)

@@ -1,4 +1,4 @@
-"""The job grid: a validated config dict -> one record per trace job (standard library only).
+"""The job grid: a validated config dict -> one record per trace job (releases x targets x shapes x modes).
 
 The workflow's ``common.smk`` validates the config against its JSON schema (which fills defaults), then calls
 ``build_grid``; unit tests call it directly. Every problem raises ``ConfigError`` naming the config key and
@@ -15,11 +15,14 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import release_envs
 import trace_cli
 import trace_modes
 
 KERNEL_FIELDS = ("dtype", "accum_dtype", "threads", "stages")
-SCHEMA = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml"
+REPO = Path(__file__).resolve().parents[1]
+SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
+REQUIREMENTS = REPO / "requirements.txt"
 
 
 class ConfigError(ValueError):
@@ -30,14 +33,17 @@ class ConfigError(ValueError):
 class Job:
     """One trace job: its wildcard values (which name its folders) and the trace script's arguments."""
 
+    version: str
     target: str
     shape: str
     mode: str
     args: tuple[str, ...] = field(compare=False)
+    # the release's own environment (release_envs.py); None: the release installed beside the workflow
+    release_env: str | None = field(default=None, compare=False)
 
     @property
     def wildcards(self) -> dict:
-        return {"target": self.target, "shape": self.shape, "mode": self.mode}
+        return {"version": self.version, "target": self.target, "shape": self.shape, "mode": self.mode}
 
     @property
     def command_args(self) -> str:
@@ -47,13 +53,27 @@ class Job:
 
 @dataclass(frozen=True)
 class Grid:
+    versions: tuple[str, ...]  # TileLang releases, config order
+    installed: str | None  # the release installed beside the workflow (needs no environment of its own)
+    release_env_dir: str  # where the other releases' environments live
     shapes: dict[str, dict]  # shape id -> kernel parameters, config order
     targets: dict[str, str]  # target folder name -> --target argument, config order
     modes: tuple[str, ...]
-    jobs: dict[tuple[str, str, str], Job]  # (target, shape, mode) -> job, targets x shapes x modes order
+    # (version, target, shape, mode) -> job, in versions x targets x shapes x modes order
+    jobs: dict[tuple[str, str, str, str], Job]
 
-    def job(self, target: str, shape: str, mode: str) -> Job:
-        return self.jobs[(target, shape, mode)]
+    def job(self, version: str, target: str, shape: str, mode: str) -> Job:
+        return self.jobs[(version, target, shape, mode)]
+
+    @property
+    def compares_releases(self) -> bool:
+        return len(self.versions) > 1
+
+    def release_env(self, version: str) -> str | None:
+        """The environment folder of a release, None for the installed one."""
+        if version == self.installed:
+            return None
+        return str(release_envs.env_dir(self.release_env_dir, version))
 
 
 # ------------------------------------------------------------------------------------------------ schema
@@ -204,6 +224,24 @@ def resolve_targets(cfg: dict) -> dict[str, str]:
     return targets
 
 
+def resolve_versions(cfg: dict, installed: str | None) -> tuple[str, ...]:
+    """config versions, checked against the release data; default: the installed release (or, with none
+    installed, the release requirements.txt pins, which then gets an environment of its own)."""
+    if cfg.get("versions") is None:
+        return (installed or pinned_release(),)
+    try:
+        return tuple(release_envs.check_versions(cfg["versions"], installed))
+    except release_envs.ReleaseError as error:
+        raise ConfigError(str(error)) from None
+
+
+def pinned_release(requirements: Path = REQUIREMENTS) -> str:
+    for line in requirements.read_text(encoding="utf-8").splitlines():
+        if line.strip().startswith("tilelang=="):
+            return line.split("==", 1)[1].split("#")[0].strip()
+    raise ConfigError(f"config versions: not set, no tilelang installed and no tilelang== pin in {requirements}")
+
+
 def resolve_modes(cfg: dict) -> tuple[str, ...]:
     for i, mode in enumerate(cfg["modes"]):
         if mode not in trace_modes.MODES:
@@ -224,7 +262,14 @@ def resolve_api_passes(cfg: dict, modes: tuple[str, ...]) -> tuple[str, ...]:
 # -------------------------------------------------------------------------------------------------- grid
 
 
-def trace_args(spec: dict, target_argument: str, mode: str, api_passes: tuple[str, ...]) -> tuple[str, ...]:
+def trace_args(
+    spec: dict,
+    target_argument: str,
+    mode: str,
+    api_passes: tuple[str, ...],
+    release_env: str | None = None,
+    keep_ir: bool = False,
+) -> tuple[str, ...]:
     """gemm_lower_trace.py's arguments for one job (without --out)."""
     args = [
         "--mode", mode,
@@ -238,21 +283,35 @@ def trace_args(spec: dict, target_argument: str, mode: str, api_passes: tuple[st
     ]  # fmt: skip
     if trace_modes.MODES[mode].takes_passes:  # a mode that runs every pass gets none, so api_passes cannot rerun it
         args += ["--passes", ",".join(api_passes)]
+    if keep_ir and mode in trace_modes.KEEPS_IR:
+        args += ["--keep-ir"]
+    if release_env:
+        args += ["--release-env", release_env]
     return tuple(args)
 
 
-def build_grid(cfg: dict) -> Grid:
-    """Every trace job of a schema-validated config: targets x shapes x modes, in config order."""
+def build_grid(cfg: dict, installed: str | None = None) -> Grid:
+    """Every trace job of a schema-validated config: releases x targets x shapes x modes, in config order.
+
+    installed: the TileLang release beside the workflow (default: read from the package metadata).
+    """
+    installed = installed if installed is not None else release_envs.installed_release()
+    versions = resolve_versions(cfg, installed)
     shapes = resolve_shapes(cfg)
     targets = resolve_targets(cfg)
     modes = resolve_modes(cfg)
     api_passes = resolve_api_passes(cfg, modes)
-    jobs = {}
-    for target, argument in targets.items():
-        for shape, spec in shapes.items():
-            for mode in modes:
-                jobs[(target, shape, mode)] = Job(target, shape, mode, trace_args(spec, argument, mode, api_passes))
-    return Grid(shapes=shapes, targets=targets, modes=modes, jobs=jobs)
+    grid = Grid(versions, installed, cfg["release_env_dir"], shapes, targets, modes, jobs={})
+    # the comparison of releases needs the IR after every pass; a single release does not
+    keep_ir = grid.compares_releases
+    for version in versions:
+        env = grid.release_env(version)
+        for target, argument in targets.items():
+            for shape, spec in shapes.items():
+                for mode in modes:
+                    args = trace_args(spec, argument, mode, api_passes, env, keep_ir)
+                    grid.jobs[(version, target, shape, mode)] = Job(version, target, shape, mode, args, env)
+    return grid
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -270,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
         print(error, file=sys.stderr)
         return 2
     for job in grid.jobs.values():
-        print(f"{job.target}/{job.shape}/{job.mode}: {job.command_args}")
+        print(f"{job.version}/{job.target}/{job.shape}/{job.mode}: {job.command_args}")
     return 0
 
 

@@ -15,16 +15,18 @@ from pathlib import Path
 import trace_modes
 
 # status of a step: changed/noop are IR-to-IR passes; codegen compares TIR with generated source and is never
-# churn; failed is a pass (or codegen, or the set-up) that raised, its text in ``error``.
+# churn; failed is a pass (or codegen, or the set-up) that raised, its text in ``error``; unsupported is the one
+# row of a job whose mode the TileLang release lacks (e.g. lower_trace before 0.1.13), the reason in ``error``.
 STATUS_CHANGED = "changed"
 STATUS_NOOP = "noop"
 STATUS_FAILED = "failed"
 STATUS_CODEGEN = "codegen"
-STATUSES = (STATUS_CHANGED, STATUS_NOOP, STATUS_FAILED, STATUS_CODEGEN)
+STATUS_UNSUPPORTED = "unsupported"
+STATUSES = (STATUS_CHANGED, STATUS_NOOP, STATUS_FAILED, STATUS_CODEGEN, STATUS_UNSUPPORTED)
 CHURN_STATUSES = (STATUS_CHANGED, STATUS_NOOP)
 
 # Per-step columns, then provenance columns (who/what produced the numbers).
-STEP_COLUMNS = ["step", "phase", "pass", "status", "changed", "added", "deleted", "depth", "error"]
+STEP_COLUMNS = ["step", "phase", "pass", "status", "changed", "added", "deleted", "depth", "seconds", "error"]
 PROVENANCE_COLUMNS = [
     "tilelang_version",
     "target_name",
@@ -45,6 +47,7 @@ PROVENANCE_COLUMNS = [
 COLUMNS = STEP_COLUMNS + PROVENANCE_COLUMNS
 INT_COLUMNS = ("step", "added", "deleted", "depth", "M", "N", "K", "block_M", "block_N", "block_K", "threads", "stages")
 BOOL_COLUMNS = ("changed",)
+FLOAT_COLUMNS = ("seconds",)
 
 # A job is told apart by its provenance: target_name names the target dict and mode fixes the source.
 JOB_KEY = [column for column in PROVENANCE_COLUMNS if column not in ("target", "source")]
@@ -57,6 +60,7 @@ SUMMARY_COUNT_COLUMNS = [
     "noop_steps",
     "failed_steps",
     "codegen_steps",
+    "unsupported_steps",
     "added_total",
     "deleted_total",
     "churn_total",
@@ -165,6 +169,8 @@ def read_rows(path: str | Path) -> list[dict]:
                 row[key] = int(row[key]) if row[key] != "" else None
             for key in BOOL_COLUMNS:
                 row[key] = _BOOLS[row[key]]
+            for key in FLOAT_COLUMNS:
+                row[key] = float(row[key]) if row[key] != "" else None
         except (ValueError, KeyError) as exc:
             raise TableError(f"{path}, line {line}: column {key!r} holds {row[key]!r}: {exc}") from None
         if row["status"] not in STATUSES:
@@ -187,6 +193,7 @@ def to_frame(rows: list[dict]):
     for key in INT_COLUMNS:
         df[key] = df[key].astype("Int64")
     df["changed"] = df["changed"].astype("boolean")
+    df["seconds"] = df["seconds"].astype("Float64")
     return df
 
 

@@ -66,6 +66,12 @@ class SourceTree:
         return tree
 
 
+def has_module(source: SourceTree, dotted: str) -> bool:
+    """Whether the source holds module ``dotted`` (a .py file or a package), read without importing it."""
+    relpath = dotted.replace(".", "/")
+    return source.read(f"{relpath}.py") is not None or source.read(f"{relpath}/__init__.py") is not None
+
+
 def _read_text(path: Path) -> str | None:
     return path.read_text(encoding="utf-8") if path.is_file() else None
 

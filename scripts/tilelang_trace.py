@@ -1,7 +1,8 @@
 """The TileLang side of gemm_lower_trace.py: the GEMM kernel, pass resolution and the runner of each trace mode.
 
 Importing this module imports tilelang: the caller sets TL_LOWER_TRACE* before that. Each mode of
-``trace_modes.MODES`` names its runner here: ``runner(spec, func, target, trace_dir) -> (rows, error, info)``.
+``trace_modes.MODES`` names its runner here: ``runner(spec, func, target, out_dir, trace_dir) -> (rows, error,
+info)``.
 """
 
 from __future__ import annotations
@@ -83,14 +84,26 @@ def _step_row(step: int, phase: str, result: dict) -> dict:
     }
 
 
-def run_lower_trace(spec: TraceSpec, func, target, trace_dir: Path):
+def run_instrument(spec: TraceSpec, func, target, out_dir: Path, trace_dir: Path):
+    """instrument: a TVM pass instrument over the full tilelang.lower (pass_instrument.py)."""
+    import pass_instrument
+
+    rows, error, info = pass_instrument.run_instrument(func, target, keep_ir=spec.keep_ir)
+    ir = info.pop("ir", None)
+    if ir is not None:
+        info["ir_archive"] = str(out_dir / "ir.json.gz")
+        info["ir_archive_bytes"] = pass_instrument.write_ir_archive(ir, out_dir / "ir.json.gz")
+    return rows, error, info
+
+
+def run_lower_trace(spec: TraceSpec, func, target, out_dir: Path, trace_dir: Path):
     """trace-api: tilelang.tools.lower_trace.lower_trace() over the pass list."""
     with target:
         rows, error = run_api_tool("lower_trace", func, resolve_passes(spec, target))
     return rows, error, {}
 
 
-def run_pass_diff(spec: TraceSpec, func, target, trace_dir: Path):
+def run_pass_diff(spec: TraceSpec, func, target, out_dir: Path, trace_dir: Path):
     """pass-diff: tilelang.utils.pass_diff.pass_diff() over the pass list."""
     with target:
         rows, error = run_api_tool("pass_diff", func, resolve_passes(spec, target))
@@ -143,7 +156,9 @@ def _failed_row(step: int, phase: str, name: str, error: BaseException | str, de
     }
 
 
-def run_trace_env(spec: TraceSpec, func, target, trace_dir: Path) -> tuple[list[dict], BaseException | None, dict]:
+def run_trace_env(
+    spec: TraceSpec, func, target, out_dir: Path, trace_dir: Path
+) -> tuple[list[dict], BaseException | None, dict]:
     """Full tilelang.lower under TL_LOWER_TRACE; rows come from this run's own run record."""
     from tilelang.tools.lower_trace import core
 

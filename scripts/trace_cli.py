@@ -11,6 +11,7 @@ import json
 import re
 import sys
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import tilelang_source
 import trace_modes
@@ -71,6 +72,7 @@ class TraceSpec:
     target_name: str
     target: dict
     passes: tuple[str, ...]
+    keep_ir: bool = False  # instrument: write the IR after every pass to ir.json.gz (not provenance)
 
     @property
     def target_json(self) -> str:
@@ -220,7 +222,36 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--out", metavar="DIR", help="where this run writes everything (default ./tmp/gemm_lower_trace/<mode>)"
     )
+    parser.add_argument(
+        "--keep-ir",
+        action="store_true",
+        help="instrument: also keep the IR printed after every pass, compressed, in DIR/ir.json.gz",
+    )
+    parser.add_argument(
+        "--release-env",
+        metavar="DIR",
+        help="run in the TileLang release environment DIR (a venv made by scripts/release_envs.py)",
+    )
     return parser
+
+
+def release_env_python(argv: list[str]) -> str | None:
+    """The interpreter of --release-env DIR when it is not the running one (the script re-runs itself there).
+
+    Read before anything else, so that every check (pass names included) is made against that release.
+    """
+    value = None
+    for i, arg in enumerate(argv):
+        if arg == "--release-env" and i + 1 < len(argv):
+            value = argv[i + 1]
+        elif arg.startswith("--release-env="):
+            value = arg.split("=", 1)[1]
+    if value is None or Path(sys.prefix).resolve() == Path(value).resolve():
+        return None
+    python = Path(value) / "bin" / "python"
+    if not python.exists():
+        build_parser().error(f"argument --release-env: {value!r} has no bin/python (build it with release_envs.py)")
+    return str(python)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -231,7 +262,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         return args
     if args.tilelang_src:
         parser.error("argument --tilelang-src: only used with --static-only")
-    if trace_modes.MODES[args.mode].takes_passes:
+    mode = trace_modes.MODES[args.mode]
+    if args.keep_ir and args.mode not in trace_modes.KEEPS_IR:
+        parser.error(f"argument --keep-ir: only used with --mode {' or '.join(trace_modes.KEEPS_IR)}")
+    if mode.takes_passes and release_has(mode.requires):
         problem = check_pass_names(args.passes)
         if problem:
             parser.error(f"argument --passes: {problem}")
@@ -252,7 +286,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         stages=args.stages,
         target_name=name,
         target=target,
-        passes=tuple(args.passes),
+        passes=tuple(args.passes) if mode.takes_passes else (),
+        keep_ir=args.keep_ir,
     )
     return args
 
@@ -280,6 +315,12 @@ def _attach_dash_values(parser: argparse.ArgumentParser, argv: list[str]) -> lis
             result.append(argv[i])
             i += 1
     return result
+
+
+def release_has(module: str | None) -> bool:
+    """Whether the installed TileLang has the module a mode requires (unknown: True, the run will tell)."""
+    source = tilelang_source.find_installed_source()
+    return module is None or source is None or tilelang_source.has_module(source, module)
 
 
 def check_pass_names(names: tuple[str, ...]) -> str | None:

@@ -22,10 +22,13 @@ class TraceMode:
     takes_passes: bool
     # TL_LOWER_TRACE is read when tilelang is imported: the script sets it before the import
     sets_lower_trace_env: bool
-    # function of tilelang_trace.py that runs the mode: runner(spec, func, target, trace_dir) -> (rows, error, info)
+    # function of tilelang_trace.py that runs the mode:
+    # runner(spec, func, target, out_dir, trace_dir) -> (rows, error, info)
     runner: str
     # what the mode runs, one line
     summary: str
+    # module the TileLang release must have for the mode; a release without it gives one "unsupported" row
+    requires: str | None = None
 
 
 MODES: dict[str, TraceMode] = {
@@ -40,6 +43,7 @@ MODES: dict[str, TraceMode] = {
             sets_lower_trace_env=True,
             runner="run_trace_env",
             summary="TL_LOWER_TRACE=1 over the full tilelang.lower (every pass, phases, codegen)",
+            requires="tilelang.tools.lower_trace",
         ),
         TraceMode(
             name="trace-api",
@@ -49,6 +53,7 @@ MODES: dict[str, TraceMode] = {
             sets_lower_trace_env=False,
             runner="run_lower_trace",
             summary="tilelang.tools.lower_trace.lower_trace() over the pass list",
+            requires="tilelang.tools.lower_trace",
         ),
         TraceMode(
             name="pass-diff",
@@ -58,10 +63,26 @@ MODES: dict[str, TraceMode] = {
             sets_lower_trace_env=False,
             runner="run_pass_diff",
             summary="tilelang.utils.pass_diff.pass_diff() over the pass list",
+            requires="tilelang.utils.pass_diff",
+        ),
+        TraceMode(
+            name="instrument",
+            source="pass_instrument",
+            counts="difflib.SequenceMatcher over IRModule.script() before and after each pass run, seen by a TVM "
+            "pass instrument, counted as run_record counts (so comparable with trace-env)",
+            takes_passes=False,
+            sets_lower_trace_env=False,
+            runner="run_instrument",
+            summary="a TVM pass instrument in an outer PassContext over the full tilelang.lower: every release "
+            "from 0.1.8, nested passes, each pass's own wall time",
         ),
     )
 }
 MODE_NAMES = tuple(MODES)
+
+
+# modes whose job can keep the printed IR after every pass (--keep-ir: ir.json.gz) for the release comparison
+KEEPS_IR = ("instrument",)
 
 
 def source_of(mode: str) -> str:

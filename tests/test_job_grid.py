@@ -13,11 +13,13 @@ import trace_cli
 import trace_modes
 from job_grid import ConfigError
 
+INSTALLED = "0.1.15"
 
-def grid_of(**overrides):
+
+def grid_of(installed=INSTALLED, **overrides):
     cfg = {"shapes": [{"M": 256, "N": 256, "K": 256}], "targets": ["cuda-sm90"], "modes": ["trace-env"]}
     cfg.update(copy.deepcopy(overrides))
-    return job_grid.build_grid(job_grid.validate_config(cfg))
+    return job_grid.build_grid(job_grid.validate_config(cfg), installed=installed)
 
 
 def refused(**overrides) -> str:
@@ -33,7 +35,7 @@ def test_jobs_are_targets_x_shapes_x_modes_in_config_order():
         modes=["pass-diff", "trace-env"],
     )
     assert list(grid.jobs) == [
-        (target, shape, mode)
+        (INSTALLED, target, shape, mode)
         for target in ("hip", "cuda-sm80")
         for shape in ("64x64x64", "100x100x100_b32x32x32")
         for mode in ("pass-diff", "trace-env")
@@ -46,7 +48,7 @@ def test_a_jobs_arguments_parse_back_to_its_spec_with_the_trace_scripts_own_pars
         targets=[{"name": "sm90a", "target": {"kind": "cuda", "arch": "sm_90a"}}],
         modes=["trace-api"],
     )
-    job = grid.job("sm90a", "1000x512x64_b64x32x16_bfloat16", "trace-api")
+    job = grid.job(INSTALLED, "sm90a", "1000x512x64_b64x32x16_bfloat16", "trace-api")
     spec = trace_cli.parse_args(shlex.split(job.command_args)).spec
     assert (spec.M, spec.N, spec.K, spec.block_M, spec.block_N, spec.block_K) == (1000, 512, 64, 64, 32, 16)
     assert (spec.dtype, spec.accum_dtype, spec.threads, spec.stages) == ("bfloat16", "float32", 128, 0)
@@ -56,7 +58,7 @@ def test_a_jobs_arguments_parse_back_to_its_spec_with_the_trace_scripts_own_pars
 
 def test_only_modes_that_take_a_pass_list_get_one():
     grid = grid_of(modes=list(trace_modes.MODES), api_passes=["BindTarget", "Simplify"])
-    for (_, _, mode), job in grid.jobs.items():
+    for (_, _, _, mode), job in grid.jobs.items():
         has_passes = "--passes" in job.args
         assert has_passes == trace_modes.MODES[mode].takes_passes, mode
         if has_passes:
@@ -75,6 +77,49 @@ def test_schema_defaults_are_filled():
         "threads": 128,
         "stages": 3,
     }
+
+
+def test_versions_default_to_the_installed_release_which_needs_no_environment():
+    grid = grid_of()
+    assert grid.versions == (INSTALLED,) and not grid.compares_releases
+    job = next(iter(grid.jobs.values()))
+    assert job.release_env is None and "--release-env" not in job.args and "--keep-ir" not in job.args
+
+
+def test_without_an_installed_release_the_pinned_one_gets_an_environment():
+    grid = job_grid.build_grid(
+        job_grid.validate_config({"targets": ["hip"], "modes": ["instrument"]}), installed=""
+    )  # "" = metadata found no tilelang
+    assert grid.versions == (job_grid.pinned_release(),)
+    assert grid.release_env(grid.versions[0]) == f".envs/tilelang-{job_grid.pinned_release()}"
+
+
+def test_each_other_release_runs_in_its_own_environment_and_keeps_its_ir():
+    grid = grid_of(versions=["0.1.14", INSTALLED], modes=["instrument", "trace-env"], release_env_dir="/envs")
+    assert grid.versions == ("0.1.14", INSTALLED) and grid.compares_releases
+    old = grid.job("0.1.14", "cuda-sm90", "256x256x256", "instrument")
+    assert old.release_env == "/envs/tilelang-0.1.14"
+    assert old.args[old.args.index("--release-env") + 1] == "/envs/tilelang-0.1.14"
+    assert "--keep-ir" in old.args  # the comparison needs the IR after every pass
+    new = grid.job(INSTALLED, "cuda-sm90", "256x256x256", "trace-env")
+    assert new.release_env is None and "--keep-ir" not in new.args  # trace-env keeps its own run record
+    spec = trace_cli.parse_args(list(old.args)).spec
+    assert spec.keep_ir and spec.mode == "instrument"
+
+
+@pytest.mark.parametrize(
+    ("versions", "message"),
+    [
+        (["0.1.14", "0.1.7"], "config versions[1]: '0.1.7' is older than the supported range 0.1.8 to 0.1.15"),
+        (["0.1.14", "0.1.14"], "config versions[1]: '0.1.14' is a duplicate of versions[0]"),
+        (["0.1"], "config versions[0]: '0.1' is not a release of the form X.Y.Z"),
+        (["0.1.99"], "config versions[0]: '0.1.99' is not a known TileLang release"),
+        ([0.1], "config versions[0]: 0.1 is not a release of the form X.Y.Z or X.Y.Z.postN such as '0.1.14'; quote"),
+        ([], "config versions: the list is empty"),
+    ],
+)
+def test_a_bad_release_is_named_with_the_supported_range(versions, message):
+    assert refused(versions=versions).startswith(message)
 
 
 @pytest.mark.parametrize(
@@ -144,7 +189,7 @@ def test_the_cli_prints_one_line_per_job(tmp_path, capsys):
     config = tmp_path / "c.yaml"
     config.write_text(json.dumps({"shapes": [{"M": 8, "N": 8, "K": 8}], "targets": ["hip"], "modes": ["pass-diff"]}))
     assert job_grid.main([str(config)]) == 0
-    assert capsys.readouterr().out.startswith("hip/8x8x8/pass-diff: --mode pass-diff --shape 8,8,8")
+    assert capsys.readouterr().out.split(": ", 1)[1].startswith("--mode pass-diff --shape 8,8,8")
     config.write_text(json.dumps({"targets": ["cuda-sm99"]}))
     assert job_grid.main([str(config)]) == 2
     assert "config targets[0]: unknown target 'cuda-sm99'" in capsys.readouterr().err

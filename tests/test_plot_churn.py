@@ -45,7 +45,7 @@ def job_rows(n_steps=86, fail_at=None, codegen=True, target_name="cuda-sm90", mo
     last = n_steps - 1 if codegen else n_steps
     for step in range(1, last + 1):
         name = NAMES[(step - 1) % len(NAMES)]
-        base = dict(JOB, step=step, phase="pipeline_cuda", depth=1, error="", **{"pass": name})
+        base = dict(JOB, step=step, phase="pipeline_cuda", depth=1, seconds=0.001 * step, error="", **{"pass": name})
         if step == fail_at:
             rows.append(
                 dict(
@@ -69,6 +69,7 @@ def job_rows(n_steps=86, fail_at=None, codegen=True, target_name="cuda-sm90", mo
                 step=n_steps,
                 phase="codegen",
                 depth=0,
+                seconds=None,
                 error="",
                 status="codegen",
                 changed=True,

@@ -6,6 +6,7 @@ that holds only a copy of `config/`: the rules must find their scripts through t
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -65,13 +66,14 @@ def test_churn_csv_holds_exactly_the_jobs_and_their_rows(finished_run):
     jobs = {(r.target_name, int(r.M), int(r.N), int(r.K), r.mode) for r in churn.itertuples()}
     assert jobs == expected_jobs(finished_run) and len(jobs) == 12
 
-    run_csvs = sorted((finished_run / "results" / "runs").glob("*/*/*/passes.csv"))
+    run_csvs = sorted((finished_run / "results" / "runs").glob("*/*/*/*/passes.csv"))
     assert len(run_csvs) == 12
     for path in run_csvs:
         job_rows = pd.read_csv(path, dtype=str, keep_default_na=False)
-        target, mode = path.parts[-4], path.parts[-2]
+        version, target, mode = path.parts[-5], path.parts[-4], path.parts[-2]
         mine = churn[
-            (churn["target_name"] == target)
+            (churn["tilelang_version"] == version)
+            & (churn["target_name"] == target)
             & (churn["mode"] == mode)
             & (churn["M"] == job_rows["M"][0])
             & (churn["N"] == job_rows["N"][0])
@@ -184,11 +186,11 @@ def test_lint_reports_nothing():
     assert "Lints for" not in proc.stdout + proc.stderr
 
 
-def test_the_default_config_asks_for_36_trace_jobs_and_the_static_check():
+def test_the_default_config_asks_for_48_trace_jobs_and_the_static_check():
     proc = snakemake(REPO, "-n", "--forceall", "--quiet", "rules")  # whatever results/ holds
     assert proc.returncode == 0, proc.stderr
     counts = dict(re.findall(r"^(\w+)\s+(\d+)$", proc.stdout, re.M))
-    assert counts["trace"] == "36" and counts["static_check"] == "1"
+    assert counts["trace"] == "48" and counts["static_check"] == "1"
 
 
 def pins(lines) -> dict:
@@ -218,3 +220,107 @@ def test_the_report_builds_with_every_figure(finished_run):
     output = proc.stdout + proc.stderr
     assert len(re.findall(r"^Adding .+\.png", output, re.M)) == 12 + 1
     assert (finished_run / "report.html").stat().st_size > 100_000
+
+
+# ------------------------------------------------------------------------------ comparing releases
+
+
+@pytest.fixture(scope="module")
+def compared_run(tmp_path_factory):
+    """The small grid over three real releases; their environments are kept in the repository's .envs."""
+    pytest.importorskip("tilelang")
+    workdir = make_workdir(tmp_path_factory.mktemp("compare"))
+    proc = snakemake(
+        workdir,
+        "--cores",
+        "2",
+        "--configfile",
+        "config/test_config.yaml",
+        "config/compare_test_config.yaml",
+        "--config",
+        f"release_env_dir={REPO / '.envs'}",
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    return workdir
+
+
+def compare_config():
+    return yaml.safe_load((REPO / "config" / "compare_test_config.yaml").read_text())
+
+
+def test_each_release_ran_in_its_own_environment(compared_run):
+    for run_json in (compared_run / "results" / "runs").glob("*/*/*/*/run.json"):
+        version = run_json.relative_to(compared_run / "results" / "runs").parts[0]
+        info = json.loads(run_json.read_text())
+        assert info["versions"]["tilelang"] == version, run_json  # what the imported TileLang itself reported
+        cache = Path(info["out_dir"]) / "tilelang_cache"
+        assert cache.is_dir()  # every job its own TileLang cache
+    envs = {path.parent.name for path in (REPO / ".envs").glob("tilelang-*/environment.json")}
+    assert {"tilelang-0.1.12", "tilelang-0.1.14"} <= envs
+
+
+def test_a_release_without_the_modes_tool_gives_one_unsupported_row(compared_run):
+    rows = passes_table.read_rows(
+        compared_run / "results/runs/0.1.12/cuda-sm90/200x200x200_b64x64x32/trace-api/passes.csv"
+    )
+    assert [row["status"] for row in rows] == [passes_table.STATUS_UNSUPPORTED]
+    assert "tilelang.tools.lower_trace" in rows[0]["error"] and rows[0]["tilelang_version"] == "0.1.12"
+
+
+def test_churn_by_version_sums_each_jobs_rows(compared_run):
+    import pandas as pd
+
+    by_version = pd.read_csv(compared_run / "results/compare/churn_by_version.csv")
+    config = compare_config()
+    assert len(by_version) == len(config["versions"]) * len(config["targets"]) * len(config["modes"])
+    churn = passes_table.read_frame(compared_run / "results" / "churn.csv")
+    for row in by_version.itertuples():
+        job = churn[
+            (churn["tilelang_version"] == row.tilelang_version)
+            & (churn["target_name"] == row.target_name)
+            & (churn["mode"] == row.mode)
+        ]
+        if row.unsupported:
+            assert list(job["status"]) == [passes_table.STATUS_UNSUPPORTED]
+            continue
+        runs = job[job["status"].isin(passes_table.CHURN_STATUSES)]
+        assert row.pass_runs == len(runs) and row.changed_runs == int(runs["changed"].sum())
+        assert row.added_total == int(runs["added"].sum()) and row.deleted_total == int(runs["deleted"].sum())
+
+
+def test_alignment_keeps_every_pass_run_of_both_releases(compared_run):
+    import pandas as pd
+
+    alignment = pd.read_csv(compared_run / "results/compare/pass_alignment.csv", keep_default_na=False)
+    churn = passes_table.read_frame(compared_run / "results" / "churn.csv")
+    pairs = alignment.groupby(["target_name", "mode", "release_old", "release_new"])
+    assert pairs.ngroups >= 2
+    for (target, mode, old, new), rows in pairs:
+        kept = rows[rows["op"] == "kept"]
+        assert (kept["pass_old"] == kept["pass_new"]).all()
+        for release, side, op in ((old, "old", "removed"), (new, "new", "added")):
+            job = churn[(churn["tilelang_version"] == release) & (churn["target_name"] == target)]
+            pass_runs = (*passes_table.CHURN_STATUSES, passes_table.STATUS_FAILED)
+            job = job[(job["mode"] == mode) & job["status"].isin(pass_runs)]
+            mine = rows[rows["op"].isin(["kept", op])]
+            assert list(mine[f"pass_{side}"]) == list(job["pass"]), (target, mode, release)
+
+
+def test_divergence_reads_the_kept_ir_of_the_instrument_jobs(compared_run):
+    import pandas as pd
+
+    divergence = pd.read_csv(compared_run / "results/compare/divergence.csv", keep_default_na=False)
+    instrument = divergence[divergence["mode"] == "instrument"]
+    assert len(instrument) == 2 * (len(compare_config()["versions"]) - 1)
+    assert not instrument["note"].str.contains("no IR archive").any()
+    for archive in (compared_run / "results" / "runs").glob("*/*/*/instrument/ir.json.gz"):
+        assert 0 < archive.stat().st_size < 200_000
+
+
+def test_release_figures_are_real(compared_run):
+    import matplotlib.image as mpimg
+    import numpy as np
+
+    for name in ("release_heatmap", "release_trend"):
+        pixels = mpimg.imread(compared_run / "results" / "compare" / f"{name}.png")
+        assert min(pixels.shape[:2]) > 200 and np.asarray(pixels[..., :3]).std() > 0.05, name

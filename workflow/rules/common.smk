@@ -24,8 +24,11 @@ except job_grid.ConfigError as error:  # say where the config came from: config.
 # The heatmap shows one mode: trace-env (every pass of tilelang.lower) when configured, else the first.
 HEATMAP_MODE = "trace-env" if "trace-env" in GRID.modes else GRID.modes[0]
 STATIC_CHECK = "results/static/static_check.txt"
-RUN_DIR = "results/runs/{target}/{shape}/{mode}"
+RUN_DIR = "results/runs/{version}/{target}/{shape}/{mode}"
+JOB_PATH = "{version}/{target}/{shape}/{mode}"
 FIGURE_DIR = "results/figures"
+COMPARE_DIR = "results/compare"
+RELEASE_ENV_MARKER = f"{GRID.release_env_dir}/tilelang-{{version}}/environment.json"
 
 
 # Jobs run `python3` from PATH: this Snakemake's own venv first, as activating it would (with --sdm conda the
@@ -37,6 +40,7 @@ envvars:
 INHERITED_PATH = os.environ["PATH"]
 os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), INHERITED_PATH])
 TRACE_SCRIPT = f"{SCRIPTS}/gemm_lower_trace.py"
+REQUIREMENTS = str(Path(workflow.basedir) / "requirements.txt")
 
 
 def _alternatives(values) -> str:
@@ -44,6 +48,7 @@ def _alternatives(values) -> str:
 
 
 wildcard_constraints:
+    version=_alternatives(GRID.versions),
     shape=_alternatives(GRID.shapes),
     target=_alternatives(GRID.targets),
     mode=_alternatives(GRID.modes),
@@ -55,9 +60,16 @@ def get_final_output() -> list:
         STATIC_CHECK,
         "results/churn.csv",
         "results/churn_summary.csv",
-        *per_job(f"{FIGURE_DIR}/churn/{{target}}/{{shape}}/{{mode}}.png"),
+        *per_job(f"{FIGURE_DIR}/churn/{JOB_PATH}.png"),
         *get_heatmap_paths(),
+        *(get_compare_outputs() if GRID.compares_releases else []),
     ]
+
+
+def get_compare_outputs() -> list:
+    tables = ("churn_by_version.csv", "pass_alignment.csv", "divergence.csv")
+    figures = [f"{stem}.{ext}" for stem in ("release_heatmap", "release_trend") for ext in ("png", "svg")]
+    return [f"{COMPARE_DIR}/{name}" for name in (*tables, *figures)]
 
 
 def per_job(pattern: str) -> list:
@@ -73,6 +85,15 @@ def get_heatmap_paths() -> list:
     return [f"{FIGURE_DIR}/churn_heatmap.{ext}" for ext in config["heatmap_formats"]]
 
 
+def get_trace_job(wildcards):
+    return GRID.job(wildcards.version, wildcards.target, wildcards.shape, wildcards.mode)
+
+
 def get_trace_args(wildcards) -> str:
     """The trace script's arguments for this job (shell-quoted), from the grid."""
-    return GRID.job(wildcards.target, wildcards.shape, wildcards.mode).command_args
+    return get_trace_job(wildcards).command_args
+
+
+def get_release_env(wildcards) -> list:
+    """The job's release environment marker, built by rule release_env; none for the installed release."""
+    return [] if GRID.release_env(wildcards.version) is None else [RELEASE_ENV_MARKER.format(**wildcards)]

@@ -3,14 +3,14 @@ rule plot_job_churn:
         passes=f"{RUN_DIR}/passes.csv",
     output:
         report(
-            f"{FIGURE_DIR}/churn/{{target}}/{{shape}}/{{mode}}.png",
+            f"{FIGURE_DIR}/churn/{JOB_PATH}.png",
             caption="../report/job_churn.rst",
             category="Per-job churn",
-            subcategory="{target}",
+            subcategory="tilelang {version}, {target}",
             labels={"shape": "{shape}", "mode": "{mode}"},
         ),
     log:
-        "logs/plots/churn/{target}/{shape}/{mode}.log",
+        f"logs/plots/churn/{JOB_PATH}.log",
     conda:
         "../envs/tilelang.yaml"
     params:

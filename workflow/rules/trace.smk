@@ -1,16 +1,36 @@
-# One job per (target, shape, mode): gemm_lower_trace.py with the job's arguments from the grid.
-# Exit status: 0 ok; 1 a pass failed and is recorded as a row of passes.csv (data: the job succeeds);
-# 2 bad arguments (the job fails).
+# A release other than the installed one gets its own uv environment, built once and reused
+# (release_envs.py verifies the import before it writes the marker, the rule's output).
 
 
+rule release_env:
+    output:
+        RELEASE_ENV_MARKER,
+    log:
+        "logs/release_env/tilelang-{version}.log",
+    conda:
+        "../envs/tilelang.yaml"
+    params:
+        script=f"{SCRIPTS}/release_envs.py",
+        root=lambda wildcards, output: str(Path(output[0]).parents[1]),
+        requirements=REQUIREMENTS,
+    shell:
+        "python3 {params.script} build --version {wildcards.version} --root {params.root}"
+        " --requirements {params.requirements} --log {log}"
+
+
+# One job per (version, target, shape, mode): gemm_lower_trace.py with the job's arguments from the grid.
+# Exit status: 0 ok (an "unsupported" row too); 1 a pass failed and is recorded as a row of passes.csv (data:
+# the job succeeds); 2 bad arguments (the job fails).
 rule trace:
+    input:
+        get_release_env,
     output:
         passes=f"{RUN_DIR}/passes.csv",
         run=f"{RUN_DIR}/run.json",
     log:
-        "logs/trace/{target}/{shape}/{mode}.log",
+        f"logs/trace/{JOB_PATH}.log",
     benchmark:
-        "results/benchmarks/trace/{target}/{shape}/{mode}.tsv"
+        f"results/benchmarks/trace/{JOB_PATH}.tsv"
     conda:
         "../envs/tilelang.yaml"
     threads: 1

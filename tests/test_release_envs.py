@@ -1,0 +1,338 @@
+"""scripts/release_envs.py: the release data, the `versions` check, pip's find-links, and real uv builds."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import release_envs
+from release_envs import BuildError, ReleaseError, build_env, check_versions, load_releases
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPT = REPO / "scripts" / "release_envs.py"
+RANGE = "0.1.8 to 0.1.15"
+
+
+def run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), *args],
+        check=False,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+    )
+
+
+# ------------------------------------------------------------------------------------ release data
+
+
+def test_supported_range_is_oldest_to_newest_entry():
+    releases = load_releases()
+    assert list(releases) == ["0.1.8", "0.1.9", "0.1.10", "0.1.11", "0.1.12", "0.1.13", "0.1.14", "0.1.15"]
+    assert release_envs.SUPPORTED_RANGE == RANGE
+
+
+@pytest.mark.parametrize(
+    "version,pins",
+    [("0.1.8", ("apache-tvm-ffi==0.1.9",)), ("0.1.10", ("apache-tvm-ffi==0.1.11",)), ("0.1.12", ())],
+)
+def test_pins_as_in_the_data_file(version, pins):
+    release = load_releases()[version]
+    assert release.requirements == pins
+    assert all(pin.found for pin in release.pins), "every pin says how it was found"
+
+
+def test_capabilities_as_measured():
+    releases = load_releases()
+    assert [v for v, r in releases.items() if r.has_lower_trace] == ["0.1.13", "0.1.14", "0.1.15"]
+    assert [v for v, r in releases.items() if r.has_pass_diff] == ["0.1.12", "0.1.13", "0.1.14", "0.1.15"]
+    assert [v for v, r in releases.items() if not r.hip_lowers] == ["0.1.8", "0.1.9"]
+
+
+@pytest.mark.parametrize(
+    "entry,complaint",
+    [
+        ("pins: [{requirement: apache-tvm-ffi>=0.1.9, found: x}]", "expected NAME==VERSION"),
+        ("pins: [{requirement: apache-tvm-ffi==0.1.9}]", "requirement, found"),
+        ("pins: [{requirement: torch==2.13.0, found: x}]", "set elsewhere"),
+        ("pins: [{requirement: apache-tvm-ffi==0.1.9, found: ''}]", "how the pin was found"),
+        ("pins: 'apache-tvm-ffi==0.1.9'", "expected a list"),
+    ],
+)
+def test_bad_release_data_is_named(tmp_path, entry, complaint):
+    data = tmp_path / "releases.yaml"
+    data.write_text(
+        f'releases:\n  "0.1.8":\n    {entry}\n    has_lower_trace: false\n    has_pass_diff: false\n'
+        "    hip_lowers: false\n"
+    )
+    with pytest.raises(ReleaseError, match=complaint) as caught:
+        load_releases(data)
+    assert str(data) in str(caught.value) and "0.1.8" in str(caught.value)
+
+
+def test_a_flag_must_be_a_boolean(tmp_path):
+    data = tmp_path / "releases.yaml"
+    data.write_text(
+        'releases:\n  "0.1.8": {pins: [], has_lower_trace: "no", has_pass_diff: false, hip_lowers: false}\n'
+    )
+    with pytest.raises(ReleaseError, match=r"has_lower_trace: expected true or false, got 'no'"):
+        load_releases(data)
+
+
+# ------------------------------------------------------------------------------------ check_versions
+
+
+@pytest.mark.parametrize(
+    "values,message",
+    [
+        (["0.1.14", "0.1.7"], f"config versions[1]: '0.1.7' is older than the supported range {RANGE}"),
+        (["0.1.7.post3"], f"config versions[0]: '0.1.7.post3' is older than the supported range {RANGE}"),
+        (["0.0.1"], f"config versions[0]: '0.0.1' is older than the supported range {RANGE}"),
+        (
+            ["0.1.16"],
+            (
+                "config versions[0]: '0.1.16' is not a known TileLang release: not in config/tilelang_releases.yaml"
+                f" (supported range {RANGE})"
+            ),
+        ),
+        (["0.1.12.post1"], "config versions[0]: '0.1.12.post1' is not a known TileLang release"),
+        (["v0.1.14"], "config versions[0]: 'v0.1.14' is not a release of the form X.Y.Z or X.Y.Z.postN"),
+        (["0.1.14", "0.1"], "config versions[1]: '0.1' is not a release of the form X.Y.Z or X.Y.Z.postN"),
+        (["0.1.14rc1"], "config versions[0]: '0.1.14rc1' is not a release of the form"),
+        ([" 0.1.14"], "config versions[0]: ' 0.1.14' is not a release of the form"),
+        (
+            [0.1],
+            (
+                "config versions[0]: 0.1 is not a release of the form X.Y.Z or X.Y.Z.postN such as '0.1.14';"
+                " quote it in YAML"
+            ),
+        ),
+        (
+            ["0.1.14", "0.1.15", "0.1.14"],
+            f"config versions[2]: '0.1.14' is a duplicate of versions[0] (supported range {RANGE})",
+        ),
+        ("0.1.14", "config versions: '0.1.14' is not a list; give a list of TileLang releases such as ['0.1.14']"),
+        ({"0.1.14": None}, "config versions: {'0.1.14': None} is not a list"),
+        (None, "config versions: None is not a list"),
+        ([], f"config versions: the list is empty; give at least one release (supported range {RANGE})"),
+    ],
+    ids=lambda case: repr(case)[:40],
+)
+def test_every_bad_value_names_key_value_and_range(values, message):
+    with pytest.raises(ReleaseError) as caught:
+        check_versions(values, installed=None)
+    assert str(caught.value).startswith(message)
+    assert RANGE in str(caught.value)
+
+
+def test_the_key_name_is_the_one_given():
+    with pytest.raises(ReleaseError, match=r"^config compare\.versions\[0\]: '0\.1\.7'"):
+        check_versions(["0.1.7"], installed=None, key="compare.versions")
+
+
+def test_valid_releases_come_back_in_the_given_order():
+    assert check_versions(["0.1.15", "0.1.8", "0.1.12"], installed=None) == ["0.1.15", "0.1.8", "0.1.12"]
+    assert check_versions(("0.1.10",), installed=None) == ["0.1.10"]
+
+
+@pytest.mark.parametrize("installed", ["0.1.16", "0.1.7", "0.1.16.dev0+g1234abc"])
+def test_the_installed_release_is_always_accepted(installed):
+    assert check_versions([installed, "0.1.14"], installed=installed) == [installed, "0.1.14"]
+    with pytest.raises(ReleaseError, match="duplicate"):
+        check_versions([installed, installed], installed=installed)
+
+
+def test_installed_release_reads_metadata_without_importing_tilelang():
+    code = "import sys, release_envs; print(release_envs.installed_release()); print('tilelang' in sys.modules)"
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO / "scripts", capture_output=True, text=True, check=True
+    )
+    installed, imported = proc.stdout.split()
+    assert imported == "False"
+    from importlib import metadata
+
+    assert installed == metadata.version("tilelang")
+    assert check_versions([installed], installed=installed) == [installed]
+
+
+def test_cli_check_ok_and_bad():
+    proc = run_cli("check", "0.1.14", "0.1.10")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[1].startswith("0.1.10: pins=apache-tvm-ffi==0.1.11")
+    proc = run_cli("check", "0.1.14", "0.1.7")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip().splitlines() == [
+        f"release_envs: error: config versions[1]: '0.1.7' is older than the supported range {RANGE}"
+    ]
+
+
+# ------------------------------------------------------------------------------------ pip's find-links
+
+
+def _env_without_pip_find_links(**extra: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "PIP_FIND_LINKS"}
+    env.update(extra)
+    return env
+
+
+def test_find_links_from_a_pip_config_file(tmp_path):
+    config = tmp_path / "pip.conf"
+    config.write_text("[global]\nfind-links =\n    /wheels/a\n    /wheels/b\n")
+    env = _env_without_pip_find_links(PIP_CONFIG_FILE=str(config))
+    assert release_envs.find_links(environ=env) == ["/wheels/a", "/wheels/b"]
+
+
+def test_find_links_install_section_overrides_global(tmp_path):
+    config = tmp_path / "pip.conf"
+    config.write_text("[global]\nfind-links = /wheels/global\n[install]\nfind-links = /wheels/install\n")
+    env = _env_without_pip_find_links(PIP_CONFIG_FILE=str(config))
+    assert release_envs.find_links(environ=env) == ["/wheels/install"]
+
+
+def test_find_links_pip_find_links_overrides_config(tmp_path):
+    config = tmp_path / "pip.conf"
+    config.write_text("[global]\nfind-links = /wheels/config\n")
+    env = _env_without_pip_find_links(PIP_CONFIG_FILE=str(config), PIP_FIND_LINKS="/wheels/x /wheels/y")
+    assert release_envs.find_links(environ=env) == ["/wheels/x", "/wheels/y"]
+
+
+def test_find_links_none_configured():
+    env = _env_without_pip_find_links(PIP_CONFIG_FILE=os.devnull)  # os.devnull: pip loads no config file
+    assert release_envs.find_links(environ=env) == []
+
+
+def test_find_links_falls_back_to_pip_find_links_without_pip(tmp_path):
+    no_pip = tmp_path / "python-without-pip"
+    no_pip.write_text("#!/bin/sh\nexit 1\n")
+    no_pip.chmod(0o755)
+    env = _env_without_pip_find_links(PIP_FIND_LINKS="/wheels/env")
+    assert release_envs.find_links(python=no_pip, environ=env) == ["/wheels/env"]
+
+
+@pytest.mark.skipif(not Path("/opt/wheels").is_dir(), reason="not this project's machine kind: no /opt/wheels")
+def test_find_links_on_this_machine_names_the_cpu_torch_folder():
+    assert "/opt/wheels" in release_envs.find_links()
+
+
+def test_torch_pin_is_read_from_requirements(tmp_path):
+    assert release_envs.torch_requirement(REPO / "requirements.txt") == "torch==2.13.0"
+    bad = tmp_path / "requirements.txt"
+    bad.write_text("torch>=2\ntilelang==0.1.15\n")
+    with pytest.raises(ReleaseError, match="no 'torch==VERSION' line"):
+        release_envs.torch_requirement(bad)
+
+
+# ------------------------------------------------------------------------------------ building
+
+
+def test_build_rejects_a_bad_version_with_exit_2(tmp_path):
+    proc = run_cli("build", "--version", "0.1.7", "--root", str(tmp_path / "envs"))
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        f"release_envs: error: release '0.1.7' is older than the supported range {RANGE}"
+    ]
+    assert not (tmp_path / "envs").exists(), "nothing is built for a bad version"
+
+
+def test_build_never_clears_a_folder_that_is_not_an_environment(tmp_path):
+    keep = tmp_path / "tilelang-0.1.14" / "notes.txt"
+    keep.parent.mkdir()
+    keep.write_text("mine")
+    proc = run_cli("build", "--version", "0.1.14", "--root", str(tmp_path), "--uv", "/bin/true")
+    assert proc.returncode == 3
+    assert "step 'uv venv' failed" in proc.stderr and "is not a virtual environment" in proc.stderr
+    assert keep.read_text() == "mine"
+
+
+@pytest.fixture(scope="module")
+def uv_bin() -> Path:
+    found = release_envs.find_uv()
+    if found is None:
+        pytest.skip("uv is missing: no uv beside the interpreter, no `uv` package, none on PATH")
+    return found
+
+
+def test_failed_install_exits_3_naming_the_step_and_the_log(tmp_path, uv_bin):
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("torch==0.0.0\n")  # no such torch: the install step fails after uv venv
+    root = tmp_path / "envs"
+    proc = run_cli("build", "--version", "0.1.14", "--root", str(root), "--requirements", str(requirements))
+    assert proc.returncode == 3, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "tilelang 0.1.14: step 'uv pip install' failed: exit 1" in lines[0]
+    log = root / "tilelang-0.1.14.build.log"
+    assert lines[0].endswith(f"output in {log}")
+    assert "torch==0.0.0" in log.read_text()
+    assert not (root / "tilelang-0.1.14" / "environment.json").exists()
+
+
+@pytest.fixture(scope="module")
+def built_0_1_14(tmp_path_factory, uv_bin):
+    """One real build of 0.1.14 through the command line, as a Snakemake rule would run it."""
+    root = tmp_path_factory.mktemp("release_envs")
+    start = time.monotonic()
+    proc = run_cli("build", "--version", "0.1.14", "--root", str(root))
+    seconds = time.monotonic() - start
+    assert proc.returncode == 0, proc.stderr
+    return root, Path(proc.stdout.strip()), seconds
+
+
+def test_real_build_of_0_1_14_imports_0_1_14_with_the_cpu_torch(built_0_1_14):
+    root, marker, _ = built_0_1_14
+    assert marker == root / "tilelang-0.1.14" / "environment.json"
+    data = json.loads(marker.read_text())
+    assert data["version"] == "0.1.14" and data["tilelang_version"] == "0.1.14"
+    # the CPU build of the requirements.txt pin, never the multi-GB CUDA build from the index
+    assert data["torch_version"] == "2.13.0+cpu" and data["torch_cuda"] is None
+    assert data["packages"]["torch"] == "2.13.0+cpu"
+    assert not [name for name in data["packages"] if name.startswith("nvidia")]
+    assert data["packages"]["tilelang"] == "0.1.14" and data["pins"] == []
+    assert data["python"] == str(root / "tilelang-0.1.14" / "bin" / "python")
+    assert data["tilelang_cache_dir"] == str(root / "tilelang-0.1.14" / "tilelang_cache")
+    assert (root / "tilelang-0.1.14" / "tilelang_cache").is_dir(), "the verifying import used the env's own cache"
+    assert data["build_seconds"] > 0 and data["uv_version"] and isinstance(data["disk_bytes_added"], int)
+    assert not list(marker.parent.glob(".environment.json.*")), "no temp file left beside the marker"
+
+
+def test_the_environment_really_runs_0_1_14(built_0_1_14):
+    root, _, _ = built_0_1_14
+    python = root / "tilelang-0.1.14" / "bin" / "python"
+    env = dict(os.environ, TILELANG_CACHE_DIR=str(root / "tilelang-0.1.14" / "tilelang_cache"))
+    code = "import importlib.metadata as m; print(m.version('tilelang'), m.version('torch'))"
+    proc = subprocess.run([str(python), "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert proc.stdout.split() == ["0.1.14", "2.13.0+cpu"]
+
+
+def test_a_second_build_with_a_valid_marker_returns_at_once(built_0_1_14):
+    root, marker, first_seconds = built_0_1_14
+    log = root / "tilelang-0.1.14.build.log"
+    before = (marker.stat().st_mtime_ns, log.stat().st_mtime_ns, (marker.parent / "bin" / "python").lstat().st_ino)
+    start = time.monotonic()
+    assert build_env("0.1.14", root, requirements=REPO / "requirements.txt") == marker
+    assert time.monotonic() - start < 1.0 < first_seconds
+    after = (marker.stat().st_mtime_ns, log.stat().st_mtime_ns, (marker.parent / "bin" / "python").lstat().st_ino)
+    assert after == before, "nothing was reinstalled, not even the log rewritten"
+
+
+def test_an_invalid_marker_rebuilds_from_scratch(built_0_1_14):
+    root, marker, _ = built_0_1_14
+    stray = marker.parent / "lib" / "stray.txt"
+    stray.write_text("left by a half-finished build")
+    marker.write_text('{"schema": 1, "version": "0.1.14"')  # truncated: not a valid marker
+    assert build_env("0.1.14", root, requirements=REPO / "requirements.txt") == marker
+    assert json.loads(marker.read_text())["tilelang_version"] == "0.1.14"
+    assert not stray.exists(), "uv venv --clear started from an empty folder"
+
+
+def test_a_build_of_a_release_not_in_the_data_is_refused(tmp_path):
+    with pytest.raises(ReleaseError, match="'0.1.16' is not a known TileLang release"):
+        build_env("0.1.16", tmp_path)
+    with pytest.raises(BuildError, match="step 'read requirements' failed"):
+        build_env("0.1.14", tmp_path, requirements=tmp_path / "missing.txt")

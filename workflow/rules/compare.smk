@@ -1,0 +1,33 @@
+# Comparison of TileLang releases (only when config versions lists more than one): churn per release,
+# pass sequences of consecutive releases aligned, where the printed IR first diverges, and two figures.
+# compare_releases.py reads each job's ir.json.gz (instrument jobs keep it when releases are compared).
+
+
+rule compare_releases:
+    input:
+        get_all_passes_csv,
+    output:
+        by_version=f"{COMPARE_DIR}/churn_by_version.csv",
+        alignment=f"{COMPARE_DIR}/pass_alignment.csv",
+        divergence=f"{COMPARE_DIR}/divergence.csv",
+        heatmap=report(
+            f"{COMPARE_DIR}/release_heatmap.png",
+            caption="../report/compare_heatmap.rst",
+            category="Releases",
+        ),
+        heatmap_svg=f"{COMPARE_DIR}/release_heatmap.svg",
+        trend=report(
+            f"{COMPARE_DIR}/release_trend.png",
+            caption="../report/compare_trend.rst",
+            category="Releases",
+        ),
+        trend_svg=f"{COMPARE_DIR}/release_trend.svg",
+    log:
+        "logs/compare/compare_releases.log",
+    conda:
+        "../envs/tilelang.yaml"
+    params:
+        script=f"{SCRIPTS}/compare_releases.py",
+        out_dir=lambda wildcards, output: str(Path(output.by_version).parent),
+    shell:
+        "python3 {params.script} --out-dir {params.out_dir} {input} > {log} 2>&1"
