@@ -1,6 +1,7 @@
 # tilelang-churn: per-pass IR churn of TileLang's GEMM lowering over shapes x targets x trace modes.
 # Config: config/config.yaml (documented in config/README.md, validated by
-# workflow/schemas/config.schema.yaml). Run: snakemake --cores 4; report: snakemake --report report.html
+# workflow/schemas/config.schema.yaml). Run: snakemake --cores 4; book figures: snakemake --cores 4 book_figures;
+# report: snakemake --report results/report.html
 
 from snakemake.utils import min_version
 
@@ -14,12 +15,14 @@ report: "workflow/report/workflow.rst"
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/book_common.smk"
 
 
 rule all:
     default_target: True
     input:
         get_final_output(),
+        get_book_outputs(),
 
 
 include: "workflow/rules/static.smk"
@@ -27,3 +30,4 @@ include: "workflow/rules/trace.smk"
 include: "workflow/rules/tables.smk"
 include: "workflow/rules/plots.smk"
 include: "workflow/rules/compare.smk"
+include: "workflow/rules/book.smk"

@@ -73,6 +73,7 @@ def _summarize_job(job: pd.DataFrame) -> dict:
         added_total=int(added.sum()),
         deleted_total=int(deleted.sum()),
         churn_total=int(added.sum() + deleted.sum()),
+        **_stripped_totals(churn),
         top_pass="",
         top_pass_step=pd.NA,
         top_pass_churn=0,
@@ -89,6 +90,15 @@ def _summarize_job(job: pd.DataFrame) -> dict:
     if len(failed):
         out["first_error"] = failed.iloc[0]["error"]
     return out
+
+
+def _stripped_totals(churn: pd.DataFrame) -> dict:
+    """Totals of the whitespace-insensitive counts; empty when a churn row has none (no IR text to count)."""
+    stripped = churn[["added_stripped", "deleted_stripped"]]
+    if stripped.isna().any().any():
+        return dict(added_stripped_total=pd.NA, deleted_stripped_total=pd.NA, churn_stripped_total=pd.NA)
+    added, deleted = int(stripped["added_stripped"].sum()), int(stripped["deleted_stripped"].sum())
+    return dict(added_stripped_total=added, deleted_stripped_total=deleted, churn_stripped_total=added + deleted)
 
 
 def summarize(df: pd.DataFrame) -> pd.DataFrame:

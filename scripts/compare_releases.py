@@ -54,6 +54,9 @@ values; booleans are ``True``/``False``.
 - pass_runs: pass runs of the job (rows other than codegen and unsupported).
 - changed_runs: rows with status changed.
 - added_total, deleted_total, churn_total: sums of added, deleted, added+deleted over changed/noop rows.
+- added_stripped_total, deleted_stripped_total, churn_stripped_total: the same over passes.csv's
+  added_stripped/deleted_stripped (lines compared without leading and trailing whitespace); empty when a
+  churn row has no such count.
 - seconds_total: sum of the ``seconds`` column over pass runs; empty when the table has no ``seconds``
   column or the job no value.
 - (these five counts and seconds_total are empty for an unsupported job: nothing ran, which is not 0)
@@ -160,10 +163,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import figure_style as fs  # the one style of every figure: fonts, colours, DPI, saving (sets the Agg backend)
 import matplotlib
-
-matplotlib.use("Agg")
-
 import matplotlib.colors as mcolors  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker as mticker  # noqa: E402
@@ -208,6 +209,9 @@ BY_VERSION_COLUMNS = [
     "added_total",
     "deleted_total",
     "churn_total",
+    "added_stripped_total",
+    "deleted_stripped_total",
+    "churn_stripped_total",
     "seconds_total",
     "failed",
     "first_error",
@@ -257,22 +261,18 @@ FIGURE_STEMS = ("release_heatmap", "release_trend")
 
 KEPT, ADDED, REMOVED = "kept", "added", "removed"
 
-DPI = 100
-ZERO_COLOR = "#fbf3d5"  # same palette as plot_churn's heatmap
-ABSENT_COLOR = "#ececec"
-ABSENT_EDGE = "#c4c4c4"
-FAILED_COLOR = "#d50000"
-FAILED_FILL = "#ffd6d6"
-UNSUPPORTED_FILL = "#dde3ec"
-UNSUPPORTED_EDGE = "#7a8799"
+DPI = fs.SCREEN_DPI
+ZERO_COLOR = fs.ZERO_COLOR  # the palette of figure_style, shared with plot_churn
+ABSENT_COLOR = fs.ABSENT_COLOR
+ABSENT_EDGE = fs.ABSENT_EDGE
+FAILED_COLOR = fs.FAILED_COLOR
+FAILED_FILL = fs.FAILED_FILL
+UNSUPPORTED_FILL = fs.UNSUPPORTED_FILL
+UNSUPPORTED_EDGE = fs.UNSUPPORTED_EDGE
 NO_JOB_FILL = "#ffffff"
 UNKNOWN_RELEASE = "(unknown)"
-_SAVE_METADATA = {  # drop the date and software tags so that reruns write identical bytes
-    "png": {"Software": None},
-    "svg": {"Date": None, "Creator": None},
-    "pdf": {"CreationDate": None, "ModDate": None, "Creator": None, "Producer": None},
-}
-_RC = {"svg.hashsalt": "tilelang-churn/compare_releases", "svg.fonttype": "path"}
+_SAVE_METADATA = fs.SAVE_METADATA  # no date and no software tags: reruns write identical bytes
+_RC = fs.rc("en", hashsalt="tilelang-churn/compare_releases")
 
 
 # ------------------------------------------------------------------------------------------- releases
@@ -575,6 +575,16 @@ def _job_source_lines(job: Job, archive_path: Path | None) -> int | None:
     return len(source.splitlines()) if isinstance(source, str) else None
 
 
+def _stripped_totals(churn: pd.DataFrame) -> dict:
+    """The whitespace-insensitive totals (passes.csv added_stripped/deleted_stripped); empty when a churn row
+    has none (a mode without the IR text) or the table predates those columns."""
+    columns = ["added_stripped", "deleted_stripped"]
+    if not set(columns) <= set(churn.columns) or churn[columns].isna().any().any():
+        return dict.fromkeys(("added_stripped_total", "deleted_stripped_total", "churn_stripped_total"), pd.NA)
+    added, deleted = int(churn[columns[0]].sum()), int(churn[columns[1]].sum())
+    return {"added_stripped_total": added, "deleted_stripped_total": deleted, "churn_stripped_total": added + deleted}
+
+
 def churn_by_version(churn_df: pd.DataFrame, archives: Mapping[tuple, str | os.PathLike] | None = None) -> pd.DataFrame:
     """One row per configuration x release (BY_VERSION_COLUMNS, see the module docstring)."""
     archives = archives or {}
@@ -596,6 +606,7 @@ def churn_by_version(churn_df: pd.DataFrame, archives: Mapping[tuple, str | os.P
                 "added_total": added,
                 "deleted_total": deleted,
                 "churn_total": added + deleted,
+                **_stripped_totals(churn),
                 "seconds_total": seconds,
             }
             if job.unsupported:  # nothing ran: empty, not 0, so that means and sums over releases stay honest
@@ -620,6 +631,9 @@ def churn_by_version(churn_df: pd.DataFrame, archives: Mapping[tuple, str | os.P
         "added_total",
         "deleted_total",
         "churn_total",
+        "added_stripped_total",
+        "deleted_stripped_total",
+        "churn_stripped_total",
         "generated_source_lines",
     ):
         if column in out:
@@ -929,14 +943,8 @@ def _save(fig, paths: Iterable[str | os.PathLike]) -> None:
         fmt = path.suffix.lstrip(".").lower()
         if not fmt:
             raise ValueError(f"{path}: no suffix to choose the image format from")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        try:
-            with matplotlib.rc_context(_RC):
-                fig.savefig(tmp, format=fmt, dpi=DPI, metadata=_SAVE_METADATA.get(fmt))
-            os.replace(tmp, path)
-        finally:
-            tmp.unlink(missing_ok=True)
+        with matplotlib.rc_context(_RC):
+            fs.save(fig, [path], dpi=DPI)
 
 
 def _as_paths(paths) -> list:
@@ -1068,7 +1076,7 @@ def plot_release_heatmap(churn_df: pd.DataFrame, paths, configuration: str | Non
         ax.patch.set_edgecolor(ABSENT_EDGE)
         vmax = max(2.0, np.nanmax(values, initial=0.0))
         norm = mcolors.LogNorm(vmin=1, vmax=vmax)
-        cmap = mcolors.ListedColormap(plt.get_cmap("viridis_r")(np.linspace(0.12, 1.0, 256)), name="churn")
+        cmap = fs.churn_cmap()
         edges_x = np.arange(ncols + 1) - 0.5
         edges_y = np.arange(nrows + 1) - 0.5
         mesh = ax.pcolormesh(

@@ -8,7 +8,9 @@
 
 Each tracing mode prints ``pass=<name> changed=<True|False> +<added> -<deleted>`` per pass step and
 writes DIR/passes.csv (columns: scripts/passes_table.py) and DIR/run.json under --out DIR.
-Exit status: 0 done, 1 a pass (or the run) failed and was recorded, 2 bad arguments.
+Exit status: 0 done (an "unsupported" row included); 1 a pass failed and its row is recorded; 2 bad arguments;
+3 the run could not be recorded or the environment is broken (output not writable, TileLang not importable or
+shadowed) -- each with one line on stderr and no traceback.
 Depends only on the standard library and TileLang; TL_LOWER_TRACE is read when tilelang is imported, so
 arguments are parsed and the environment set first.
 """
@@ -57,6 +59,9 @@ def static_only(tilelang_src: str | None) -> int:
             return 2
     else:
         source = tilelang_source.find_installed_source()
+        shadow = tilelang_source.shadowing_module() if source is None else None
+        if shadow:
+            raise NotRecorded(f"a module named tilelang at {shadow} shadows the TileLang package: nothing verified")
     if source is None:
         print("Entry points to check against the pinned TileLang:")
         for label, relpath, _ in tilelang_source.ENTRY_POINTS:
@@ -103,9 +108,17 @@ def versions() -> dict:
     return found
 
 
+class NotRecorded(Exception):
+    """The run cannot be recorded, or the environment is broken: exit status 3, one line on stderr."""
+
+
 def trace(args) -> int:
     spec = args.spec
-    out_dir, trace_dir = configure_environment(args)
+    try:
+        out_dir, trace_dir = configure_environment(args)
+        log = open(out_dir / "tilelang.log", "w", encoding="utf-8")
+    except OSError as exc:
+        raise NotRecorded(f"cannot write the run's files under --out {args.out or '(default)'}: {exc}") from None
     run_info = {
         "command": [sys.executable, *sys.argv],
         "command_line": shlex.join([sys.executable, *sys.argv]),
@@ -114,16 +127,21 @@ def trace(args) -> int:
         "out_dir": str(out_dir),
         "trace_dir": str(trace_dir),
         "platform": platform.platform(),
+        "warnings": trace_cli.warnings_for(args),
     }
+    for warning in run_info["warnings"]:
+        print(f"{PROG}: warning: {warning}", file=sys.stderr)
     rows: list[dict] = []
     error: BaseException | None = None
+    broken: str | None = None  # the environment cannot run TileLang: recorded, then exit 3
     started = time.perf_counter()
     # TileLang and TVM print progress (and "ROCm not detected") on stdout: keep it in the run's log
-    with open(out_dir / "tilelang.log", "w", encoding="utf-8") as log, contextlib.redirect_stdout(log):
+    with log, contextlib.redirect_stdout(log):
         try:
             import tilelang_trace  # imports tilelang: reads TL_LOWER_TRACE now
-        except Exception as exc:  # noqa: BLE001 - an environment without TileLang is a result too
+        except Exception as exc:  # noqa: BLE001 - recorded as a row, then reported as a broken environment
             error = exc
+            broken = f"TileLang cannot be imported here ({passes_table.error_text(exc)})"
         run_info["import_seconds"] = round(time.perf_counter() - started, 4)
         if error is None:
             try:
@@ -133,7 +151,7 @@ def trace(args) -> int:
                     f"{PROG}: error: argument --target: TVM rejects {spec.target_json}: {passes_table.error_text(exc)}",
                     file=sys.stderr,
                 )
-                return 2
+                return trace_cli.EXIT_BAD_ARGUMENTS
             lower_started = time.perf_counter()
             mode = trace_modes.MODES[spec.mode]
             if mode.requires and importlib.util.find_spec(mode.requires) is None:
@@ -144,6 +162,8 @@ def trace(args) -> int:
                     runner = getattr(tilelang_trace, mode.runner)
                     rows, error, extra = runner(spec, func, target, out_dir, trace_dir)
                     run_info.update(extra)
+                except OSError as exc:  # the run's own files (e.g. ir.json.gz) could not be written
+                    raise NotRecorded(f"cannot write the run's files under {out_dir}: {exc}") from None
                 except Exception as exc:  # noqa: BLE001 - a failure outside any pass is still a row
                     error = exc
             run_info["lower_seconds"] = round(time.perf_counter() - lower_started, 4)
@@ -160,25 +180,41 @@ def trace(args) -> int:
         )
     provenance = spec.provenance(run_info["versions"]["tilelang"] or "")
     rows = [{**row, **provenance} for row in rows]
-    passes_table.write_rows(out_dir / "passes.csv", rows)
-
     failed = next((row for row in rows if row["status"] == passes_table.STATUS_FAILED), None)
-    run_info["exit_status"] = 1 if failed else 0
+    status = trace_cli.EXIT_NOT_RECORDED if broken else trace_cli.EXIT_PASS_FAILED if failed else trace_cli.EXIT_OK
+    run_info["exit_status"] = status
     run_info["failure"] = failed and {"step": failed["step"], "pass": failed["pass"], "error": failed.get("error")}
     run_info["wall_seconds"] = round(time.perf_counter() - started, 4)
-    (out_dir / "run.json").write_text(json.dumps(run_info, indent=2) + "\n", encoding="utf-8")
+    try:
+        passes_table.write_rows(out_dir / "passes.csv", rows)
+        # what the readers check passes.csv against: a file cut at a row boundary still parses
+        run_info["passes_csv"] = passes_table.fingerprint(out_dir / "passes.csv")
+        write_json(out_dir / "run.json", run_info)
+    except OSError as exc:
+        raise NotRecorded(f"cannot write the run's tables under {out_dir}: {exc}") from None
 
     for row in rows:
         print(step_line(row))
     print(trace_cli.NOTE_LINE)
+    if broken:
+        raise NotRecorded(f"{broken}; the failed setup row is in {out_dir / 'passes.csv'}")
     if failed:
         print(
             f"{PROG}: pass {failed['pass']} failed at step {failed['step']}: {failed.get('error')} "
             f"(rows kept in {out_dir / 'passes.csv'})",
             file=sys.stderr,
         )
-        return 1
-    return 0
+    return status
+
+
+def write_json(path: Path, data: dict) -> None:
+    """Write JSON atomically: no reader sees a half-written run.json."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def unsupported_row(spec, mode) -> dict:
@@ -210,9 +246,13 @@ def main(argv: list[str] | None = None) -> int:
     if release_python:  # run this very script in the release's own environment, before any check
         os.execv(release_python, [release_python, str(Path(__file__).resolve()), *argv])
     args = trace_cli.parse_args(argv)
-    if args.static_only:
-        return static_only(args.tilelang_src)
-    return trace(args)
+    try:
+        if args.static_only:
+            return static_only(args.tilelang_src)
+        return trace(args)
+    except NotRecorded as problem:
+        print(f"{PROG}: error: {problem}", file=sys.stderr)
+        return trace_cli.EXIT_NOT_RECORDED
 
 
 if __name__ == "__main__":

@@ -83,6 +83,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+import line_churn
 import passes_table
 import run_record
 
@@ -308,6 +309,7 @@ class PassRecorder:
         self.after_text_index: dict[int, int | None] = {}
         self.final_ir_text: str | None = None  # what the last pass outside codegen returned
         self.last_pass_ended: float | None = None
+        self.changed_texts: list[tuple[dict, str, str]] = []  # (row, before, after) of each finished run
 
     # -- callbacks (called by the instrument; they never raise)
 
@@ -360,6 +362,8 @@ class PassRecorder:
             changed = after_text != run.before_text
             added, deleted = run_record.count_line_changes(run.before_text, after_text) if changed else (0, 0)
             run.row.update(status="changed" if changed else "noop", changed=changed, added=added, deleted=deleted)
+            # the whitespace-insensitive count is made after lowering, outside the passes' timed windows
+            self.changed_texts.append((run.row, run.before_text, after_text) if changed else (run.row, "", ""))
             if self.store is not None:
                 self.after_text_index[run.row["step"]] = self.store.add(after_text)
             if run.row["phase"] != CODEGEN_PHASE:
@@ -501,6 +505,8 @@ def run_instrument(func, target, *, keep_ir: bool = False) -> tuple[list[dict], 
 
     failed_runs = recorder.close_failed_runs(error, lowered) if error is not None else 0
     recorder.close_unfinished_rows(lowered)
+    for row, before, after in recorder.changed_texts:
+        row["added_stripped"], row["deleted_stripped"] = line_churn.sequence_matcher_counts(before, after, strip=True)
     rows = list(recorder.rows)  # the pass runs; the rows added below are not runs (nor IR archive steps)
     pass_runs = len(rows)
     last_pass_ended = recorder.last_pass_ended or started
@@ -511,7 +517,6 @@ def run_instrument(func, target, *, keep_ir: bool = False) -> tuple[list[dict], 
     kernel_source = getattr(artifact, "kernel_source", None) if artifact is not None else None
     if artifact is not None and recorder.final_ir_text is not None:
         # as TileLang's run record: the IR handed to codegen (what the last pass returned) against the source
-        added, deleted = run_record.count_line_changes(recorder.final_ir_text, kernel_source or "")
         rows.append(
             {
                 "step": len(rows),
@@ -519,8 +524,7 @@ def run_instrument(func, target, *, keep_ir: bool = False) -> tuple[list[dict], 
                 "pass": "codegen",
                 "status": "codegen",
                 "changed": True,
-                "added": added,
-                "deleted": deleted,
+                **run_record.churn_columns(recorder.final_ir_text, kernel_source or ""),
                 "depth": 0,
                 "seconds": round(lowered - last_pass_ended, 6),
             }

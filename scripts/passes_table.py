@@ -9,7 +9,10 @@ DataFrame helpers import pandas when called.
 from __future__ import annotations
 
 import csv
+import hashlib
+import json
 import os
+import re
 from pathlib import Path
 
 import trace_modes
@@ -26,7 +29,22 @@ STATUSES = (STATUS_CHANGED, STATUS_NOOP, STATUS_FAILED, STATUS_CODEGEN, STATUS_U
 CHURN_STATUSES = (STATUS_CHANGED, STATUS_NOOP)
 
 # Per-step columns, then provenance columns (who/what produced the numbers).
-STEP_COLUMNS = ["step", "phase", "pass", "status", "changed", "added", "deleted", "depth", "seconds", "error"]
+STEP_COLUMNS = [
+    "step",
+    "phase",
+    "pass",
+    "status",
+    "changed",
+    "added",
+    "deleted",
+    # the same count with lines compared without leading/trailing whitespace (line_churn.py); empty when the
+    # mode has no IR text to count from
+    "added_stripped",
+    "deleted_stripped",
+    "depth",
+    "seconds",
+    "error",
+]
 PROVENANCE_COLUMNS = [
     "tilelang_version",
     "target_name",
@@ -45,7 +63,22 @@ PROVENANCE_COLUMNS = [
     "source",
 ]
 COLUMNS = STEP_COLUMNS + PROVENANCE_COLUMNS
-INT_COLUMNS = ("step", "added", "deleted", "depth", "M", "N", "K", "block_M", "block_N", "block_K", "threads", "stages")
+INT_COLUMNS = (
+    "step",
+    "added",
+    "deleted",
+    "added_stripped",
+    "deleted_stripped",
+    "depth",
+    "M",
+    "N",
+    "K",
+    "block_M",
+    "block_N",
+    "block_K",
+    "threads",
+    "stages",
+)
 BOOL_COLUMNS = ("changed",)
 FLOAT_COLUMNS = ("seconds",)
 
@@ -64,13 +97,21 @@ SUMMARY_COUNT_COLUMNS = [
     "added_total",
     "deleted_total",
     "churn_total",
+    "added_stripped_total",
+    "deleted_stripped_total",
+    "churn_stripped_total",
     "top_pass",
     "top_pass_step",
     "top_pass_churn",
     "first_error",
 ]
 SUMMARY_COLUMNS = PROVENANCE_COLUMNS + SUMMARY_COUNT_COLUMNS
-SUMMARY_INT_COLUMNS = tuple(c for c in INT_COLUMNS if c in PROVENANCE_COLUMNS) + ("top_pass_step",)
+SUMMARY_INT_COLUMNS = tuple(c for c in INT_COLUMNS if c in PROVENANCE_COLUMNS) + (
+    "added_stripped_total",
+    "deleted_stripped_total",
+    "churn_stripped_total",
+    "top_pass_step",
+)
 
 _BOOLS = {"True": True, "False": False, "": None}
 
@@ -128,15 +169,25 @@ def _cell(value):
     return value
 
 
+# TVM's diagnostics quote the kernel source: "  --> k.py:12:1", "     |", " 33 |   C_local = ..."
+_SOURCE_EXCERPT = re.compile(r"^\s*(-->|\d*\s*\|)")
+
+
 def error_text(error: BaseException | str) -> str:
-    """Exception type and message without TVM's source-excerpt lines."""
+    """Exception type and message without TVM's source-excerpt lines, on one line (at most 3 lines joined)."""
     if isinstance(error, BaseException):
         message = str(error).strip()
         text = f"{type(error).__name__}: {message}" if message else type(error).__name__
     else:
         text = error
-    lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith(("|", "-->"))]
+    lines = [line for line in text.splitlines() if line.strip() and not _SOURCE_EXCERPT.match(line)]
     return " ".join(line.strip() for line in lines[:3])
+
+
+def fingerprint(path: str | Path) -> dict:
+    """Rows and sha256 of a written passes.csv, kept in the job's run.json for the readers' check."""
+    data = Path(path).read_bytes()
+    return {"rows": data.count(b"\n") - 1, "sha256": hashlib.sha256(data).hexdigest()}
 
 
 # ---------------------------------------------------------------------------------------------- reading
@@ -154,6 +205,7 @@ def read_rows(path: str | Path) -> list[dict]:
         text = handle.read()
     if not text.endswith("\n"):
         raise TableError(f"{path}: the last line is cut off (no final newline): a half-written file")
+    _check_against_run_json(path, text)
     reader = csv.reader(text.splitlines(keepends=True))
     header = next(reader, None)
     if header != COLUMNS:
@@ -183,6 +235,27 @@ def read_rows(path: str | Path) -> list[dict]:
     if not rows:
         raise TableError(f"{path}: no rows (every job writes at least one row, even a failure)")
     return rows
+
+
+def _check_against_run_json(path: Path, text: str) -> None:
+    """A job's passes.csv must be the file its run wrote (run.json beside it records rows and sha256): a file
+    cut exactly at a row boundary, or changed afterwards, parses but is refused here."""
+    run_json = path.with_name("run.json")
+    if path.name != "passes.csv" or not run_json.is_file():
+        return
+    try:
+        recorded = json.loads(run_json.read_text(encoding="utf-8")).get("passes_csv")
+    except (OSError, ValueError):
+        raise TableError(f"{run_json}: not readable JSON, so {path} cannot be checked") from None
+    if not recorded:
+        return  # written before run.json recorded it
+    data = text.encode("utf-8")
+    if hashlib.sha256(data).hexdigest() != recorded["sha256"]:
+        rows = text.count("\n") - 1
+        raise TableError(
+            f"{path}: {rows} rows where the run wrote {recorded['rows']} ({run_json.name} records its sha256): "
+            "cut short or changed after the run"
+        )
 
 
 def to_frame(rows: list[dict]):

@@ -20,13 +20,9 @@ import os
 import sys
 import textwrap
 from contextlib import redirect_stderr, redirect_stdout
-from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-import matplotlib.colors as mcolors  # noqa: E402
+import figure_style as fs  # the one style of every figure: fonts, colours, DPI, saving (sets the Agg backend)
+import matplotlib.colors as mcolors
 import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker as mticker  # noqa: E402
 import numpy as np  # noqa: E402
@@ -35,14 +31,15 @@ import passes_table as pt  # noqa: E402
 import trace_modes  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-ADDED_COLOR = "#2e8b3a"
-DELETED_COLOR = "#c62828"
-NOOP_COLOR = "#9e9e9e"
-FAILED_COLOR = "#d50000"
-CODEGEN_COLOR = "#5c6bc0"
-ZERO_COLOR = "#fbf3d5"  # heatmap: pass ran, 0 lines changed
-ABSENT_COLOR = "#ececec"  # heatmap: occurrence not in this configuration
-DPI = 100
+ADDED_COLOR = fs.ADDED_COLOR
+DELETED_COLOR = fs.DELETED_COLOR
+NOOP_COLOR = fs.NOOP_COLOR
+FAILED_COLOR = fs.FAILED_COLOR
+CODEGEN_COLOR = fs.CODEGEN_COLOR
+ZERO_COLOR = fs.ZERO_COLOR  # heatmap: pass ran, 0 lines changed
+ABSENT_COLOR = fs.ABSENT_COLOR  # heatmap: occurrence not in this configuration
+DPI = fs.SCREEN_DPI
+HASHSALT = "tilelang-churn/plot_churn"
 CBAR_LABEL = "lines changed (+added + -deleted)"
 SYMLOG_SPREAD = 100  # bars: symlog y when largest/smallest nonzero bar exceeds this
 
@@ -75,27 +72,39 @@ def _shorten(text: str, limit: int) -> str:
 
 
 def _save(fig, paths) -> None:
-    """Save one figure to every path (format from the suffix), each atomically."""
-    for path in paths:
-        path = Path(path)
-        fmt = path.suffix.lstrip(".").lower()
-        if not fmt:
-            raise ValueError(f"{path}: no suffix to choose the image format from")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        try:
-            fig.savefig(tmp, format=fmt, dpi=DPI)
-            os.replace(tmp, path)
-        finally:
-            tmp.unlink(missing_ok=True)
+    """Save one figure to every path (format from the suffix), each atomically, with figure_style's fixed
+    metadata (same rows, same bytes)."""
+    fs.save(fig, paths, dpi=DPI, hashsalt=HASHSALT)
 
 
 # ------------------------------------------------------------------------------------------------- bars
 
 
-def plot_job_bars(rows_or_df, path) -> None:
+# Which count a figure shows (config churn_measure): the raw line churn, or the churn with lines compared
+# without leading and trailing whitespace (passes.csv added_stripped/deleted_stripped).
+MEASURES = ("raw", "stripped")
+
+
+def _measured(df: pd.DataFrame, measure: str) -> tuple[pd.DataFrame, str]:
+    """df whose added/deleted hold the chosen count, and the words that say which one the figure shows.
+
+    A table without whitespace-insensitive counts (a mode without the IR text) keeps its raw counts, and the
+    figure says so."""
+    if measure not in MEASURES:
+        raise ValueError(f"measure {measure!r} is not one of {', '.join(MEASURES)}")
+    if measure == "raw":
+        return df, "raw line churn"
+    churn = df[df["status"].isin(pt.CHURN_STATUSES)]
+    if churn[["added_stripped", "deleted_stripped"]].isna().any().any():
+        return df, "raw line churn (no whitespace-insensitive counts in this table)"
+    df = df.assign(added=df["added_stripped"], deleted=df["deleted_stripped"])
+    return df, "churn ignoring leading/trailing whitespace"
+
+
+@fs.styled("en", hashsalt=HASHSALT)
+def plot_job_bars(rows_or_df, path, measure: str = "raw") -> None:
     """Bar chart of one job's per-pass churn; ``path`` is one output path (or a list of paths)."""
-    df = _as_frame(rows_or_df)
+    df, measure_words = _measured(_as_frame(rows_or_df), measure)
     jobs = df.groupby(pt.JOB_KEY, sort=False, dropna=False).ngroups
     if jobs != 1:
         raise ValueError(f"plot_job_bars wants the rows of one job, got {jobs} jobs")
@@ -280,7 +289,7 @@ def plot_job_bars(rows_or_df, path) -> None:
         f"changed {int((status == 'changed').sum())} / {churn_rows} IR passes",
         f"({n} step{'s' if n != 1 else ''}: {int(noop.sum())} no-op, {int(failed.sum())} failed, "
         f"{int(codegen.sum())} codegen)",
-        f"+{int(added.sum())} added / -{int(deleted.sum())} deleted lines",
+        f"+{int(added.sum())} added / -{int(deleted.sum())} deleted lines ({measure_words})",
     ]
     chars = max(60, int(width_in * 11))
     title = _join_lines(title_parts, chars) + "\n" + _join_lines(sub_parts, chars)
@@ -332,13 +341,14 @@ def _config_labels(jobs: pd.DataFrame) -> list[str]:
     return labels
 
 
-def heatmap_matrix(df: pd.DataFrame, mode: str = "trace-env"):
+def heatmap_matrix(df: pd.DataFrame, mode: str = "trace-env", measure: str = "raw"):
     """(values, failed, row_labels, col_labels) for one mode.
 
     values[r, c]: added+deleted (float; NaN when the occurrence is absent from the configuration or failed);
-    failed[r, c]: the occurrence failed in that configuration. Codegen rows are left out.
+    failed[r, c]: the occurrence failed in that configuration. Codegen rows are left out. ``measure``: raw, or
+    stripped (the whitespace-insensitive counts).
     """
-    df = _as_frame(df)
+    df, _ = _measured(_as_frame(df), measure)
     modes = list(dict.fromkeys(df["mode"]))
     df = df[(df["mode"] == mode) & (df["status"] != pt.STATUS_CODEGEN)]
     if df.empty:
@@ -373,9 +383,12 @@ def heatmap_matrix(df: pd.DataFrame, mode: str = "trace-env"):
     return values, failed, row_labels, col_labels
 
 
-def plot_heatmap(df, paths, mode: str = "trace-env") -> None:
+@fs.styled("en", hashsalt=HASHSALT)
+def plot_heatmap(df, paths, mode: str = "trace-env", measure: str = "raw") -> None:
     """Heatmap of pass occurrences x configurations for one mode, saved to every path in ``paths``."""
-    values, failed, row_labels, col_labels = heatmap_matrix(df, mode)
+    values, failed, row_labels, col_labels = heatmap_matrix(df, mode, measure)
+    frame = _as_frame(df)
+    measure_words = _measured(frame[frame["mode"] == mode], measure)[1]
     nrows, ncols = values.shape
     paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     label_chars = max(len(s) for s in row_labels)
@@ -392,7 +405,7 @@ def plot_heatmap(df, paths, mode: str = "trace-env") -> None:
     vmax = max(2.0, np.nanmax(values, initial=0.0))
     norm = mcolors.LogNorm(vmin=1, vmax=vmax)
     # viridis reversed, without its palest yellow end so that 1 line stays distinct from the pale 0 cells
-    cmap = mcolors.ListedColormap(plt.get_cmap("viridis_r")(np.linspace(0.12, 1.0, 256)), name="churn")
+    cmap = fs.churn_cmap()
     positive = np.ma.masked_where(~(values > 0), values)
     zero = np.ma.masked_where(~(values == 0), values)
     edges_x = np.arange(ncols + 1) - 0.5
@@ -444,7 +457,7 @@ def plot_heatmap(df, paths, mode: str = "trace-env") -> None:
         Patch(facecolor="#ffd6d6", edgecolor=FAILED_COLOR, label="\u2715 failed"),
     ]
     fig.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=8.5, frameon=False)
-    fig.suptitle(f"TileLang pass churn per configuration, mode {mode} (codegen excluded)", fontsize=12)
+    fig.suptitle(f"TileLang pass churn per configuration, mode {mode} (codegen excluded)\n{measure_words}", fontsize=12)
     try:
         _save(fig, paths)
     finally:
@@ -460,16 +473,18 @@ def main(argv=None) -> int:
     bars = sub.add_parser("bars", help="per-pass churn bars of one job")
     bars.add_argument("--passes", required=True, help="one job's passes.csv")
     bars.add_argument("--out", required=True, nargs="+", help="figure path(s); format from the suffix")
+    bars.add_argument("--measure", default="raw", choices=MEASURES, help="raw, or ignoring whitespace")
     heat = sub.add_parser("heatmap", help="passes x configurations heatmap of one mode")
     heat.add_argument("--churn", required=True, help="churn.csv from churn_table.py")
     heat.add_argument("--out", required=True, nargs="+", help="figure path(s); format from the suffix")
     heat.add_argument("--mode", default="trace-env", choices=trace_modes.MODE_NAMES)
+    heat.add_argument("--measure", default="raw", choices=MEASURES, help="raw, or ignoring whitespace")
     args = parser.parse_args(argv)
     try:
         if args.command == "bars":
-            plot_job_bars(pt.read_frame(args.passes), args.out)
+            plot_job_bars(pt.read_frame(args.passes), args.out, args.measure)
         else:
-            plot_heatmap(pt.read_frame(args.churn), args.out, args.mode)
+            plot_heatmap(pt.read_frame(args.churn), args.out, args.mode, args.measure)
     except (OSError, ValueError) as exc:
         print(f"plot_churn: error: {exc}", file=sys.stderr)
         return 1
@@ -479,9 +494,10 @@ def main(argv=None) -> int:
 def _from_snakemake(smk) -> int:
     """The rules' `script:` entry (params.figure: bars or heatmap): the snakemake object stays here."""
     with open(smk.log[0], "w", encoding="utf-8") as log, redirect_stdout(log), redirect_stderr(log):
+        measure = ["--measure", smk.params.measure]
         if smk.params.figure == "bars":
-            return main(["bars", "--passes", smk.input.passes, "--out", *smk.output])
-        return main(["heatmap", "--churn", smk.input.churn, "--mode", smk.params.mode, "--out", *smk.output])
+            return main(["bars", "--passes", smk.input.passes, *measure, "--out", *smk.output])
+        return main(["heatmap", "--churn", smk.input.churn, "--mode", smk.params.mode, *measure, "--out", *smk.output])
 
 
 if __name__ == "__main__":

@@ -9,11 +9,11 @@ two files' lines, the way TileLang's report.html counts them (a replaced line is
 
 from __future__ import annotations
 
-import difflib
 import re
 import sys
 from pathlib import Path
 
+import line_churn
 import passes_table
 
 _FILE = re.compile(r"^(?P<step>\d+)_(?P<name>.+)_(?P<side>before|after)\.(?P<ext>tir|cpp)$")
@@ -21,18 +21,23 @@ _FILE = re.compile(r"^(?P<step>\d+)_(?P<name>.+)_(?P<side>before|after)\.(?P<ext
 
 def count_line_changes(before: str, after: str) -> tuple[int, int]:
     """(added, deleted) lines, as TileLang's lower_trace core counts them for its report."""
-    added = deleted = 0
-    matcher = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines())
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag in ("insert", "replace"):
-            added += j2 - j1
-        if tag in ("delete", "replace"):
-            deleted += i2 - i1
-    return added, deleted
+    return line_churn.sequence_matcher_counts(before, after)
+
+
+def churn_columns(before: str, after: str) -> dict:
+    """added/deleted, raw and with lines compared without leading and trailing whitespace."""
+    added, deleted = line_churn.sequence_matcher_counts(before, after)
+    added_stripped, deleted_stripped = line_churn.sequence_matcher_counts(before, after, strip=True)
+    return {"added": added, "deleted": deleted, "added_stripped": added_stripped, "deleted_stripped": deleted_stripped}
+
+
+NO_CHURN = {"added": 0, "deleted": 0, "added_stripped": 0, "deleted_stripped": 0}
+NO_COUNTS = {"added": None, "deleted": None, "added_stripped": None, "deleted_stripped": None}
 
 
 def read_run_record(run_dir: str | Path) -> list[dict]:
-    """One row per before/after pair, in step order: step, phase, pass, status, changed, added, deleted.
+    """One row per before/after pair, in step order: step, phase, pass, status, changed, added, deleted,
+    added_stripped, deleted_stripped (``churn_columns``).
 
     status: codegen when the after side is generated source (.cpp); failed when the after side is empty
     (TileLang writes an empty after file for a pass or codegen that raised; failed rows have no counts);
@@ -54,15 +59,13 @@ def read_run_record(run_dir: str | Path) -> list[dict]:
         after = sides["after"].read_text(encoding="utf-8")
         row = {"step": step, "phase": phase, "pass": name}
         if sides["after"].suffix == ".cpp":
-            added, deleted = count_line_changes(before, after)
-            row.update(status=passes_table.STATUS_CODEGEN, changed=True, added=added, deleted=deleted)
+            row.update(status=passes_table.STATUS_CODEGEN, changed=True, **churn_columns(before, after))
         elif after == "":
-            row.update(status=passes_table.STATUS_FAILED, changed=None, added=None, deleted=None)
+            row.update(status=passes_table.STATUS_FAILED, changed=None, **NO_COUNTS)
         elif before == after:
-            row.update(status=passes_table.STATUS_NOOP, changed=False, added=0, deleted=0)
+            row.update(status=passes_table.STATUS_NOOP, changed=False, **NO_CHURN)
         else:
-            added, deleted = count_line_changes(before, after)
-            row.update(status=passes_table.STATUS_CHANGED, changed=True, added=added, deleted=deleted)
+            row.update(status=passes_table.STATUS_CHANGED, changed=True, **churn_columns(before, after))
         rows.append(row)
     return rows
 

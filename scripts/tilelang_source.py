@@ -66,6 +66,26 @@ class SourceTree:
         return tree
 
 
+def shadowing_module() -> str | None:
+    """Where a module named tilelang that is not the TileLang package sits first on sys.path, else None.
+
+    A tilelang.py (or a folder without __init__.py) in the working directory hides the installed package:
+    that is a broken environment, not a machine without TileLang.
+    """
+    try:
+        spec = importlib.util.find_spec("tilelang")
+    except (ImportError, ValueError):  # nothing to be found: TileLang is absent, not shadowed
+        return None
+    if spec is None:
+        return None
+    locations = list(spec.submodule_search_locations or [])
+    if not locations:
+        return spec.origin or "a module without a file"
+    if not (Path(locations[0]) / "__init__.py").is_file():
+        return f"{locations[0]} (a folder without __init__.py)"
+    return None
+
+
 def has_module(source: SourceTree, dotted: str) -> bool:
     """Whether the source holds module ``dotted`` (a .py file or a package), read without importing it."""
     relpath = dotted.replace(".", "/")

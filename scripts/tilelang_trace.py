@@ -11,6 +11,7 @@ import importlib
 import inspect
 from pathlib import Path
 
+import line_churn
 import passes_table
 import run_record
 import tilelang
@@ -70,8 +71,14 @@ def resolve_passes(spec: TraceSpec, target) -> list[tuple[str, object]]:
 
 
 def _step_row(step: int, phase: str, result: dict) -> dict:
-    """A passes.csv row from one dict of lower_trace() / pass_diff()."""
+    """A passes.csv row from one dict of lower_trace() / pass_diff(): the tool's own counts, and the
+    whitespace-insensitive ones counted the tool's way (unified diff) when the dict holds the IR texts."""
     changed = bool(result["changed"])
+    before, after = result.get("before_script"), result.get("after_script")
+    stripped = (None, None)
+    if isinstance(before, str) and isinstance(after, str):
+        keepends = phase == "lower_trace"  # lower_trace diffs lines with their endings, pass_diff without
+        stripped = line_churn.unified_diff_counts(before, after, strip=True, keepends=keepends) if changed else (0, 0)
     return {
         "step": step,
         "phase": phase,
@@ -80,6 +87,8 @@ def _step_row(step: int, phase: str, result: dict) -> dict:
         "changed": changed,
         "added": int(result["insertions"]),
         "deleted": int(result["deletions"]),
+        "added_stripped": stripped[0],
+        "deleted_stripped": stripped[1],
         "depth": 0,
     }
 
@@ -114,7 +123,8 @@ def run_api_tool(tool_name: str, func, named_passes: list) -> tuple[list[dict], 
     """Run lower_trace or pass_diff over the pass list; rows are the tool's own numbers.
 
     Neither tool returns its results when a pass raises, so each pass is wrapped to learn which step was
-    running; the tool is then run again on the passes before it to keep their rows.
+    running; the tool is then run again on the passes before it to keep their rows. A failure before any pass
+    ran (in the tool itself) is a row named after the tool, not blamed on the first pass.
     """
     if tool_name == "lower_trace":
         from tilelang.tools.lower_trace import lower_trace as tool
@@ -129,17 +139,22 @@ def run_api_tool(tool_name: str, func, named_passes: list) -> tuple[list[dict], 
 
         return run
 
+    if not named_passes:
+        return [], ValueError(f"{tool_name}: the pass list is empty")
     try:
         results = tool(func, [(name, watched(i, p)) for i, (name, p) in enumerate(named_passes)], mode="terminal")
-        error = None
     except Exception as exc:  # noqa: BLE001 - a failing pass is data
-        error = exc
-        failed_step = running["step"] if running["step"] is not None else 0
-        results = tool(func, named_passes[:failed_step], mode="terminal") if failed_step else []
-    rows = [_step_row(i, tool_name, result) for i, result in enumerate(results)]
-    if error is not None:
-        rows.append(_failed_row(len(rows), tool_name, named_passes[len(rows)][0], error))
-    return rows, error
+        failed_step = running["step"]
+        if failed_step is None:  # nothing ran: the tool failed on its own
+            return [_failed_row(0, tool_name, tool_name, exc)], exc
+        try:
+            results = tool(func, named_passes[:failed_step], mode="terminal") if failed_step else []
+        except Exception:  # noqa: BLE001 - the prefix failing on its own is unexpected: keep the first error
+            results = []
+        rows = [_step_row(i, tool_name, result) for i, result in enumerate(results)]
+        rows.append(_failed_row(len(rows), tool_name, named_passes[failed_step][0], exc))
+        return rows, exc
+    return [_step_row(i, tool_name, result) for i, result in enumerate(results)], None
 
 
 def _failed_row(step: int, phase: str, name: str, error: BaseException | str, depth: int | None = 0) -> dict:

@@ -51,6 +51,19 @@ DEFAULT_PASSES = (
 # without a default makes the pass unusable from --passes.
 DERIVABLE_PASS_PARAMS = ("target", "lower_thread_binding", "default_threads", "storage_scope")
 
+# Exit statuses of gemm_lower_trace.py; the workflow accepts OK and PASS_FAILED (a recorded failure is data).
+EXIT_OK = 0
+EXIT_PASS_FAILED = 1
+EXIT_BAD_ARGUMENTS = 2
+EXIT_NOT_RECORDED = 3
+
+# Sizes become C integers (int64 in TVM's shapes): larger values are argument errors, not lowering failures.
+INT64_MAX = 2**63 - 1
+# Largest launch grid per dimension (x, y, z): CUDA's documented limits; HIP limits the work-items of one
+# dimension (grid x block) to 2^32 - 1. Beyond them the kernel lowers but could never launch.
+CUDA_MAX_GRID = (2**31 - 1, 65535, 65535)
+HIP_MAX_WORK_ITEMS = 2**32 - 1
+
 NOTE_LINE = "note: a change in IR text is a clue to where to look, not proof of a semantic or performance change."
 
 
@@ -113,6 +126,8 @@ def _positive_triple(what: str):
         values = tuple(int(p) for p in parts)
         if min(values) <= 0:
             raise argparse.ArgumentTypeError(f"{text!r}: every size in {what} must be positive")
+        if max(values) > INT64_MAX:
+            raise argparse.ArgumentTypeError(f"{text!r}: a size in {what} exceeds {INT64_MAX} (int64)")
         return values  # type: ignore[return-value]
 
     return parse
@@ -125,6 +140,8 @@ def _int_at_least(minimum: int):
         value = int(text)
         if value < minimum:
             raise argparse.ArgumentTypeError(f"{text!r} must be at least {minimum}")
+        if value > INT64_MAX:
+            raise argparse.ArgumentTypeError(f"{text!r} exceeds {INT64_MAX} (int64)")
         return value
 
     return parse
@@ -215,7 +232,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--passes",
         type=_pass_names,
-        default=DEFAULT_PASSES,
+        default=None,
         metavar="NAME,NAME,...",
         help="pass list of trace-api / pass-diff (default: " + ",".join(DEFAULT_PASSES) + ")",
     )
@@ -233,6 +250,29 @@ def build_parser() -> argparse.ArgumentParser:
         help="run in the TileLang release environment DIR (a venv made by scripts/release_envs.py)",
     )
     return parser
+
+
+def warnings_for(args: argparse.Namespace) -> list[str]:
+    """What the run will do differently from what was asked, or cannot do on real hardware (not errors)."""
+    found = []
+    mode = trace_modes.MODES[args.mode]
+    if args.passes_given and not mode.takes_passes:
+        found.append(f"--passes is ignored by mode {args.mode}: it runs every pass of tilelang.lower")
+    spec = args.spec
+    grid = (-(-spec.N // spec.block_N), -(-spec.M // spec.block_M), 1)  # T.Kernel(ceildiv(N, bN), ceildiv(M, bM))
+    kind = spec.target.get("kind")
+    if kind == "cuda":
+        over = [f"gridDim.{axis} = {size:,} > {limit:,}" for axis, size, limit in zip("xyz", grid, CUDA_MAX_GRID)
+                if size > limit]  # fmt: skip
+    elif kind in ("hip", "rocm"):
+        over = [f"gridDim.{axis} x {spec.threads} threads = {size * spec.threads:,} work-items > {HIP_MAX_WORK_ITEMS:,}"
+                for axis, size in zip("xy", grid[:2]) if size * spec.threads > HIP_MAX_WORK_ITEMS]  # fmt: skip
+    else:
+        over = []
+    if over:
+        found.append(f"the launch grid exceeds what a {kind} device can launch ({'; '.join(over)}); it lowers, "
+                     "but the kernel could never run")  # fmt: skip
+    return found
 
 
 def release_env_python(argv: list[str]) -> str | None:
@@ -263,6 +303,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.tilelang_src:
         parser.error("argument --tilelang-src: only used with --static-only")
     mode = trace_modes.MODES[args.mode]
+    args.passes_given = args.passes is not None
+    if args.passes is None:
+        args.passes = DEFAULT_PASSES
     if args.keep_ir and args.mode not in trace_modes.KEEPS_IR:
         parser.error(f"argument --keep-ir: only used with --mode {' or '.join(trace_modes.KEEPS_IR)}")
     if mode.takes_passes and release_has(mode.requires):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +24,40 @@ def run_script(*args: str, cwd: Path | None = None, python_flags: tuple[str, ...
         env=env,
         timeout=600,
     )
+
+
+SNAKEMAKE = Path(sys.executable).parent / "snakemake"
+
+
+def make_workdir(dest: Path) -> Path:
+    """A working directory with only the config: no Snakefile, no scripts."""
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(REPO / "config", dest / "config")
+    return dest
+
+
+def snakemake(workdir: Path, *args: str, env: dict | None = None, python: str | None = None, timeout: int = 1800):
+    """`snakemake -s REPO/Snakefile --directory WORKDIR ARGS`: the workflow run from another folder."""
+    command = [python, "-m", "snakemake"] if python else [str(SNAKEMAKE)]
+    command += ["-s", str(REPO / "Snakefile"), "--directory", str(workdir), *args]
+    return subprocess.run(command, cwd=workdir, capture_output=True, text=True, env=env, timeout=timeout)
+
+
+@pytest.fixture(scope="session")
+def finished_run(tmp_path_factory):
+    """The small test grid (config/test_config.yaml), run once for the session. Tests that change its files
+    work on a copy (copy_of_finished_run)."""
+    pytest.importorskip("tilelang")
+    workdir = make_workdir(tmp_path_factory.mktemp("workflow"))
+    proc = snakemake(workdir, "--cores", "2", "--configfile", "config/test_config.yaml")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    return workdir
+
+
+def copy_of_finished_run(finished_run: Path, dest: Path) -> Path:
+    """A copy with file times kept (Snakemake's metadata included), so the copy is as up to date."""
+    shutil.copytree(finished_run, dest, symlinks=True)
+    return dest
 
 
 class TraceRuns:
@@ -120,3 +155,40 @@ def write_passes(directory: Path, name: str, rows: list[dict]) -> Path:
     path = directory / name / "passes.csv"
     pt.write_rows(path, rows)
     return path
+
+
+# ------------------------------------------------------------------------------ a small run of the book
+# Shared by test_book_figures.py and test_reports_in_browser.py: the test grid in mode trace-env only (4 trace
+# jobs), run as a user would: `snakemake book_figures`, then the rest of rule all, then the report.
+
+
+class WorkflowRun:
+    """The repository's Snakefile run in its own working directory, which holds only a copy of config/."""
+
+    def __init__(self, workdir: Path, configfiles: list[str]):
+        self.workdir = workdir
+        self.configfiles = configfiles
+
+    def snakemake(self, *args: str) -> subprocess.CompletedProcess:
+        command = [str(Path(sys.executable).parent / "snakemake"), "-s", str(REPO / "Snakefile")]
+        command += ["--directory", str(self.workdir), "--configfile", *self.configfiles, *args]
+        return subprocess.run(command, cwd=self.workdir, capture_output=True, text=True, timeout=1800)
+
+    def job_dir(self, target: str, shape: str, mode: str = "trace-env") -> Path:
+        (found,) = (self.workdir / "results" / "runs").glob(f"*/{target}/{shape}/{mode}")
+        return found
+
+
+@pytest.fixture(scope="session")
+def book_run(tmp_path_factory) -> WorkflowRun:
+    import shutil
+
+    pytest.importorskip("tilelang")
+    workdir = tmp_path_factory.mktemp("book_run")
+    shutil.copytree(REPO / "config", workdir / "config")
+    (workdir / "config" / "book_test_config.yaml").write_text("modes: [trace-env]\n")
+    run = WorkflowRun(workdir, ["config/test_config.yaml", "config/book_test_config.yaml"])
+    for args in (("--cores", "2", "book_figures"), ("--cores", "2"), ("--report", "results/report.html")):
+        proc = run.snakemake(*args)
+        assert proc.returncode == 0, f"snakemake {' '.join(args)}:\n{proc.stdout[-3000:]}{proc.stderr[-5000:]}"
+    return run

@@ -47,7 +47,7 @@ def test_a_foreign_header_is_refused_naming_the_file(tmp_path):
 
 def test_error_text_drops_source_excerpts():
     error = RuntimeError("Check failed: layout\n  --> k.py:12:1\n     |\n 12 |   C = x\n     |   ^\n")
-    assert passes_table.error_text(error) == "RuntimeError: Check failed: layout 12 |   C = x"
+    assert passes_table.error_text(error) == "RuntimeError: Check failed: layout"
 
 
 def test_every_column_is_documented_in_config_readme():

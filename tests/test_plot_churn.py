@@ -46,6 +46,7 @@ def job_rows(n_steps=86, fail_at=None, codegen=True, target_name="cuda-sm90", mo
     for step in range(1, last + 1):
         name = NAMES[(step - 1) % len(NAMES)]
         base = dict(JOB, step=step, phase="pipeline_cuda", depth=1, seconds=0.001 * step, error="", **{"pass": name})
+        base.update(added_stripped=None, deleted_stripped=None)  # hand-made rows: no IR text to count from
         if step == fail_at:
             rows.append(
                 dict(
@@ -70,6 +71,8 @@ def job_rows(n_steps=86, fail_at=None, codegen=True, target_name="cuda-sm90", mo
                 phase="codegen",
                 depth=0,
                 seconds=None,
+                added_stripped=None,
+                deleted_stripped=None,
                 error="",
                 status="codegen",
                 changed=True,

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,35 +15,11 @@ from pathlib import Path
 import passes_table
 import pytest
 import yaml
-
-REPO = Path(__file__).resolve().parents[1]
-SNAKEMAKE = Path(sys.executable).parent / "snakemake"
-
-
-def make_workdir(dest: Path) -> Path:
-    """A working directory with only the config: no Snakefile, no scripts."""
-    dest.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(REPO / "config", dest / "config")
-    return dest
-
-
-def snakemake(workdir: Path, *args: str, env: dict | None = None, python: str | None = None):
-    command = [python, "-m", "snakemake"] if python else [str(SNAKEMAKE)]
-    command += ["-s", str(REPO / "Snakefile"), "--directory", str(workdir), *args]
-    return subprocess.run(command, cwd=workdir, capture_output=True, text=True, env=env, timeout=1800)
+from conftest import REPO, make_workdir, snakemake  # noqa: F401 - also imported from here by other tests
 
 
 def load_test_config():
     return yaml.safe_load((REPO / "config" / "test_config.yaml").read_text())
-
-
-@pytest.fixture(scope="module")
-def finished_run(tmp_path_factory):
-    pytest.importorskip("tilelang")
-    workdir = make_workdir(tmp_path_factory.mktemp("workflow"))
-    proc = snakemake(workdir, "--cores", "2", "--configfile", "config/test_config.yaml")
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
-    return workdir
 
 
 def expected_jobs(workdir: Path) -> set[tuple]:
@@ -186,11 +161,11 @@ def test_lint_reports_nothing():
     assert "Lints for" not in proc.stdout + proc.stderr
 
 
-def test_the_default_config_asks_for_48_trace_jobs_and_the_static_check():
+def test_the_default_config_asks_for_60_trace_jobs_the_static_check_and_the_book():
     proc = snakemake(REPO, "-n", "--forceall", "--quiet", "rules")  # whatever results/ holds
     assert proc.returncode == 0, proc.stderr
     counts = dict(re.findall(r"^(\w+)\s+(\d+)$", proc.stdout, re.M))
-    assert counts["trace"] == "48" and counts["static_check"] == "1"
+    assert counts["trace"] == "60" and counts["static_check"] == "1" and counts["book_figures_render"] == "1"
 
 
 def pins(lines) -> dict:
@@ -218,7 +193,8 @@ def test_the_report_builds_with_every_figure(finished_run):
     proc = snakemake(finished_run, "--configfile", "config/test_config.yaml", "--report", "report.html")
     assert proc.returncode == 0, proc.stderr[-3000:]
     output = proc.stdout + proc.stderr
-    assert len(re.findall(r"^Adding .+\.png", output, re.M)) == 12 + 1
+    # one per job, the heatmap, and the book's figures 1, 2 and 4 (3 needs several releases)
+    assert len(re.findall(r"^Adding .+\.png", output, re.M)) == 12 + 1 + 3
     assert (finished_run / "report.html").stat().st_size > 100_000
 
 
@@ -286,6 +262,8 @@ def test_churn_by_version_sums_each_jobs_rows(compared_run):
         runs = job[job["status"].isin(passes_table.CHURN_STATUSES)]
         assert row.pass_runs == len(runs) and row.changed_runs == int(runs["changed"].sum())
         assert row.added_total == int(runs["added"].sum()) and row.deleted_total == int(runs["deleted"].sum())
+        stripped = int(runs["added_stripped"].sum() + runs["deleted_stripped"].sum())
+        assert row.churn_stripped_total == stripped <= row.churn_total  # both totals, per release
 
 
 def test_alignment_keeps_every_pass_run_of_both_releases(compared_run):

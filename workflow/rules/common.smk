@@ -17,9 +17,10 @@ import trace_modes  # noqa: E402
 
 try:
     GRID = job_grid.build_grid(job_grid.validate_config(config))
-except job_grid.ConfigError as error:  # say where the config came from: config.yaml and any --configfile
-    sources = ", ".join(str(path) for path in getattr(workflow, "configfiles", [])) or "--config"
-    raise ValueError(f"{error} (config read from {sources})") from None
+except job_grid.ConfigError as error:  # say where the config came from: config files and any --config
+    sources = [str(path) for path in workflow.configfiles]
+    sources += ["--config"] if workflow.config_settings.config else []
+    raise ValueError(f"{error} (config read from {', '.join(sources)})") from None
 
 # The heatmap shows one mode: trace-env (every pass of tilelang.lower) when configured, else the first.
 HEATMAP_MODE = "trace-env" if "trace-env" in GRID.modes else GRID.modes[0]
@@ -58,6 +59,9 @@ def get_final_output() -> list:
     """Everything `snakemake` builds by default."""
     return [
         STATIC_CHECK,
+        # per-job outputs are targets themselves, so a deleted job folder is rebuilt (and the tables with it)
+        *per_job(f"{RUN_DIR}/passes.csv"),
+        *per_job(f"{RUN_DIR}/run.json"),
         "results/churn.csv",
         "results/churn_summary.csv",
         *per_job(f"{FIGURE_DIR}/churn/{JOB_PATH}.png"),

@@ -24,8 +24,14 @@ rule compare_releases:
         trend_svg=f"{COMPARE_DIR}/release_trend.svg",
     log:
         "logs/compare/compare_releases.log",
+    # Local on a cluster: tables and two figures from the jobs' small CSVs and IR archives, seconds.
+    localrule: True
     conda:
         "../envs/tilelang.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
     params:
         script=f"{SCRIPTS}/compare_releases.py",
         out_dir=lambda wildcards, output: str(Path(output.by_version).parent),

@@ -11,10 +11,17 @@ rule plot_job_churn:
         ),
     log:
         f"logs/plots/churn/{JOB_PATH}.log",
+    # Local on a cluster: one small figure per job, a second or two each; a queue wait costs more.
+    localrule: True
     conda:
         "../envs/tilelang.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
     params:
         figure="bars",
+        measure=config["churn_measure"],
         sources=trace_modes.sources_text(),
     script:
         "../../scripts/plot_churn.py"
@@ -34,10 +41,17 @@ rule plot_heatmap:
         ],
     log:
         "logs/plots/churn_heatmap.log",
+    # Local on a cluster: one figure from churn.csv, seconds; a queue wait costs more.
+    localrule: True
     conda:
         "../envs/tilelang.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
     params:
         figure="heatmap",
+        measure=config["churn_measure"],
         mode=HEATMAP_MODE,
         sources=trace_modes.sources_text(),
     script:

@@ -5,6 +5,11 @@ rule static_check:
         "logs/static/static_check.log",
     conda:
         "../envs/tilelang.yaml"
+    # A Slurm job too: seconds, and the first sign that the compute nodes see the workflow's venv and TileLang.
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
     params:
         script=TRACE_SCRIPT,
     shell:

@@ -6,7 +6,13 @@ rule churn_table:
         summary="results/churn_summary.csv",
     log:
         "logs/tables/churn_table.log",
+    # Local on a cluster: seconds of pandas over files already on the shared filesystem; a queue wait costs more.
+    localrule: True
     conda:
         "../envs/tilelang.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
     script:
         "../../scripts/churn_table.py"

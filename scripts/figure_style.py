@@ -1,0 +1,255 @@
+"""The one matplotlib style of every tilelang-churn figure: fonts, colours, DPI, and saving with fixed metadata.
+
+Used by ``plot_churn.py`` (per-job bars, heatmap), ``compare_releases.py`` (release figures) and
+``book_figures.py`` (the book's figures, ``results/book/``)::
+
+    import figure_style as fs
+
+    with fs.context("zh", book=True):          # rcParams: fonts of the language, book sizes, determinism
+        fig, ax = plt.subplots(figsize=fs.book_size(15.0, 9.0))   # width and height in cm
+        ...
+        fs.save(fig, ["f.png", "f.svg", "f.pdf"], dpi=fs.PRINT_DPI, strict=True)
+
+Save inside the context: matplotlib resolves a text's font family when the figure is drawn, which is when
+it is saved.
+
+Fonts. ``en``: DejaVu Sans, which matplotlib ships (pinned with matplotlib). ``zh``: Noto Sans CJK SC
+(SIL Open Font License), the file ``NotoSansCJKsc-Regular.otf`` of the ``mplfonts`` package (pinned in
+requirements.txt), registered from that file with ``font_manager.addfont`` -- never a system font, so that a
+regeneration on another machine with the same pins draws the same glyphs; DejaVu Sans is the fallback for
+the few symbols the CJK font lacks. The package is located without importing it (importing ``mplfonts``
+would not change anything here, but its command line copies fonts into matplotlib's data folder).
+
+Determinism: the same figure saved twice gives the same bytes in PNG, SVG and PDF -- no dates, no software
+tags (``SAVE_METADATA``), a fixed ``svg.hashsalt`` (the ids SVG elements get), text as paths in SVG, and
+TrueType (Type 42) subsets in PDF, whose subset tags are derived from the glyphs used.
+
+A glyph that no font of the list has is a warning of matplotlib at draw time ("Glyph ... missing from
+font(s) ..."); ``save`` collects those messages for each file and, with ``strict=True``, refuses to write
+the file (``MissingGlyphError``): a figure with a hole in a label cannot be printed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import warnings
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+from matplotlib import font_manager  # noqa: E402
+
+LANGUAGES = ("en", "zh")
+SCREEN_DPI = 100  # the workflow's own figures (results/figures, results/compare): looked at on a screen
+PRINT_DPI = 300  # the book's PNG figures (results/book)
+CM = 1 / 2.54  # inches per centimetre
+
+# --- colours: one palette for every figure -------------------------------------------------------------
+ADDED_COLOR = "#2e8b3a"  # lines added by a pass
+DELETED_COLOR = "#c62828"  # lines deleted by a pass
+NOOP_COLOR = "#9e9e9e"  # a pass that ran and changed nothing
+FAILED_COLOR = "#d50000"  # a failed pass
+FAILED_FILL = "#ffd6d6"
+CODEGEN_COLOR = "#5c6bc0"  # codegen step: TIR -> source, never churn
+ZERO_COLOR = "#fbf3d5"  # heatmaps: the pass ran, 0 lines changed
+ABSENT_COLOR = "#ececec"  # heatmaps: the pass run does not exist in that column
+ABSENT_EDGE = "#c4c4c4"
+UNSUPPORTED_FILL = "#dde3ec"  # a release without the trace mode
+UNSUPPORTED_EDGE = "#7a8799"
+GRID_COLOR = "#dddddd"
+TEXT_MUTED = "#37474f"
+# lines of a categorical series (targets, configurations): colour-blind safe (Okabe-Ito), then tab10
+SERIES_COLORS = ("#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#f0e442", "#000000")
+# churn heatmaps: viridis reversed without its palest end, so that 1 line stays distinct from a 0 cell
+CHURN_CMAP_NAME = "viridis_r"
+CHURN_CMAP_RANGE = (0.12, 1.0)
+# signed differences (book: a variant against the reference): red fewer lines, blue more
+DIVERGING_CMAP_NAME = "RdBu"
+
+# --- fonts -------------------------------------------------------------------------------------------
+LATIN_FAMILY = "DejaVu Sans"
+CJK_FAMILY = "Noto Sans CJK SC"
+CJK_PACKAGE = "mplfonts"
+CJK_FONT_FILE = "NotoSansCJKsc-Regular.otf"
+MISSING_GLYPH = "missing from font"  # text of matplotlib's warning for a glyph no font has
+
+# --- saving --------------------------------------------------------------------------------------------
+SAVE_METADATA = {  # no dates and no software tags: reruns write identical bytes
+    "png": {"Software": None},
+    "svg": {"Date": None, "Creator": None},
+    "pdf": {"CreationDate": None, "ModDate": None, "Creator": None, "Producer": None},
+}
+FORMATS = tuple(SAVE_METADATA)
+DEFAULT_HASHSALT = "tilelang-churn"
+
+# Book pages: text sizes in points for a figure printed at its own size (no scaling on the page).
+BOOK_RC = {
+    "font.size": 7.5,
+    "axes.titlesize": 8.5,
+    "axes.labelsize": 7.5,
+    "xtick.labelsize": 6.5,
+    "ytick.labelsize": 6.5,
+    "legend.fontsize": 6.5,
+    "figure.titlesize": 9.0,
+    "axes.linewidth": 0.6,
+    "xtick.major.width": 0.6,
+    "ytick.major.width": 0.6,
+    "lines.linewidth": 1.2,
+    "lines.markersize": 4.0,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "legend.frameon": False,
+}
+
+
+class MissingGlyphError(ValueError):
+    """A figure's text needs a glyph that none of its fonts has."""
+
+
+class FontNotInstalled(RuntimeError):
+    """The CJK font package is missing: install the pins of requirements.txt."""
+
+
+def check_language(language: str) -> str:
+    if language not in LANGUAGES:
+        raise ValueError(f"figure language {language!r}: one of {', '.join(LANGUAGES)}")
+    return language
+
+
+def cjk_font_path() -> Path:
+    """The Noto Sans CJK SC file shipped by the pinned ``mplfonts`` package (found without importing it)."""
+    spec = importlib.util.find_spec(CJK_PACKAGE)
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    for location in locations:
+        path = Path(location) / "fonts" / CJK_FONT_FILE
+        if path.is_file():
+            return path
+    raise FontNotInstalled(
+        f"Chinese figure labels need {CJK_FONT_FILE} from the {CJK_PACKAGE} package, pinned in requirements.txt"
+        f" ({'not installed' if not locations else 'installed without that file'}; interpreter {sys.executable})"
+    )
+
+
+def register_cjk_font() -> str:
+    """Register the CJK font file with matplotlib (once) and return its family name."""
+    path = str(cjk_font_path())
+    if not any(entry.fname == path for entry in font_manager.fontManager.ttflist):
+        font_manager.fontManager.addfont(path)
+    name = font_manager.FontProperties(fname=path).get_name()
+    if name != CJK_FAMILY:  # another release of the package shipping another font under the same file name
+        raise FontNotInstalled(f"{path} is {name!r}, expected {CJK_FAMILY!r}: check the {CJK_PACKAGE} pin")
+    return name
+
+
+def font_families(language: str) -> list[str]:
+    """font.sans-serif of a language: its own font first, DejaVu Sans (matplotlib's) as fallback."""
+    if check_language(language) == "zh":
+        return [register_cjk_font(), LATIN_FAMILY]
+    return [LATIN_FAMILY]
+
+
+def rc(language: str = "en", *, book: bool = False, hashsalt: str = DEFAULT_HASHSALT) -> dict:
+    """rcParams of a figure: fonts of ``language``, deterministic SVG/PDF output, book sizes if ``book``."""
+    params = {
+        "font.family": "sans-serif",
+        "font.sans-serif": font_families(language),
+        "svg.hashsalt": hashsalt,
+        "svg.fonttype": "path",  # text as outlines: the SVG shows the same glyphs without the font
+        "pdf.fonttype": 42,  # TrueType subsets: text stays text (searchable), the font is embedded
+        "ps.fonttype": 42,
+    }
+    if book:
+        params.update(BOOK_RC)
+    return params
+
+
+@contextmanager
+def context(language: str = "en", *, book: bool = False, hashsalt: str = DEFAULT_HASHSALT) -> Iterator[None]:
+    """``with context("zh"):`` -- create and save figures inside it (fonts are resolved when a figure is drawn)."""
+    with matplotlib.rc_context(rc(language, book=book, hashsalt=hashsalt)):
+        yield
+
+
+def styled(language: str = "en", *, hashsalt: str = DEFAULT_HASHSALT):
+    """Decorator: run a plotting function inside ``context(language)``."""
+
+    def wrap(function):
+        def run(*args, **kwargs):
+            with context(language, hashsalt=hashsalt):
+                return function(*args, **kwargs)
+
+        run.__name__, run.__doc__, run.__wrapped__ = function.__name__, function.__doc__, function
+        return run
+
+    return wrap
+
+
+def book_size(width_cm: float, height_cm: float) -> tuple[float, float]:
+    """figsize in inches of a figure width_cm x height_cm."""
+    return (width_cm * CM, height_cm * CM)
+
+
+def churn_cmap():
+    """The colour map of churn heatmaps (positive counts, log-normalised by the caller)."""
+    import matplotlib.colors as mcolors
+    import numpy as np
+
+    low, high = CHURN_CMAP_RANGE
+    colors = matplotlib.colormaps[CHURN_CMAP_NAME](np.linspace(low, high, 256))
+    return mcolors.ListedColormap(colors, name="churn")
+
+
+def _format(path: Path) -> str:
+    fmt = path.suffix.lstrip(".").lower()
+    if not fmt:
+        raise ValueError(f"{path}: no suffix to choose the image format from")
+    return fmt
+
+
+def save(
+    fig,
+    paths: str | os.PathLike | Iterable[str | os.PathLike],
+    *,
+    dpi: float = SCREEN_DPI,
+    strict: bool = False,
+    hashsalt: str | None = None,
+) -> dict[str, list[str]]:
+    """Save ``fig`` to every path (format from the suffix), each atomically, with fixed metadata.
+
+    Returns {path: [missing-glyph messages]} (empty lists when every glyph was found); the messages are
+    also printed on stderr. With ``strict`` a missing glyph raises ``MissingGlyphError`` and that file is
+    not written. ``hashsalt`` overrides ``svg.hashsalt`` for this save (default: the rcParams in force).
+    """
+    paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    reports: dict[str, list[str]] = {}
+    rc_save = {} if hashsalt is None else {"svg.hashsalt": hashsalt}
+    for path in map(Path, paths):
+        fmt = _format(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        try:
+            with warnings.catch_warnings(record=True) as caught, matplotlib.rc_context(rc_save):
+                warnings.simplefilter("always")
+                fig.savefig(tmp, format=fmt, dpi=dpi, metadata=SAVE_METADATA.get(fmt))
+            missing = []
+            for warning in caught:
+                if MISSING_GLYPH in str(warning.message):
+                    missing.append(str(warning.message))
+                else:  # not ours: hand it on
+                    warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+            missing = list(dict.fromkeys(missing))
+            reports[str(path)] = missing
+            for message in missing:
+                print(f"figure_style: {path}: {message}", file=sys.stderr)
+            if missing and strict:
+                raise MissingGlyphError(f"{path}: {'; '.join(missing)}")
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+    return reports

@@ -1,0 +1,291 @@
+"""The book's figures: the fixed set, both languages, byte-identical regeneration, the embedded CJK font.
+
+Unit tests draw from hand-made tables (conftest.make_row); the end-to-end test runs `snakemake book_figures`
+on a small grid (the session fixture `book_run` of conftest.py, shared with test_reports_in_browser.py).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import book_figures
+import figure_style as fs
+import matplotlib.image as mpimg
+import matplotlib.pyplot as plt
+import numpy as np
+import passes_table as pt
+import pytest
+from conftest import job_provenance, make_row
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPT = REPO / "scripts" / "book_figures.py"
+FIGURES_WITHOUT_RELEASES = [s for s in book_figures.FIGURES if s != "fig3_releases"]
+
+# (pass, added, deleted) of a small pipeline; a 0/0 pass is a no-op
+REFERENCE_PASSES = [
+    ("BindTarget", 1, 0),
+    ("Simplify", 0, 0),
+    ("LayoutInference", 34, 26),
+    ("LowerTileOp", 42, 12),
+    ("Simplify", 6, 6),
+    ("LegalizeSafeMemoryAccess", 0, 0),
+    ("InjectSoftwarePipeline", 0, 0),
+    ("ProducerConsumerWarpSpecialized", 20, 11),
+    ("LowerOpaqueBlock", 63, 78),
+    ("MergeIfStmt", 0, 0),
+    ("MakePackedAPI", 80, 10),
+]
+
+
+def job(passes, **provenance) -> list[dict]:
+    """A job's rows: the passes in order (0/0 a no-op), then a codegen row."""
+    prov = job_provenance(**provenance)
+    rows = []
+    for step, (name, added, deleted) in enumerate(passes):
+        status = pt.STATUS_CHANGED if added or deleted else pt.STATUS_NOOP
+        rows.append(make_row(step, name, status, added, deleted, job=prov))
+    rows.append(make_row(len(passes), "codegen", pt.STATUS_CODEGEN, 98, 77, job=prov, phase="codegen", depth=0))
+    return rows
+
+
+def variant(changes: dict, drop=(), add=()) -> list[tuple]:
+    passes = [(n, *changes.get(n, (a, d))) for n, a, d in REFERENCE_PASSES if n not in drop]
+    return passes + list(add)
+
+
+def tables(tmp_path: Path) -> tuple[Path, Path]:
+    """churn.csv of a reference (cuda-sm90 1024^3) and three one-change variants, and the reference's passes.csv."""
+    shape = dict(M=1024, N=1024, K=1024)
+    reference = job(REFERENCE_PASSES, **shape)
+    rows = list(reference)
+    rows += job(variant({"LegalizeSafeMemoryAccess": (3, 0), "MergeIfStmt": (1, 0)}), M=1000, N=1000, K=1000)
+    rows += job(variant({"InjectSoftwarePipeline": (60, 37)}, drop=["ProducerConsumerWarpSpecialized"]), **shape,
+                target_name="cuda-sm80")  # fmt: skip
+    rows += job(variant({"LowerOpaqueBlock": (50, 60)}, drop=["ProducerConsumerWarpSpecialized"]), **shape, stages=0)
+    churn = tmp_path / "tables" / "churn.csv"
+    pt.write_rows(churn, rows)
+    ref = tmp_path / "tables" / "reference" / "passes.csv"
+    pt.write_rows(ref, reference)
+    return churn, ref
+
+
+def run_cli(*args: str, seed: str = "0") -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONHASHSEED=seed)
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), *args], capture_output=True, text=True, env=env, timeout=600, check=False
+    )
+
+
+def digests(folder: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
+
+
+def expected_files(stems) -> set[str]:
+    return {f"{stem}.{ext}" for stem in stems for ext in book_figures.FORMATS} | {book_figures.MANIFEST}
+
+
+# ------------------------------------------------------------------------------------------------ set-up
+
+
+def test_the_rule_names_the_scripts_figures():
+    rule = (REPO / "workflow" / "rules" / "book_common.smk").read_text()
+    stems = re.search(r"^BOOK_FIGURES = \(([^)]*)\)", rule, re.M).group(1)
+    assert tuple(re.findall(r'"([^"]+)"', stems)) == book_figures.FIGURES
+
+
+def test_every_label_exists_in_both_languages():
+    for language in fs.LANGUAGES:
+        assert book_figures.TEXT[language].keys() == book_figures.TEXT["en"].keys(), language
+        assert book_figures.TEXT[language]["axes"].keys() == book_figures.AXES.keys(), language
+
+
+def test_the_cjk_font_is_the_file_of_the_pinned_package():
+    path = fs.cjk_font_path()
+    assert path.name == "NotoSansCJKsc-Regular.otf" and path.parent.parent.name == "mplfonts"
+    assert fs.register_cjk_font() == "Noto Sans CJK SC"
+    pins = (REPO / "requirements.txt").read_text()
+    assert re.search(r"^mplfonts==\d", pins, re.M), "mplfonts must be pinned in requirements.txt"
+
+
+def test_a_missing_glyph_stops_a_strict_save(tmp_path):
+    out = tmp_path / "x.png"
+    with fs.context("zh", book=True):  # fonts are looked up when the figure is drawn: save inside the context
+        fig, ax = plt.subplots()
+        ax.set_title("\U0001f600 \u6bcf")  # an emoji: in no font of the list; the CJK glyph is found
+        with pytest.raises(fs.MissingGlyphError, match="128512"):
+            fs.save(fig, [out], strict=True)
+        assert not out.exists() and not list(tmp_path.iterdir())
+        ax.set_title("\U0001f680")  # matplotlib warns once per glyph: another one for the lenient save
+        report = fs.save(fig, [out])  # not strict: written, and the message is returned
+    plt.close(fig)
+    assert out.exists() and len(report[str(out)]) == 1 and "128640" in report[str(out)][0]
+
+
+def test_every_figure_of_the_project_uses_the_style_module(tmp_path):
+    import compare_releases
+    import plot_churn
+
+    assert plot_churn.fs is fs and compare_releases.fs is fs
+    assert plot_churn.DPI == compare_releases.DPI == fs.SCREEN_DPI
+    assert compare_releases._SAVE_METADATA is fs.SAVE_METADATA
+    churn, _ = tables(tmp_path)
+    frame = pt.read_frame(churn)
+    saved = []
+    for k in range(2):  # the workflow's heatmap, saved twice: the same bytes in every format
+        paths = [tmp_path / f"heatmap{k}.{ext}" for ext in ("png", "svg", "pdf")]
+        plot_churn.plot_heatmap(frame, paths)
+        saved.append([path.read_bytes() for path in paths])
+    assert saved[0] == saved[1]
+
+
+# ------------------------------------------------------------------------------------------------ figures
+
+
+@pytest.mark.parametrize("language", fs.LANGUAGES)
+def test_the_set_is_written_and_documented(tmp_path, language):
+    churn, ref = tables(tmp_path)
+    out = tmp_path / language
+    proc = run_cli("--churn", str(churn), "--reference", str(ref), "--out-dir", str(out), "--language", language)
+    assert proc.returncode == 0, proc.stderr
+    assert {p.name for p in out.iterdir()} == expected_files(FIGURES_WITHOUT_RELEASES)
+    assert "missing from font" not in proc.stdout + proc.stderr
+    manifest = (out / book_figures.MANIFEST).read_text()
+    assert "| fig3_releases | not made | the config compares no releases" in manifest
+    assert "`fig1_reference_passes.png`" in manifest and f"Language: {language}." in manifest
+    for stem in FIGURES_WITHOUT_RELEASES:
+        png = out / f"{stem}.png"
+        pixels = mpimg.imread(png)
+        # 15 cm at 300 dpi, and not blank
+        assert pixels.shape[1] == pytest.approx(15 / 2.54 * 300, abs=2), stem
+        assert pixels.shape[0] < 22 / 2.54 * 300 + 2 and np.asarray(pixels[..., :3]).std() > 0.05, stem
+        assert (out / f"{stem}.svg").read_text()[:200].lstrip().startswith("<?xml")
+        assert (out / f"{stem}.pdf").read_bytes()[:5] == b"%PDF-"
+
+
+@pytest.mark.parametrize("language", fs.LANGUAGES)
+def test_regeneration_is_byte_identical(tmp_path, language):
+    churn, ref = tables(tmp_path)
+    runs = []
+    for k, seed in enumerate(("1", "2")):  # two processes, different hash seeds
+        out = tmp_path / f"run{k}"
+        proc = run_cli("--churn", str(churn), "--reference", str(ref), "--out-dir", str(out), "--language", language,
+                       seed=seed)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        runs.append(digests(out))
+    assert runs[0] == runs[1]
+    assert set(runs[0]) == expected_files(FIGURES_WITHOUT_RELEASES)
+
+
+def test_the_chinese_pdf_embeds_noto_sans_cjk(tmp_path):
+    churn, ref = tables(tmp_path)
+    out = tmp_path / "zh"
+    proc = run_cli("--churn", str(churn), "--reference", str(ref), "--out-dir", str(out), "--language", "zh")
+    assert proc.returncode == 0, proc.stderr
+    assert "missing from font" not in proc.stdout + proc.stderr and "findfont" not in proc.stderr
+    for stem in FIGURES_WITHOUT_RELEASES:
+        pdf = (out / f"{stem}.pdf").read_bytes()
+        fonts = set(re.findall(rb"/BaseFont /(?:[A-Z]{6}\+)?([A-Za-z0-9-]+)", pdf))
+        assert b"NotoSansCJKsc-Regular" in fonts, (stem, fonts)
+        assert b"/FontFile2" in pdf  # the font program itself, not just its name
+    # and the English set uses no CJK font at all
+    en = tmp_path / "en"
+    assert run_cli("--churn", str(churn), "--reference", str(ref), "--out-dir", str(en)).returncode == 0
+    assert b"NotoSansCJK" not in (en / "fig1_reference_passes.pdf").read_bytes()
+
+
+def test_the_width_comes_from_the_argument_and_the_labels_from_the_language(tmp_path):
+    churn, ref = tables(tmp_path)
+    result = book_figures.build(churn, ref, tmp_path / "zh", language="zh", width_cm=12.0)
+    assert list(result["written"]) == FIGURES_WITHOUT_RELEASES and list(result["skipped"]) == ["fig3_releases"]
+    for stem in FIGURES_WITHOUT_RELEASES:
+        pixels = mpimg.imread(tmp_path / "zh" / f"{stem}.png")
+        assert pixels.shape[1] == pytest.approx(12 / 2.54 * 300, abs=2), stem
+    book_figures.build(churn, ref, tmp_path / "en", language="en", width_cm=12.0)
+    for stem in FIGURES_WITHOUT_RELEASES:  # same data, other labels: other outlines in the SVG
+        assert (tmp_path / "zh" / f"{stem}.svg").read_bytes() != (tmp_path / "en" / f"{stem}.svg").read_bytes()
+
+
+def by_version_rows() -> list[dict]:
+    rows = []
+    for target in ("cuda-sm90", "cuda-sm80", "hip"):
+        for k, version in enumerate(("0.1.12", "0.1.14", "0.1.15")):
+            prov = job_provenance(target, "instrument", version, M=1024, N=1024, K=1024)
+            unsupported = target == "hip" and version == "0.1.12"
+            rows.append(
+                dict(
+                    prov,
+                    configuration=f"{target} 1024x1024x1024 instrument",
+                    pass_runs="" if unsupported else 80 + 2 * k,
+                    changed_runs="" if unsupported else 30 + k,
+                    added_total="" if unsupported else 400 + 10 * k,
+                    deleted_total="" if unsupported else 380,
+                    churn_total="" if unsupported else 780 + 10 * k,
+                    failed=target == "cuda-sm80" and version == "0.1.12",
+                    unsupported=unsupported,
+                )
+            )
+    return rows
+
+
+def test_the_release_figure_when_releases_are_compared(tmp_path):
+    churn, ref = tables(tmp_path)
+    by_version = tmp_path / "churn_by_version.csv"
+    rows = by_version_rows()
+    with open(by_version, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    out = tmp_path / "book"
+    args = ["--churn", str(churn), "--reference", str(ref), "--by-version", str(by_version), "--out-dir", str(out)]
+    proc = run_cli(*args, "--language", "zh")
+    assert proc.returncode == 0, proc.stderr
+    assert {p.name for p in out.iterdir()} == expected_files(book_figures.FIGURES)
+    assert "not made" not in (out / book_figures.MANIFEST).read_text()
+    pixels = mpimg.imread(out / "fig3_releases.png")
+    assert np.asarray(pixels[..., :3]).std() > 0.05
+
+
+def test_bad_inputs_are_one_line_errors(tmp_path):
+    churn, ref = tables(tmp_path)
+    other = tmp_path / "other" / "passes.csv"
+    pt.write_rows(other, job(REFERENCE_PASSES, M=64, N=64, K=64))
+    proc = run_cli("--churn", str(churn), "--reference", str(other), "--out-dir", str(tmp_path / "x"))
+    assert proc.returncode == 1 and "the reference job (64\u00b3" in proc.stderr
+    proc = run_cli("--churn", str(tmp_path / "none.csv"), "--reference", str(ref), "--out-dir", str(tmp_path / "x"))
+    assert proc.returncode == 1 and "none.csv" in proc.stderr
+    proc = run_cli("--churn", str(churn), "--reference", str(ref), "--out-dir", str(tmp_path / "x"), "--language", "fr")
+    assert proc.returncode == 2
+    lone = tmp_path / "lone.csv"  # no configuration differs from the reference in one respect: no figure 4
+    pt.write_rows(lone, pt.read_rows(ref))
+    proc = run_cli("--churn", str(lone), "--reference", str(ref), "--out-dir", str(tmp_path / "y"))
+    assert proc.returncode == 1 and "fig4 needs" in proc.stderr
+
+
+# ------------------------------------------------------------------------------------------- the workflow
+
+
+def test_snakemake_book_figures_makes_the_documented_set(book_run):
+    book = book_run.workdir / "results" / "book" / "en"
+    assert {p.name for p in book.iterdir()} == expected_files(FIGURES_WITHOUT_RELEASES)
+    manifest = (book / book_figures.MANIFEST).read_text()
+    assert "Reference job: 256\u00d7256\u00d7256" not in manifest  # the shape is printed as a cube
+    assert "Reference job: 256\u00b3, cuda-sm90" in manifest and "| fig3_releases | not made |" in manifest
+    log = (book_run.workdir / "logs" / "book" / "book_figures_en.log").read_text()
+    assert "fig3_releases not made: the config compares no releases" in log
+    assert "missing from font" not in log
+
+
+def test_the_book_in_chinese_from_the_same_tables(book_run):
+    proc = book_run.snakemake("--cores", "1", "book_figures", "--config", "figure_language=zh")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    zh = book_run.workdir / "results" / "book" / "zh"
+    assert {p.name for p in zh.iterdir()} == expected_files(FIGURES_WITHOUT_RELEASES)
+    assert "trace" not in re.findall(r"^\s*(\w+)\s+\d+$", proc.stdout + proc.stderr, re.M)  # tables reused
+    en = digests(book_run.workdir / "results" / "book" / "en")
+    assert en != digests(zh) and set(en) == set(digests(zh))

@@ -1,0 +1,144 @@
+"""The workflow under bad input, broken environments and interrupted runs: nothing lost, nothing invented.
+
+Each test here is a row of the table in tests/README.md. Runs use the session's finished test grid, or a
+copy of it when they change its files.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import passes_table
+import pytest
+from conftest import REPO, SNAKEMAKE, copy_of_finished_run, make_workdir, snakemake
+from test_broken_runs import BLOCK_TILELANG
+
+TEST_CONFIG = ("--configfile", "config/test_config.yaml")
+
+
+def grid_file(workdir: Path, text: str) -> tuple[str, str]:
+    """--configfile arguments for a small grid written into the working directory (YAML keeps the types)."""
+    path = workdir / "config" / "grid.yaml"
+    path.write_text(text)
+    return ("--configfile", str(path.relative_to(workdir)))
+
+
+def logs_and_output(workdir: Path, proc) -> str:
+    return proc.stdout + proc.stderr + "".join(path.read_text() for path in workdir.glob("logs/**/*.log"))
+
+
+def version_of(workdir: Path) -> str:
+    return next((workdir / "results" / "runs").iterdir()).name
+
+
+@pytest.mark.parametrize("cut", ["issue_bytes", "row_boundary"])
+def test_a_passes_csv_cut_short_is_refused_and_rebuilt_once_removed(finished_run, tmp_path, cut):
+    workdir = copy_of_finished_run(finished_run, tmp_path / "wf")
+    churn = (workdir / "results" / "churn.csv").read_bytes()
+    victim = workdir / "results" / "runs" / version_of(workdir) / "hip/256x256x256_b64x64x32/trace-api/passes.csv"
+    text = victim.read_text()
+    # the issue's reproduction (truncate -s 356), and a cut exactly after a row, which parses as a shorter table
+    os.truncate(victim, 356 if cut == "issue_bytes" else text.index("\n", len(text) // 2) + 1)
+    proc = snakemake(workdir, "--cores", "1", "--keep-going", *TEST_CONFIG)
+    output = logs_and_output(workdir, proc)
+    assert proc.returncode != 0
+    refused = r"(, line \d+|: the last line is cut off|: \d+ rows where the run wrote \d+)"
+    assert re.search(re.escape(str(victim.relative_to(workdir))) + refused, output), output[-3000:]
+    assert not (workdir / "results" / "churn.csv").exists() or (workdir / "results" / "churn.csv").read_bytes() == churn
+
+    victim.unlink()  # the job's output is a target itself: the next run traces it again
+    proc = snakemake(workdir, "--cores", "2", *TEST_CONFIG)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (workdir / "results" / "churn.csv").read_bytes() == churn
+
+
+def test_a_deleted_job_folder_is_traced_again(finished_run):
+    proc = snakemake(finished_run, "-n", *TEST_CONFIG)
+    assert proc.returncode == 0 and "Nothing to be done" in proc.stdout + proc.stderr
+    hip = finished_run / "results" / "runs" / version_of(finished_run) / "hip"
+    hidden = hip.with_name("hip.hidden")
+    hip.rename(hidden)
+    try:
+        proc = snakemake(finished_run, "-n", "--quiet", "rules", *TEST_CONFIG)
+        counts = dict(re.findall(r"^(\w+)\s+(\d+)$", proc.stdout, re.M))
+        assert counts.get("trace") == "6", proc.stdout  # hip x 2 shapes x 3 modes
+        assert counts.get("churn_table") == "1"
+    finally:
+        hidden.rename(hip)
+
+
+@pytest.mark.parametrize("signal_name", ["SIGINT", "SIGTERM"])
+def test_an_interrupted_run_resumes_to_the_same_churn_table(finished_run, tmp_path, signal_name):
+    """Stop a run once some trace jobs are done, resume it: its rows equal those of an uninterrupted run."""
+    workdir = make_workdir(tmp_path / "wf")
+    grid = ("--config", "targets=[cuda-sm90]")
+    command = [str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "--directory", str(workdir), "--cores", "2"]
+    proc = subprocess.Popen([*command, *TEST_CONFIG, *grid], cwd=workdir, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    deadline = time.monotonic() + 300
+    while len(list(workdir.glob("results/runs/*/*/*/*/passes.csv"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    proc.send_signal(getattr(signal, signal_name))
+    _, stderr = proc.communicate(timeout=300)
+    assert proc.returncode != 0, "the run finished before the signal; the test needs it interrupted"
+    assert not (workdir / "results" / "churn.csv").exists()
+
+    resumed = snakemake(workdir, "--cores", "2", "--rerun-incomplete", *TEST_CONFIG, *grid)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    interrupted = passes_table.read_rows(workdir / "results" / "churn.csv")
+    reference = [row for row in passes_table.read_rows(finished_run / "results" / "churn.csv")
+                 if row["target_name"] == "cuda-sm90"]  # fmt: skip
+    assert interrupted == reference
+
+
+def test_parallel_trace_env_jobs_keep_their_own_report_and_codegen(tmp_path):
+    pytest.importorskip("tilelang")
+    workdir = make_workdir(tmp_path / "wf")
+    sizes = [64 * (i + 1) for i in range(8)]
+    shapes = "".join(f"  - {{M: {m}, N: 128, K: 64}}\n" for m in sizes)
+    grid = grid_file(workdir, f"shapes:\n{shapes}targets: [cuda-sm90]\nmodes: [trace-env]\n")
+    proc = snakemake(workdir, "--cores", "4", "results/churn.csv", *grid)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for m in sizes:
+        job = next(workdir.glob(f"results/runs/*/cuda-sm90/{m}x128x64/trace-env"))
+        trace = job / "lower_trace" / "gemm_lower_trace"
+        records = list((trace / ".run_records").iterdir())
+        assert len(records) == 1, records  # one run record per job folder: no other job wrote here
+        befores = records[0].glob("*/*_before.tir")
+        first_input = min(befores, key=lambda path: int(path.name.split("_")[0])).read_text()  # step 0
+        assert f"A = T.match_buffer(A_handle, ({m}, 64)" in first_input, m  # A is M x K: this job's own kernel
+        codegen = next(records[0].glob("codegen/*_after.cpp")).read_text()
+        assert (trace / "codegen.cpp").read_text() == codegen
+        assert (trace / "report.html").resolve() == (records[0] / "report.html").resolve()
+
+
+def test_a_broken_environment_fails_the_job_instead_of_reporting_success(tmp_path):
+    workdir = make_workdir(tmp_path / "wf")
+    blocker = tmp_path / "block"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text(BLOCK_TILELANG)
+    env = dict(os.environ, PYTHONPATH=str(blocker))
+    grid = grid_file(workdir, "shapes: [{M: 64, N: 64, K: 64}]\ntargets: [hip]\nmodes: [trace-env]\n")
+    proc = snakemake(workdir, "--cores", "1", "results/churn.csv", *grid, env=env)
+    assert proc.returncode != 0
+    assert "TileLang cannot be imported here" in "".join(p.read_text() for p in workdir.glob("logs/trace/**/*.log"))
+    assert not list(workdir.glob("results/churn.csv"))
+
+
+@pytest.mark.parametrize("fatal", [False, True])
+def test_a_failed_pass_is_data_unless_pass_failures_are_made_fatal(tmp_path, fatal):
+    pytest.importorskip("tilelang")
+    workdir = make_workdir(tmp_path / "wf")
+    grid = [*grid_file(workdir, "shapes: [{M: 64, N: 64, K: 64}]\ntargets: [llvm]\nmodes: [trace-env]\n")]
+    if fatal:
+        grid += ["--config", "fail_on_pass_error=True"]  # Snakemake reads True, not true, as a boolean
+    proc = snakemake(workdir, "--cores", "1", "results/churn.csv", *grid)
+    assert (proc.returncode != 0) == fatal, proc.stderr[-2000:]
+    if not fatal:
+        rows = passes_table.read_rows(workdir / "results" / "churn.csv")
+        assert rows[-1]["status"] == passes_table.STATUS_FAILED and rows[-1]["pass"] == "LayoutInference"
