@@ -199,11 +199,8 @@ SOURCE_LINES_COLUMNS = ("generated_source_lines", "kernel_source_lines")
 ARCHIVE_NAME = "ir.json.gz"
 ARCHIVE_FORMAT = 1
 
-BY_VERSION_COLUMNS = [
-    "configuration",
-    *CONFIG_KEY,
-    "tilelang_version",
-    "source",
+# the integer counts of churn_by_version.csv (nullable: empty for an unsupported job)
+BY_VERSION_COUNTS = [
     "pass_runs",
     "changed_runs",
     "added_total",
@@ -212,6 +209,13 @@ BY_VERSION_COLUMNS = [
     "added_stripped_total",
     "deleted_stripped_total",
     "churn_stripped_total",
+]
+BY_VERSION_COLUMNS = [
+    "configuration",
+    *CONFIG_KEY,
+    "tilelang_version",
+    "source",
+    *BY_VERSION_COUNTS,
     "seconds_total",
     "failed",
     "first_error",
@@ -624,18 +628,7 @@ def churn_by_version(churn_df: pd.DataFrame, archives: Mapping[tuple, str | os.P
                 }
             )
     out = pd.DataFrame(records, columns=BY_VERSION_COLUMNS)
-    for column in (
-        *_INT_KEY,
-        "pass_runs",
-        "changed_runs",
-        "added_total",
-        "deleted_total",
-        "churn_total",
-        "added_stripped_total",
-        "deleted_stripped_total",
-        "churn_stripped_total",
-        "generated_source_lines",
-    ):
+    for column in (*_INT_KEY, *BY_VERSION_COUNTS, "generated_source_lines"):
         if column in out:
             out[column] = out[column].astype("Int64")
     out["seconds_total"] = out["seconds_total"].astype("Float64")

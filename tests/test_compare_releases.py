@@ -17,23 +17,10 @@ import numpy as np
 import pandas as pd
 import passes_table as pt
 import pytest
+from conftest import job_provenance
 
-CONFIG = dict(
-    target_name="cuda-sm90",
-    target='{"arch": "sm_90", "kind": "cuda"}',
-    M=1024,
-    N=1024,
-    K=1024,
-    block_M=128,
-    block_N=128,
-    block_K=32,
-    dtype="float16",
-    accum_dtype="float32",
-    threads=128,
-    stages=3,
-    mode="trace-env",
-    source="run_record",
-)
+# one configuration: a job's provenance without its release
+CONFIG = {key: value for key, value in job_provenance(K=1024).items() if key != "tilelang_version"}
 LABEL = "cuda-sm90 1024x1024x1024 b128x128x32 float16/float32 t128 s3 trace-env"
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "compare_releases.py"
 

@@ -16,6 +16,7 @@ import passes_table
 import pytest
 import yaml
 from conftest import REPO, make_workdir, snakemake  # noqa: F401 - also imported from here by other tests
+from test_broken_runs import BLOCK_TILELANG
 
 
 def load_test_config():
@@ -120,21 +121,6 @@ def test_a_bad_config_stops_before_any_job_and_keeps_the_results(finished_run):
     proc = snakemake(finished_run, "-n", "--configfile", "config/test_config.yaml", str(bad.relative_to(finished_run)))
     assert proc.returncode != 0
     assert "config targets[1]: unknown target 'cuda-sm99'" in proc.stdout + proc.stderr
-
-
-BLOCK_TILELANG = """
-import sys
-
-
-class _NoTileLang:
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in ("tilelang", "tvm", "tvm_ffi"):
-            raise ModuleNotFoundError(f"No module named {name!r} (blocked by the test)")
-        return None
-
-
-sys.meta_path.insert(0, _NoTileLang())
-"""
 
 
 def test_static_target_runs_with_tilelang_unimportable(tmp_path):
