@@ -24,8 +24,8 @@ import passes_table as pt
 JOB_KEY = pt.JOB_KEY
 
 
-def gather(paths) -> pd.DataFrame:
-    """Concatenate passes.csv files (input order, columns exactly passes_table.COLUMNS).
+def read_tables(paths):
+    """Yield (path, text, rows) of each passes.csv through the strict reader, in input order.
 
     Raises ValueError naming the file for a wrong header, a file without rows, an unknown status or a
     non-integer number; and naming both files when the same (job, step) appears twice.
@@ -33,84 +33,92 @@ def gather(paths) -> pd.DataFrame:
     paths = [Path(p) for p in paths]
     if not paths:
         raise ValueError("no passes.csv given")
-    rows, files = [], []
+    seen: dict[tuple, tuple[Path, set]] = {}  # job key -> (first file, its steps)
     for path in paths:
-        job_rows = pt.read_rows(path)
-        rows.extend(job_rows)
-        files.extend([str(path)] * len(job_rows))
-    out = pt.to_frame(rows)
-    dup = out.duplicated(subset=JOB_KEY + ["step"], keep=False)
-    if dup.any():
-        first = out[dup].sort_values("step", kind="stable").iloc[0]
-        where = pd.Series(files)[dup & (out["step"] == first["step"])]
-        raise ValueError(
-            f"step {first['step']} of job {_job_label(first)} appears more than once, in {sorted(set(where))}"
-        )
-    return out
+        text, rows = pt.read_table(path)
+        for key, job_rows in _by_job(rows).items():
+            steps = [row["step"] for row in job_rows]
+            first_path, first_steps = seen.get(key, (path, set()))
+            repeated = sorted(step for step in set(steps) if step in first_steps or steps.count(step) > 1)
+            if repeated:
+                raise ValueError(
+                    f"step {repeated[0]} of job {'/'.join(map(str, key))} appears more than once, in "
+                    f"{sorted({str(first_path), str(path)})}"
+                )
+            first_steps.update(steps)
+            seen[key] = (first_path, first_steps)
+        yield path, text, rows
 
 
-def _job_label(row) -> str:
-    return "/".join(str(row[c]) for c in JOB_KEY)
+def _by_job(rows: list[dict]) -> dict[tuple, list[dict]]:
+    """Rows grouped by job (JOB_KEY), jobs in order of first appearance."""
+    jobs: dict[tuple, list[dict]] = {}
+    for row in rows:
+        jobs.setdefault(tuple(row[c] for c in JOB_KEY), []).append(row)
+    return jobs
 
 
-def _summarize_job(job: pd.DataFrame) -> dict:
-    job = job.sort_values("step", kind="stable")
-    status = job["status"]
-    churn = job[status.isin(pt.CHURN_STATUSES)]
-    added = churn["added"].fillna(0).astype("int64")
-    deleted = churn["deleted"].fillna(0).astype("int64")
-    per_step = added + deleted
-    first = job.iloc[0]
-    out = {col: first[col] for col in pt.PROVENANCE_COLUMNS}
+def gather(paths) -> pd.DataFrame:
+    """Concatenate passes.csv files into one DataFrame (input order, columns exactly passes_table.COLUMNS);
+    refusals as ``read_tables``."""
+    return pt.to_frame([row for _, _, rows in read_tables(paths) for row in rows])
+
+
+def summarize_job(rows: list[dict]) -> dict:
+    """One churn_summary.csv row (SUMMARY_COLUMNS) from the rows of one job."""
+    rows = sorted(rows, key=lambda row: row["step"])
+    churn = [row for row in rows if row["status"] in pt.CHURN_STATUSES]
+    added = [row["added"] or 0 for row in churn]
+    deleted = [row["deleted"] or 0 for row in churn]
+    statuses = [row["status"] for row in rows]
+    out = {col: rows[0][col] for col in pt.PROVENANCE_COLUMNS}
     out.update(
-        pass_steps=len(job),
+        pass_steps=len(rows),
         churn_steps=len(churn),
-        changed_steps=int((status == pt.STATUS_CHANGED).sum()),
-        noop_steps=int((status == pt.STATUS_NOOP).sum()),
-        failed_steps=int((status == pt.STATUS_FAILED).sum()),
-        codegen_steps=int((status == pt.STATUS_CODEGEN).sum()),
-        unsupported_steps=int((status == pt.STATUS_UNSUPPORTED).sum()),
-        added_total=int(added.sum()),
-        deleted_total=int(deleted.sum()),
-        churn_total=int(added.sum() + deleted.sum()),
+        changed_steps=statuses.count(pt.STATUS_CHANGED),
+        noop_steps=statuses.count(pt.STATUS_NOOP),
+        failed_steps=statuses.count(pt.STATUS_FAILED),
+        codegen_steps=statuses.count(pt.STATUS_CODEGEN),
+        unsupported_steps=statuses.count(pt.STATUS_UNSUPPORTED),
+        added_total=sum(added),
+        deleted_total=sum(deleted),
+        churn_total=sum(added) + sum(deleted),
         **_stripped_totals(churn),
         top_pass="",
-        top_pass_step=pd.NA,
+        top_pass_step=None,
         top_pass_churn=0,
         first_error="",
     )
-    if len(per_step) and per_step.max() > 0:
-        top = int(per_step.to_numpy().argmax())  # first maximum; rows are sorted by step, so earliest step
-        out.update(
-            top_pass=churn["pass"].iloc[top],
-            top_pass_step=int(churn["step"].iloc[top]),
-            top_pass_churn=int(per_step.iloc[top]),
-        )
-    failed = job[status == pt.STATUS_FAILED]
-    if len(failed):
-        out["first_error"] = failed.iloc[0]["error"]
+    per_step = [a + d for a, d in zip(added, deleted)]
+    if per_step and max(per_step) > 0:
+        top = per_step.index(max(per_step))  # first maximum; rows are sorted by step, so the earliest step
+        out.update(top_pass=churn[top]["pass"], top_pass_step=churn[top]["step"], top_pass_churn=per_step[top])
+    failed = [row for row in rows if row["status"] == pt.STATUS_FAILED]
+    if failed:
+        out["first_error"] = failed[0]["error"]
     return out
 
 
-def _stripped_totals(churn: pd.DataFrame) -> dict:
+def _stripped_totals(churn: list[dict]) -> dict:
     """Totals of the whitespace-insensitive counts; empty when a churn row has none (no IR text to count)."""
-    stripped = churn[["added_stripped", "deleted_stripped"]]
-    if stripped.isna().any().any():
-        return dict(added_stripped_total=pd.NA, deleted_stripped_total=pd.NA, churn_stripped_total=pd.NA)
-    added, deleted = int(stripped["added_stripped"].sum()), int(stripped["deleted_stripped"].sum())
+    if any(row["added_stripped"] is None or row["deleted_stripped"] is None for row in churn):
+        return dict(added_stripped_total=None, deleted_stripped_total=None, churn_stripped_total=None)
+    added = sum(row["added_stripped"] for row in churn)
+    deleted = sum(row["deleted_stripped"] for row in churn)
     return dict(added_stripped_total=added, deleted_stripped_total=deleted, churn_stripped_total=added + deleted)
+
+
+def summary_frame(summaries: list[dict]) -> pd.DataFrame:
+    out = pd.DataFrame(summaries, columns=pt.SUMMARY_COLUMNS)
+    for col in pt.SUMMARY_INT_COLUMNS:
+        out[col] = out[col].astype("Int64")
+    return out
 
 
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
     """One row per job (SUMMARY_COLUMNS, see the module docstring), jobs in order of first appearance."""
-    if df.empty:
-        return pd.DataFrame(columns=pt.SUMMARY_COLUMNS)
-    groups = df.groupby(JOB_KEY, sort=False, dropna=False)
-    rows = [_summarize_job(job) for _, job in groups]
-    out = pd.DataFrame(rows, columns=pt.SUMMARY_COLUMNS)
-    for col in pt.SUMMARY_INT_COLUMNS:
-        out[col] = out[col].astype("Int64")
-    return out
+    rows = df.astype(object).where(df.notna(), None).to_dict("records")
+    return summary_frame([summarize_job(job_rows) for job_rows in _by_job(rows).values()])
 
 
 def main(argv=None) -> int:
@@ -125,16 +133,25 @@ def main(argv=None) -> int:
 
 
 def build_tables(passes_paths, churn_path, summary_path) -> int:
-    """Gather, summarise and write both tables; 1 with one line on stderr when an input is refused."""
+    """Gather, summarise and write both tables; 1 with one line on stderr when an input is refused (and no
+    table written). Streams: each job's data lines go to churn.csv as the job wrote them (the reader has
+    checked them and its run.json's sha256), so 10,000 jobs need neither a DataFrame of all rows nor its memory."""
+    jobs = rows = 0
     try:
-        df = gather(passes_paths)
-        summary = summarize(df)
+        with pt.atomic_file(churn_path) as churn:
+            churn.write(",".join(pt.COLUMNS) + "\n")
+            summaries = []
+            for _, text, table_rows in read_tables(passes_paths):
+                churn.write(text[text.index("\n") + 1 :])
+                job_summaries = [summarize_job(job_rows) for job_rows in _by_job(table_rows).values()]
+                summaries.extend(job_summaries)
+                rows += len(table_rows)
+                jobs += len(job_summaries)
     except (OSError, ValueError) as exc:
         print(f"churn_table: error: {exc}", file=sys.stderr)
         return 1
-    pt.write_frame(df, churn_path)
-    pt.write_frame(summary, summary_path)
-    print(f"churn_table: {len(df)} rows of {len(summary)} job(s) -> {churn_path}, {summary_path}")
+    pt.write_frame(summary_frame(summaries), summary_path)
+    print(f"churn_table: {rows} rows of {jobs} job(s) -> {churn_path}, {summary_path}")
     return 0
 
 

@@ -24,6 +24,7 @@ import os
 import platform
 import py_compile
 import shlex
+import shutil
 import sys
 import tempfile
 import time
@@ -37,6 +38,8 @@ import trace_modes  # noqa: E402
 
 SCRIPT_DIR = Path(__file__).resolve().parent
 PROG = "gemm_lower_trace.py"
+# set by trace_batch.py in a job forked from a process that imported TileLang once for many jobs
+PROCESS: dict = {}
 
 
 def static_only(tilelang_src: str | None) -> int:
@@ -143,6 +146,13 @@ def trace(args) -> int:
             error = exc
             broken = f"TileLang cannot be imported here ({passes_table.error_text(exc)})"
         run_info["import_seconds"] = round(time.perf_counter() - started, 4)
+        # the process's fixed cost (its import of TileLang) and how many jobs share it
+        run_info["process"] = {
+            "pid": os.getpid(),
+            "jobs_in_process": 1,
+            "import_seconds": run_info["import_seconds"],
+            **PROCESS,
+        }
         if error is None:
             try:
                 target = tilelang_trace.make_target(spec)
@@ -185,6 +195,8 @@ def trace(args) -> int:
     run_info["exit_status"] = status
     run_info["failure"] = failed and {"step": failed["step"], "pass": failed["pass"], "error": failed.get("error")}
     run_info["wall_seconds"] = round(time.perf_counter() - started, 4)
+    removed = files_not_kept(args.keep, status, out_dir, trace_dir)
+    run_info["removed_after_run"] = [str(path) for path in removed]
     try:
         passes_table.write_rows(out_dir / "passes.csv", rows)
         # what the readers check passes.csv against: a file cut at a row boundary still parses
@@ -193,6 +205,11 @@ def trace(args) -> int:
     except OSError as exc:
         raise NotRecorded(f"cannot write the run's tables under {out_dir}: {exc}") from None
 
+    for path in removed:  # the rows are written: --keep tables drops what no reader needs
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
     for row in rows:
         print(step_line(row))
     print(trace_cli.NOTE_LINE)
@@ -205,6 +222,18 @@ def trace(args) -> int:
             file=sys.stderr,
         )
     return status
+
+
+def files_not_kept(keep: str, status: int, out_dir: Path, trace_dir: Path) -> list[Path]:
+    """What --keep tables removes: trace-env's run record (inside the run's folder only), TileLang's cache
+    folder and, after a clean run, TileLang's log. passes.csv, run.json and ir.json.gz (the comparison of releases) always stay."""
+    if keep == "all":
+        return []
+    removed = [trace_dir] if trace_dir.is_dir() and trace_dir.is_relative_to(out_dir) else []
+    removed += [out_dir / "tilelang_cache"] if (out_dir / "tilelang_cache").is_dir() else []
+    if status == trace_cli.EXIT_OK:
+        removed.append(out_dir / "tilelang.log")
+    return removed
 
 
 def write_json(path: Path, data: dict) -> None:

@@ -52,6 +52,21 @@ class Job:
 
 
 @dataclass(frozen=True)
+class Batch:
+    """Trace jobs that one process runs (trace_batch.py): it imports TileLang once and forks a child per job.
+
+    One release each, and TL_LOWER_TRACE (read when tilelang is imported) on for all or none: trace-env jobs
+    get batches of their own. At most config trace_batch_size jobs, so that no Snakemake rule has more
+    outputs than that (its lookup of a file's producer goes through every output of the rule).
+    """
+
+    name: str  # the Snakemake rule that runs it, e.g. trace_env_0_1_15_1
+    version: str
+    lower_trace_env: bool
+    jobs: tuple[Job, ...]
+
+
+@dataclass(frozen=True)
 class Grid:
     versions: tuple[str, ...]  # TileLang releases, config order
     installed: str | None  # the release installed beside the workflow (needs no environment of its own)
@@ -61,6 +76,7 @@ class Grid:
     modes: tuple[str, ...]
     # (version, target, shape, mode) -> job, in versions x targets x shapes x modes order
     jobs: dict[tuple[str, str, str, str], Job]
+    batches: list[Batch] = field(default_factory=list)
 
     def job(self, version: str, target: str, shape: str, mode: str) -> Job:
         return self.jobs[(version, target, shape, mode)]
@@ -139,6 +155,7 @@ def resolve_shapes(cfg: dict) -> dict[str, dict]:
     _check_kernel_types(defaults, "defaults")
     shapes: dict[str, dict] = {}
     where: dict[str, str] = {}
+    same_as: dict[str, str] = {}  # the parameters of a shape, as JSON -> its id
     for i, shape in enumerate(cfg["shapes"]):
         key = f"shapes[{i}]"
         _check_kernel_types(shape, key)
@@ -152,15 +169,17 @@ def resolve_shapes(cfg: dict) -> dict[str, dict]:
                 f"config {key}: shape id {shape_id!r} is also the id of {where[shape_id]}; "
                 "give one of them a distinct 'name'"
             )
-        for other_id, other in shapes.items():
-            if other == spec:
-                set_keys = {name: value for name, value in shape.items() if value is not None}
-                raise ConfigError(
-                    f"config {key}: {set_keys!r} has the same parameters as {where[other_id]} "
-                    f"({other_id!r}); the two jobs would be identical"
-                )
+        parameters = json.dumps(spec, sort_keys=True)  # one dict lookup per shape: 10,000 shapes in milliseconds
+        if parameters in same_as:
+            other_id = same_as[parameters]
+            set_keys = {name: value for name, value in shape.items() if value is not None}
+            raise ConfigError(
+                f"config {key}: {set_keys!r} has the same parameters as {where[other_id]} "
+                f"({other_id!r}); the two jobs would be identical"
+            )
         shapes[shape_id] = spec
         where[shape_id] = key
+        same_as[parameters] = shape_id
     return shapes
 
 
@@ -269,6 +288,7 @@ def trace_args(
     api_passes: tuple[str, ...],
     release_env: str | None = None,
     keep_ir: bool = False,
+    keep: str = "all",
 ) -> tuple[str, ...]:
     """gemm_lower_trace.py's arguments for one job (without --out)."""
     args = [
@@ -285,6 +305,8 @@ def trace_args(
         args += ["--passes", ",".join(api_passes)]
     if keep_ir and mode in trace_modes.KEEPS_IR:
         args += ["--keep-ir"]
+    if keep != "all":
+        args += ["--keep", keep]
     if release_env:
         args += ["--release-env", release_env]
     return tuple(args)
@@ -309,9 +331,26 @@ def build_grid(cfg: dict, installed: str | None = None) -> Grid:
         for target, argument in targets.items():
             for shape, spec in shapes.items():
                 for mode in modes:
-                    args = trace_args(spec, argument, mode, api_passes, env, keep_ir)
+                    args = trace_args(spec, argument, mode, api_passes, env, keep_ir, cfg["job_files"])
                     grid.jobs[(version, target, shape, mode)] = Job(version, target, shape, mode, args, env)
+    grid.batches.extend(make_batches(grid, cfg["trace_batch_size"]))
     return grid
+
+
+def make_batches(grid: Grid, size: int) -> list[Batch]:
+    """The jobs of each release, trace-env jobs apart, in grid order, cut into batches of at most size jobs."""
+    batches = []
+    for version in grid.versions:
+        for kind, lower_trace_env in (("trace_env", True), ("trace", False)):
+            jobs = [
+                job
+                for job in grid.jobs.values()
+                if job.version == version and trace_modes.MODES[job.mode].sets_lower_trace_env == lower_trace_env
+            ]
+            for number, start in enumerate(range(0, len(jobs), size), start=1):
+                name = f"{kind}_{version.replace('.', '_')}_{number}"
+                batches.append(Batch(name, version, lower_trace_env, tuple(jobs[start : start + size])))
+    return batches
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -125,7 +125,7 @@ class TableError(ValueError):
 
 def write_rows(path: str | Path, rows: list[dict]) -> None:
     """Write rows in COLUMNS order; a missing key is an empty cell, an unknown key is an error."""
-    with _atomic(path) as handle:
+    with atomic_file(path) as handle:
         writer = csv.DictWriter(handle, fieldnames=COLUMNS, extrasaction="raise", lineterminator="\n")
         writer.writeheader()
         for row in rows:
@@ -134,11 +134,11 @@ def write_rows(path: str | Path, rows: list[dict]) -> None:
 
 def write_frame(df, path: str | Path) -> None:
     """Write a DataFrame (churn.csv, churn_summary.csv) atomically."""
-    with _atomic(path) as handle:
+    with atomic_file(path) as handle:
         df.to_csv(handle, index=False, lineterminator="\n")
 
 
-class _atomic:
+class atomic_file:
     """Open a sibling temporary file for writing and rename it over ``path`` only when the block succeeds,
     so no reader ever sees a half-written table."""
 
@@ -194,7 +194,12 @@ def fingerprint(path: str | Path) -> dict:
 
 
 def read_rows(path: str | Path) -> list[dict]:
-    """Read a passes.csv (or churn.csv) with integer and boolean columns typed.
+    """Read a passes.csv (or churn.csv) with integer and boolean columns typed (see ``read_table``)."""
+    return read_table(path)[1]
+
+
+def read_table(path: str | Path) -> tuple[str, list[dict]]:
+    """The text of a passes.csv (or churn.csv) and its rows, integer and boolean columns typed.
 
     Refuses, naming the file and line, anything but a complete table: another header, a row with too few or
     too many cells (a file cut mid-row), a file that does not end with a newline, an unknown status or mode,
@@ -234,7 +239,7 @@ def read_rows(path: str | Path) -> list[dict]:
         rows.append(row)
     if not rows:
         raise TableError(f"{path}: no rows (every job writes at least one row, even a failure)")
-    return rows
+    return text, rows
 
 
 def _check_against_run_json(path: Path, text: str) -> None:

@@ -16,9 +16,11 @@ grey, a failed pass is a red x. codegen rows are left out.
 
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file
 import argparse
+import multiprocessing
 import os
 import sys
 import textwrap
+import warnings
 from contextlib import redirect_stderr, redirect_stdout
 
 import figure_style as fs  # the one style of every figure: fonts, colours, DPI, saving (sets the Agg backend)
@@ -41,6 +43,8 @@ ABSENT_COLOR = fs.ABSENT_COLOR  # heatmap: occurrence not in this configuration
 DPI = fs.SCREEN_DPI
 HASHSALT = "tilelang-churn/plot_churn"
 CBAR_LABEL = "lines changed (+added + -deleted)"
+# a heatmap wider than this is unreadable: merge_configurations folds the rest into fewer columns
+MAX_HEATMAP_COLUMNS = 40
 SYMLOG_SPREAD = 100  # bars: symlog y when largest/smallest nonzero bar exceeds this
 
 
@@ -383,10 +387,50 @@ def heatmap_matrix(df: pd.DataFrame, mode: str = "trace-env", measure: str = "ra
     return values, failed, row_labels, col_labels
 
 
+def merge_configurations(values, failed, col_labels, max_columns: int = MAX_HEATMAP_COLUMNS):
+    """Columns for a heatmap that stays readable at any number of configurations.
+
+    Configurations with the same cells (churn and failures in every pass occurrence) share one column,
+    labelled with the first of them and how many more it stands for. When more than max_columns distinct
+    columns remain, the max_columns - 1 shared by the most configurations stay (ties: first in grid order)
+    and one last column holds, per pass, the maximum over all the others. Returns (values, failed, labels,
+    note), note saying what was merged ("" when nothing was).
+    """
+    groups: dict[bytes, list[int]] = {}
+    for c in range(values.shape[1]):
+        key = np.nan_to_num(values[:, c], nan=-1.0).tobytes() + failed[:, c].tobytes()
+        groups.setdefault(key, []).append(c)
+    columns = list(groups.values())  # in order of first appearance
+    rest: list[int] = []
+    if len(columns) > max_columns:
+        ranked = sorted(columns, key=len, reverse=True)  # stable: equal counts keep grid order
+        columns = sorted(ranked[: max_columns - 1], key=lambda group: group[0])
+        rest = sorted(c for group in ranked[max_columns - 1 :] for c in group)
+    if len(columns) == values.shape[1]:
+        return values, failed, col_labels, ""
+    firsts = [group[0] for group in columns]
+    merged_values, merged_failed = values[:, firsts], failed[:, firsts]
+    labels = [col_labels[g[0]] + (f"\n+{len(g) - 1} alike" if len(g) > 1 else "") for g in columns]
+    if rest:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a pass absent from all of them stays NaN
+            others = np.nanmax(values[:, rest], axis=1)
+        merged_values = np.column_stack([merged_values, others])
+        merged_failed = np.column_stack([merged_failed, failed[:, rest].any(axis=1)])
+        labels.append(f"{len(rest)} others:\nmax per pass")
+    columns_word = "column" if len(labels) == 1 else "columns"
+    note = f"{values.shape[1]} configurations in {len(labels)} {columns_word}: identical ones merged"
+    if rest:
+        note += f", the {len(rest)} least common in the last column"
+    return merged_values, merged_failed, labels, note
+
+
 @fs.styled("en", hashsalt=HASHSALT)
 def plot_heatmap(df, paths, mode: str = "trace-env", measure: str = "raw") -> None:
-    """Heatmap of pass occurrences x configurations for one mode, saved to every path in ``paths``."""
+    """Heatmap of pass occurrences x configurations for one mode, saved to every path in ``paths``.
+    Identical configurations share a column, and at most MAX_HEATMAP_COLUMNS are drawn (merge_configurations)."""
     values, failed, row_labels, col_labels = heatmap_matrix(df, mode, measure)
+    values, failed, col_labels, merge_note = merge_configurations(values, failed, col_labels)
     frame = _as_frame(df)
     measure_words = _measured(frame[frame["mode"] == mode], measure)[1]
     nrows, ncols = values.shape
@@ -457,11 +501,31 @@ def plot_heatmap(df, paths, mode: str = "trace-env", measure: str = "raw") -> No
         Patch(facecolor="#ffd6d6", edgecolor=FAILED_COLOR, label="\u2715 failed"),
     ]
     fig.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=8.5, frameon=False)
-    fig.suptitle(f"TileLang pass churn per configuration, mode {mode} (codegen excluded)\n{measure_words}", fontsize=12)
+    subtitle = measure_words + (f"; {merge_note}" if merge_note else "")
+    fig.suptitle(f"TileLang pass churn per configuration, mode {mode} (codegen excluded)\n{subtitle}", fontsize=12)
     try:
         _save(fig, paths)
     finally:
         plt.close(fig)
+
+
+def plot_jobs(passes_paths, figure_paths, measure: str = "raw", workers: int = 1) -> None:
+    """One bar chart per job: figure_paths[i] from passes_paths[i]. One process imports pandas and matplotlib
+    (2 s, more than a figure's 0.2-0.5 s) and forks ``workers`` children that draw the figures."""
+    if len(passes_paths) != len(figure_paths):
+        raise ValueError(f"{len(passes_paths)} passes.csv file(s) but {len(figure_paths)} figure path(s)")
+    tasks = [(passes, figure, measure) for passes, figure in zip(passes_paths, figure_paths)]
+    if workers <= 1 or len(tasks) <= 1:
+        for task in tasks:
+            _plot_one_job(task)
+        return
+    with multiprocessing.get_context("fork").Pool(min(workers, len(tasks))) as pool:
+        pool.map(_plot_one_job, tasks, chunksize=max(1, len(tasks) // (8 * workers)))
+
+
+def _plot_one_job(task) -> None:
+    passes, figure, measure = task
+    plot_job_bars(pt.read_frame(passes), figure, measure)
 
 
 # -------------------------------------------------------------------------------------------------- CLI
@@ -470,10 +534,11 @@ def plot_heatmap(df, paths, mode: str = "trace-env", measure: str = "raw") -> No
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Figures of TileLang pass churn.")
     sub = parser.add_subparsers(dest="command", required=True)
-    bars = sub.add_parser("bars", help="per-pass churn bars of one job")
-    bars.add_argument("--passes", required=True, help="one job's passes.csv")
-    bars.add_argument("--out", required=True, nargs="+", help="figure path(s); format from the suffix")
+    bars = sub.add_parser("bars", help="per-pass churn bars of each job (one process draws them all)")
+    bars.add_argument("--passes", required=True, nargs="+", help="each job's passes.csv")
+    bars.add_argument("--out", required=True, nargs="+", help="a figure per passes.csv, in order")
     bars.add_argument("--measure", default="raw", choices=MEASURES, help="raw, or ignoring whitespace")
+    bars.add_argument("--workers", type=int, default=1, help="figures drawn at the same time (forked processes)")
     heat = sub.add_parser("heatmap", help="passes x configurations heatmap of one mode")
     heat.add_argument("--churn", required=True, help="churn.csv from churn_table.py")
     heat.add_argument("--out", required=True, nargs="+", help="figure path(s); format from the suffix")
@@ -482,7 +547,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "bars":
-            plot_job_bars(pt.read_frame(args.passes), args.out, args.measure)
+            plot_jobs(args.passes, args.out, args.measure, args.workers)
         else:
             plot_heatmap(pt.read_frame(args.churn), args.out, args.mode, args.measure)
     except (OSError, ValueError) as exc:
@@ -496,7 +561,8 @@ def _from_snakemake(smk) -> int:
     with open(smk.log[0], "w", encoding="utf-8") as log, redirect_stdout(log), redirect_stderr(log):
         measure = ["--measure", smk.params.measure]
         if smk.params.figure == "bars":
-            return main(["bars", "--passes", smk.input.passes, *measure, "--out", *smk.output])
+            workers = ["--workers", str(smk.threads)]
+            return main(["bars", "--passes", *smk.input.passes, *measure, *workers, "--out", *smk.output])
         return main(["heatmap", "--churn", smk.input.churn, "--mode", smk.params.mode, *measure, "--out", *smk.output])
 
 

@@ -171,12 +171,25 @@ def _failed_row(step: int, phase: str, name: str, error: BaseException | str, de
     }
 
 
+def _direct_lower_trace_to(trace_dir: Path) -> None:
+    """Point this lowering's run record at trace_dir. TL_LOWER_TRACE=1 makes ``import tilelang`` call
+    lower_trace's ``enable()``, which snapshots TL_LOWER_TRACE_DIR then; a process that runs several jobs
+    (trace_batch.py) sets each job's folder through the same public function. Releases without it read the
+    environment variable, which the script has set."""
+    from tilelang.tools import lower_trace
+
+    enable = getattr(lower_trace, "enable", None)
+    if enable is not None and "trace_dir" in inspect.signature(enable).parameters:
+        enable(trace_dir=str(trace_dir))
+
+
 def run_trace_env(
     spec: TraceSpec, func, target, out_dir: Path, trace_dir: Path
 ) -> tuple[list[dict], BaseException | None, dict]:
     """Full tilelang.lower under TL_LOWER_TRACE; rows come from this run's own run record."""
     from tilelang.tools.lower_trace import core
 
+    _direct_lower_trace_to(trace_dir)
     before = set(run_record.find_run_dirs(trace_dir))
     error = None
     artifact = None
@@ -191,6 +204,8 @@ def run_trace_env(
     else:  # older releases: the run record this process added
         new = [d for d in run_record.find_run_dirs(trace_dir) if d not in before]
         run_dir = new[-1] if new else None
+    if run_dir is None and error is None:
+        error = RuntimeError(f"TL_LOWER_TRACE wrote no run record under {trace_dir}")
     rows = run_record.read_run_record(run_dir) if run_dir else []
     # depth and error text are not in the files; take them from the session's records when it has them
     by_step = {record.index: record for record in (session.records if session else [])}

@@ -245,11 +245,23 @@ def build_parser() -> argparse.ArgumentParser:
         help="instrument: also keep the IR printed after every pass, compressed, in DIR/ir.json.gz",
     )
     parser.add_argument(
+        "--keep",
+        choices=KEEP_CHOICES,
+        default="all",
+        help="all: every file of the run (default); tables: only what the tables, figures and the comparison of "
+        "releases read (passes.csv, run.json, ir.json.gz): trace-env's run record (report.html and the IR "
+        "before and after each pass, about 4 MB a job) and, when the run succeeded, TileLang's log are removed "
+        "once the rows are written",
+    )
+    parser.add_argument(
         "--release-env",
         metavar="DIR",
         help="run in the TileLang release environment DIR (a venv made by scripts/release_envs.py)",
     )
     return parser
+
+
+KEEP_CHOICES = ("all", "tables")
 
 
 def warnings_for(args: argparse.Namespace) -> list[str]:

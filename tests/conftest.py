@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -41,6 +42,21 @@ def snakemake(workdir: Path, *args: str, env: dict | None = None, python: str | 
     command = [python, "-m", "snakemake"] if python else [str(SNAKEMAKE)]
     command += ["-s", str(REPO / "Snakefile"), "--directory", str(workdir), *args]
     return subprocess.run(command, cwd=workdir, capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def version_of(workdir: Path) -> str:
+    """The TileLang release of a finished run of one release (its folder under results/runs)."""
+    return next((workdir / "results" / "runs").iterdir()).name
+
+
+def rule_counts(output: str) -> dict[str, int]:
+    """Snakemake's job table (`--quiet rules`): rule -> number of jobs."""
+    return {rule: int(n) for rule, n in re.findall(r"^(\w+)\s+(\d+)$", output, re.M) if rule != "total"}
+
+
+def trace_batch_counts(output: str) -> dict[str, int]:
+    """Jobs of the trace batch rules (trace_<release>_<n>, trace_env_<release>_<n>) in Snakemake's job table."""
+    return {rule: n for rule, n in rule_counts(output).items() if rule.startswith("trace_")}
 
 
 @pytest.fixture(scope="session")

@@ -42,6 +42,40 @@ def test_jobs_are_targets_x_shapes_x_modes_in_config_order():
     ]
 
 
+def test_batches_hold_every_job_once_trace_env_apart_and_at_most_trace_batch_size():
+    shapes = [{"M": 64 * (i + 1), "N": 64, "K": 64} for i in range(7)]
+    modes = ["trace-env", "trace-api", "instrument"]
+    grid = grid_of(shapes=shapes, targets=["hip", "cuda-sm90"], modes=modes, trace_batch_size=5)
+    batched = [job for batch in grid.batches for job in batch.jobs]
+    assert sorted(batched, key=list(grid.jobs.values()).index) == list(grid.jobs.values())  # each job once
+    assert len(set(batched)) == len(grid.jobs) == 42
+    for batch in grid.batches:
+        assert 1 <= len(batch.jobs) <= 5 and batch.name.isidentifier()
+        assert {job.version for job in batch.jobs} == {batch.version}
+        assert {job.mode == "trace-env" for job in batch.jobs} == {batch.lower_trace_env}
+    # 14 trace-env jobs in batches of 5, 5, 4; then the 28 others: 5 x 5 and 3
+    assert [len(b.jobs) for b in grid.batches] == [5, 5, 4, 5, 5, 5, 5, 5, 3]
+    assert [b.name for b in grid.batches][:4] == [
+        "trace_env_0_1_15_1",
+        "trace_env_0_1_15_2",
+        "trace_env_0_1_15_3",
+        "trace_0_1_15_1",
+    ]
+
+
+def test_a_grid_without_trace_env_has_no_trace_env_batch_and_the_default_size_is_50():
+    grid = grid_of(modes=["trace-api", "pass-diff"], shapes=[{"M": 64 * (i + 1), "N": 64, "K": 64} for i in range(30)])
+    assert [(b.name, len(b.jobs)) for b in grid.batches] == [("trace_0_1_15_1", 50), ("trace_0_1_15_2", 10)]
+
+
+def test_each_release_has_batches_of_its_own():
+    grid = grid_of(versions=["0.1.14", "0.1.15"], modes=["instrument"])
+    assert [(b.name, b.version, [j.version for j in b.jobs]) for b in grid.batches] == [
+        ("trace_0_1_14_1", "0.1.14", ["0.1.14"]),
+        ("trace_0_1_15_1", "0.1.15", ["0.1.15"]),
+    ]
+
+
 def test_a_jobs_arguments_parse_back_to_its_spec_with_the_trace_scripts_own_parser():
     grid = grid_of(
         shapes=[{"M": 1000, "N": 512, "K": 64, "block": [64, 32, 16], "stages": 0, "dtype": "bfloat16"}],
@@ -171,6 +205,8 @@ def test_a_bad_release_is_named_with_the_supported_range(versions, message):
             {"modes": ["trace-env", "trace-everything"]},
             "config modes[1]: unknown mode 'trace-everything'; modes are " + ", ".join(trace_modes.MODES),
         ),
+        ({"trace_batch_size": 0}, "config trace_batch_size: 0 is less than the minimum of 1"),
+        ({"job_figures": "no"}, "config job_figures: 'no' is not of type 'boolean'"),
     ],
 )
 def test_each_bad_value_is_named_with_its_key(overrides, message):

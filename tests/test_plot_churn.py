@@ -160,16 +160,42 @@ def test_heatmap_matrix():
 
 def test_heatmap_writes_png_and_svg(tmp_path):
     versions = []
-    for target in ["cuda-sm80", "cuda-sm90", "hip-gfx942", "llvm"]:
-        for shape in [(1024, 1024, 512), (4096, 4096, 4096), (128, 256, 64)]:
-            fail = 14 if target == "llvm" else None
-            versions += job_rows(86, fail_at=fail, target_name=target, M=shape[0], N=shape[1], K=shape[2])
+    for shorter, target in enumerate(["cuda-sm80", "cuda-sm90", "hip-gfx942", "llvm"]):
+        for steps, shape in zip((86, 80, 70), [(1024, 1024, 512), (4096, 4096, 4096), (128, 256, 64)]):
+            fail = 14 if target == "llvm" and steps == 86 else None
+            steps -= shorter  # every column different: none merged
+            versions += job_rows(steps, fail_at=fail, target_name=target, M=shape[0], N=shape[1], K=shape[2])
     path = write(tmp_path, "all", versions)
     png, svg = tmp_path / "h" / "heat.png", tmp_path / "h" / "heat.svg"
     plot_churn.plot_heatmap(pt.read_frame(path), [png, svg], "trace-env")
     img = image(png)
     assert img.shape[0] > img.shape[1] > 1000  # tall: ~85 rows, 12 columns
     assert "<svg" in svg.read_text()[:2000]
+
+
+def test_identical_configurations_share_one_column_named_with_their_count():
+    shapes = [(1024, 1024, 512), (4096, 4096, 4096), (128, 256, 64)]
+    rows = [row for M, N, K in shapes for row in job_rows(30, M=M, N=N, K=K)] + job_rows(20, target_name="hip")
+    values, failed, _, labels = plot_churn.heatmap_matrix(pd.DataFrame(rows))
+    assert values.shape[1] == 4
+    merged, merged_failed, merged_labels, note = plot_churn.merge_configurations(values, failed, labels)
+    assert merged.shape[1] == 2
+    np.testing.assert_array_equal(merged, values[:, [0, 3]])  # the columns themselves, NaN (absent) included
+    assert merged_labels == [labels[0] + "\n+2 alike", labels[3]]
+    assert note == "4 configurations in 2 columns: identical ones merged"
+    assert plot_churn.merge_configurations(values[:, [0, 3]], failed[:, [0, 3]], merged_labels)[3] == ""
+
+
+def test_beyond_the_column_limit_the_least_common_become_one_column_of_their_maximum():
+    rows = [row for n in range(20, 26) for row in job_rows(n, M=64 * n)]  # 6 different columns
+    rows += job_rows(22, M=9999)  # the same as the M=64*22 job
+    values, failed, _, labels = plot_churn.heatmap_matrix(pd.DataFrame(rows))
+    merged, _, merged_labels, note = plot_churn.merge_configurations(values, failed, labels, max_columns=3)
+    # kept: the pattern of 2 configurations (M=1408 and M=9999), then the first other in grid order (M=1280)
+    assert [label.split("\n")[1] for label in merged_labels[:2]] == ["1280x1024x512", "1408x1024x512"]
+    assert merged_labels[1].endswith("+1 alike") and merged_labels[2] == "4 others:\nmax per pass"
+    np.testing.assert_array_equal(merged[:, 2], np.nanmax(values[:, [1, 3, 4, 5]], axis=1))
+    assert note.endswith("the 4 least common in the last column")
 
 
 def test_heatmap_unknown_mode(tmp_path):
@@ -182,15 +208,15 @@ def test_cli_bars_and_heatmap(tmp_path):
     b = write(tmp_path, "b", job_rows(40, fail_at=14, target_name="llvm", tilelang_version="0.1.16"))
     churn = tmp_path / "churn.csv"
     assert churn_table.main(["--out", str(churn), "--summary", str(tmp_path / "s.csv"), str(a), str(b)]) == 0
-    bars = tmp_path / "bars.png"
-    proc = subprocess.run(
-        [sys.executable, str(SCRIPT), "bars", "--passes", str(b), "--out", str(bars)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    bars = [tmp_path / "bars_a.png", tmp_path / "bars_b.png"]
+    command = [sys.executable, str(SCRIPT), "bars", "--passes", str(a), str(b), "--workers", "2", "--out"]
+    proc = subprocess.run([*command, *map(str, bars)], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
-    image(bars)
+    for figure in bars:  # one figure per job, each from its own passes.csv
+        image(figure)
+    assert bars[0].read_bytes() != bars[1].read_bytes()
+    proc = subprocess.run([*command, str(bars[0])], capture_output=True, text=True, check=False)
+    assert proc.returncode == 1 and "2 passes.csv file(s) but 1 figure path(s)" in proc.stderr
     heat = [tmp_path / "heat.png", tmp_path / "heat.svg"]
     proc = subprocess.run(
         [sys.executable, str(SCRIPT), "heatmap", "--churn", str(churn), "--out", *map(str, heat)],

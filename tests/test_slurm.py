@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 import pytest
+import release_envs
 import yaml
 from slurm_cluster import PARTITION, SlurmCluster, SlurmSetupError
 
@@ -41,10 +42,13 @@ SMALL_GRID = {
     "targets": ["cuda-sm90"],
     "modes": ["trace-env", "trace-api"],
 }
-CLUSTER_RULES = {"trace": 2, "static_check": 1}  # rules that must run as Slurm jobs, and how many jobs each
-LOCAL_RULES = (
+RELEASE = release_envs.installed_release().replace(".", "_")
+# rules that must run as Slurm jobs, and how many jobs each: the trace-env job and the trace-api job are batches
+# of their own (TL_LOWER_TRACE is read at import)
+CLUSTER_RULES = {f"trace_{RELEASE}_1": 1, f"trace_env_{RELEASE}_1": 1, "static_check": 1}
+LOCAL_RULES = (  # rule names, or the start of the names of per-batch rules
     "churn_table",
-    "plot_job_churn",
+    "plot_job_churn_",
     "plot_heatmap",
     "release_env",
     "compare_releases",
@@ -190,8 +194,6 @@ def test_cluster_and_trace_jobs_went_through_sbatch(slurm_run):
             logs = list((workdir / ".snakemake" / "slurm_logs" / f"rule_{rule}").rglob(f"{job['id']}.log"))
             assert len(logs) == 1, (job, logs)
             assert f"rule {rule}:" in logs[0].read_text(errors="replace"), logs[0]
-    trace_wildcards = {job["comment"].split("_wildcards_", 1)[1] for job in grouped["trace"]}
-    assert len(trace_wildcards) == 2, grouped["trace"]
     output = proc.stdout + proc.stderr
     assert output.count("has been submitted with SLURM jobid") == sum(CLUSTER_RULES.values()), output[-3000:]
 
@@ -199,7 +201,7 @@ def test_cluster_and_trace_jobs_went_through_sbatch(slurm_run):
 def test_local_rules_did_not_go_to_slurm(slurm_run):
     workdir, _, jobs, _ = slurm_run
     grouped = jobs_by_rule(jobs)
-    assert not set(grouped) & set(LOCAL_RULES), grouped.keys()
+    assert not [rule for rule in grouped if rule.startswith(LOCAL_RULES)], grouped.keys()
     assert all((workdir / path).is_file() for path in TABLES)
     assert len(list((workdir / "results" / "figures" / "churn").rglob("*.png"))) == 2
 

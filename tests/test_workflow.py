@@ -14,8 +14,16 @@ from pathlib import Path
 
 import passes_table
 import pytest
+import release_envs
 import yaml
-from conftest import REPO, make_workdir, snakemake  # noqa: F401 - also imported from here by other tests
+from conftest import (  # noqa: F401 - also imported from here by other tests
+    REPO,
+    make_workdir,
+    rule_counts,
+    snakemake,
+    trace_batch_counts,
+    version_of,
+)
 from test_broken_runs import BLOCK_TILELANG
 
 
@@ -76,9 +84,30 @@ def test_every_figure_is_a_real_png(finished_run):
     assert (finished_run / "results" / "figures" / "churn_heatmap.svg").read_text().lstrip().startswith("<?xml")
 
 
-def test_logs_and_benchmarks_exist_for_every_trace_job(finished_run):
-    assert len(list((finished_run / "logs" / "trace").rglob("*.log"))) == 12
-    assert len(list((finished_run / "results" / "benchmarks" / "trace").rglob("*.tsv"))) == 12
+def test_every_trace_job_has_its_log_and_every_batch_its_log_and_benchmark(finished_run):
+    release = version_of(finished_run)
+    job_logs = sorted((finished_run / "logs" / "trace" / release).glob("*/*/*.log"))
+    assert len(job_logs) == 12  # 2 targets x 2 shapes x 3 modes
+    for log in job_logs:  # the job's own output, as the script alone writes it
+        assert "pass=" in log.read_text() and "gemm_lower_trace.py" not in log.read_text().split("\n")[0]
+    batches = {f"trace_{release.replace('.', '_')}_1", f"trace_env_{release.replace('.', '_')}_1"}
+    assert {p.stem for p in (finished_run / "logs" / "trace" / release).glob("*.log")} == batches
+    assert {p.stem for p in (finished_run / "results" / "benchmarks" / "trace" / release).glob("*.tsv")} == batches
+
+
+def test_the_jobs_of_a_batch_share_one_import_of_tilelang(finished_run):
+    runs = [json.loads(p.read_text()) for p in sorted((finished_run / "results" / "runs").glob("*/*/*/*/run.json"))]
+    by_process = {}
+    for run in runs:
+        by_process.setdefault(run["process"]["pid"], []).append(run)
+    assert sorted(len(group) for group in by_process.values()) == [4, 8]  # trace-env jobs, then the others
+    for group in by_process.values():
+        process = group[0]["process"]
+        assert all(run["process"]["import_seconds"] == process["import_seconds"] > 0 for run in group)
+        assert {run["process"]["jobs_in_process"] for run in group} == {len(group)}
+        assert all(run["import_seconds"] < 0.05 for run in group)  # imported already, by the batch
+        # each job still records the command that reproduces it on its own
+        assert all(run["command"][1].endswith("gemm_lower_trace.py") for run in group)
 
 
 def test_a_second_dry_run_has_nothing_to_do(finished_run):
@@ -150,8 +179,13 @@ def test_lint_reports_nothing():
 def test_the_default_config_asks_for_60_trace_jobs_the_static_check_and_the_book():
     proc = snakemake(REPO, "-n", "--forceall", "--quiet", "rules")  # whatever results/ holds
     assert proc.returncode == 0, proc.stderr
-    counts = dict(re.findall(r"^(\w+)\s+(\d+)$", proc.stdout, re.M))
-    assert counts["trace"] == "60" and counts["static_check"] == "1" and counts["book_figures_render"] == "1"
+    counts = rule_counts(proc.stdout)
+    release = release_envs.installed_release().replace(".", "_")
+    # 45 jobs of trace-api, pass-diff and instrument in one batch, 15 trace-env jobs in another
+    assert trace_batch_counts(proc.stdout) == {f"trace_{release}_1": 1, f"trace_env_{release}_1": 1}
+    assert counts["static_check"] == 1 and counts["book_figures_render"] == 1
+    proc = snakemake(REPO, "-n", "--forceall")
+    assert len(set(re.findall(r"results/runs/[^,\s]+/passes\.csv", proc.stdout))) == 60
 
 
 def pins(lines) -> dict:

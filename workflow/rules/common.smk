@@ -4,6 +4,7 @@ The logic lives in scripts/job_grid.py (unit-tested on its own): a bad config st
 any job, with a message naming the config key and the bad value.
 """
 
+import math
 import os
 import re
 import sys
@@ -64,7 +65,7 @@ def get_final_output() -> list:
         *per_job(f"{RUN_DIR}/run.json"),
         "results/churn.csv",
         "results/churn_summary.csv",
-        *per_job(f"{FIGURE_DIR}/churn/{JOB_PATH}.png"),
+        *(per_job(f"{FIGURE_DIR}/churn/{JOB_PATH}.png") if config["job_figures"] else []),
         *get_heatmap_paths(),
         *(get_compare_outputs() if GRID.compares_releases else []),
     ]
@@ -89,15 +90,24 @@ def get_heatmap_paths() -> list:
     return [f"{FIGURE_DIR}/churn_heatmap.{ext}" for ext in config["heatmap_formats"]]
 
 
-def get_trace_job(wildcards):
-    return GRID.job(wildcards.version, wildcards.target, wildcards.shape, wildcards.mode)
+def batch_paths(batch, pattern: str) -> list:
+    """pattern filled for every job of a trace batch."""
+    return [pattern.format(**job.wildcards) for job in batch.jobs]
 
 
-def get_trace_args(wildcards) -> str:
-    """The trace script's arguments for this job (shell-quoted), from the grid."""
-    return get_trace_job(wildcards).command_args
+def batch_jobs_param(batch) -> list:
+    """The batch rule's params.jobs: (trace arguments, --out folder, log) of each of its jobs."""
+    return [
+        (list(job.args), RUN_DIR.format(**job.wildcards), f"logs/trace/{JOB_PATH}.log".format(**job.wildcards))
+        for job in batch.jobs
+    ]
 
 
-def get_release_env(wildcards) -> list:
-    """The job's release environment marker, built by rule release_env; none for the installed release."""
-    return [] if GRID.release_env(wildcards.version) is None else [RELEASE_ENV_MARKER.format(**wildcards)]
+def batch_runtime(jobs: int, seconds_per_job: float, floor_minutes: int):
+    """A batch rule's runtime in minutes for its threads (as the executor sets them, --max-threads included)."""
+    return lambda wildcards, threads: floor_minutes + math.ceil(jobs * seconds_per_job / 60 / threads)
+
+
+def get_release_env(version: str) -> list:
+    """The release environment marker of a batch, built by rule release_env; none for the installed release."""
+    return [] if GRID.release_env(version) is None else [RELEASE_ENV_MARKER.format(version=version)]

@@ -1,30 +1,40 @@
-rule plot_job_churn:
-    input:
-        passes=f"{RUN_DIR}/passes.csv",
-    output:
-        report(
-            f"{FIGURE_DIR}/churn/{JOB_PATH}.png",
-            caption="../report/job_churn.rst",
-            category="Per-job churn",
-            subcategory="tilelang {version}, {target}",
-            labels={"shape": "{shape}", "mode": "{mode}"},
-        ),
-    log:
-        f"logs/plots/churn/{JOB_PATH}.log",
-    # Local on a cluster: one small figure per job, a second or two each; a queue wait costs more.
-    localrule: True
-    conda:
-        "../envs/tilelang.yaml"
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    params:
-        figure="bars",
-        measure=config["churn_measure"],
-        sources=trace_modes.sources_text(),
-    script:
-        "../../scripts/plot_churn.py"
+# One process per trace batch draws its jobs' figures (plot_churn.py bars): a fresh Python with pandas and
+# matplotlib per figure cost more than the figure (2 s against 0.2-0.5 s); it forks `threads` children that
+# draw them. Any job's new passes.csv redraws its batch's figures. Config job_figures: false skips them.
+for batch in GRID.batches if config["job_figures"] else []:
+
+    rule:
+        name:
+            f"plot_job_churn_{batch.name}"
+        input:
+            passes=batch_paths(batch, f"{RUN_DIR}/passes.csv"),
+        output:
+            [
+                report(
+                    path,
+                    caption="../report/job_churn.rst",
+                    category="Per-job churn",
+                    subcategory="tilelang {version}, {target}".format(**job.wildcards),
+                    labels={"shape": job.shape, "mode": job.mode},
+                )
+                for job, path in zip(batch.jobs, batch_paths(batch, f"{FIGURE_DIR}/churn/{JOB_PATH}.png"))
+            ],
+        log:
+            f"logs/plots/churn/{batch.name}.log",
+        # Local on a cluster: seconds of drawing from files already on the shared filesystem.
+        localrule: True
+        conda:
+            "../envs/tilelang.yaml"
+        threads: len(batch.jobs)
+        resources:
+            mem_mb=lambda wildcards, threads: 500 + 300 * threads,
+            runtime=batch_runtime(len(batch.jobs), seconds_per_job=1, floor_minutes=5),
+        params:
+            figure="bars",
+            measure=config["churn_measure"],
+            sources=trace_modes.sources_text(),
+        script:
+            "../../scripts/plot_churn.py"
 
 
 rule plot_heatmap:

@@ -26,32 +26,42 @@ rule release_env:
         " --requirements {params.requirements} --log {log}"
 
 
-# One job per (version, target, shape, mode): gemm_lower_trace.py with the job's arguments from the grid.
-# Exit status: 0 ok (an "unsupported" row too); 1 a pass failed and is recorded as a row of passes.csv (data:
-# the job succeeds, unless config fail_on_pass_error); 2 bad arguments and 3 not recorded or a broken
-# environment (the job fails).
-rule trace:
-    input:
-        get_release_env,
-    output:
-        passes=f"{RUN_DIR}/passes.csv",
-        run=f"{RUN_DIR}/run.json",
-    log:
-        f"logs/trace/{JOB_PATH}.log",
-    benchmark:
-        f"results/benchmarks/trace/{JOB_PATH}.tsv"
-    conda:
-        "../envs/tilelang.yaml"
-    # A Slurm job each (sbatch -c 1 --mem 2000 -t 10): measured 15-25 s and a 0.5 GB peak for a 200^3 GEMM.
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=10,
-    params:
-        script=TRACE_SCRIPT,
-        args=get_trace_args,
-        out_dir=lambda wildcards, output: str(Path(output.passes).parent),
-        # the status accepted besides 0: 1 (a recorded pass failure), or none (0 never follows ||)
-        tolerated=0 if config["fail_on_pass_error"] else 1,
-    shell:
-        "python3 {params.script} {params.args} --out {params.out_dir} > {log} 2>&1 || [ $? -eq {params.tolerated} ]"
+# Trace jobs run in batches (scripts/trace_batch.py; job_grid.Batch): one process per batch of at most
+# trace_batch_size jobs of one release, trace-env jobs apart (TL_LOWER_TRACE is read at import), imports
+# TileLang once and forks a child per job, at most `threads` at a time. Each job keeps its own passes.csv,
+# run.json and log, as gemm_lower_trace.py alone writes them; a missing or outdated job file reruns its batch.
+# One rule per batch, its paths without wildcards: Snakemake finds a file's producer by trying every output of
+# the candidate rules, so 10,000 jobs in one rule with wildcards cost minutes of DAG building.
+# Exit status of a job: 0 ok (an "unsupported" row too); 1 a pass failed and is recorded as a row of
+# passes.csv (data: tolerated, unless config fail_on_pass_error); 2 bad arguments and 3 not recorded or a
+# broken environment (the batch fails).
+for batch in GRID.batches:
+
+    rule:
+        name:
+            batch.name
+        input:
+            get_release_env(batch.version),
+        output:
+            passes=batch_paths(batch, f"{RUN_DIR}/passes.csv"),
+            run=batch_paths(batch, f"{RUN_DIR}/run.json"),
+        log:
+            batch=f"logs/trace/{batch.version}/{batch.name}.log",
+            jobs=batch_paths(batch, f"logs/trace/{JOB_PATH}.log"),
+        benchmark:
+            f"results/benchmarks/trace/{batch.version}/{batch.name}.tsv"
+        conda:
+            "../envs/tilelang.yaml"
+        # On Slurm one job per batch: measured 0.3-2 s of lowering per job (1-3.5 s with TL_LOWER_TRACE's HTML) and
+        # up to 0.6 GB per child beside the 0.5 GB parent, after a 2-5 s import.
+        threads: len(batch.jobs)
+        resources:
+            mem_mb=lambda wildcards, threads: 1000 + 600 * threads,
+            runtime=batch_runtime(len(batch.jobs), seconds_per_job=4, floor_minutes=10),
+        params:
+            jobs=batch_jobs_param(batch),
+            release_env=GRID.release_env(batch.version) or "",
+            # statuses accepted besides 0: 1 (a recorded pass failure), or none
+            tolerate=[] if config["fail_on_pass_error"] else [1],
+        script:
+            "../../scripts/trace_batch.py"

@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""Run many trace jobs in one process: TileLang is imported once, then each job runs in a child forked from it.
+
+    python3 scripts/trace_batch.py --jobs JOBS.json [--workers N] [--release-env DIR]    # or --jobs - (stdin)
+
+JOBS.json is a list of ``{"args": [gemm_lower_trace.py arguments, --out included], "log": PATH}``. Every job
+writes exactly the files, log and exit status that ``gemm_lower_trace.py ARGS > LOG 2>&1`` would: the child
+runs that script's ``main``. Only the fixed cost is shared: ``import tilelang`` (2-4 s, most of a job's run)
+is paid once per process instead of once per job; the child inherits the imported modules, copy-on-write.
+
+TL_LOWER_TRACE is read when tilelang is imported, so one process runs either trace-env jobs only or no
+trace-env job; the job grid (job_grid.py) makes its batches that way. Exit status: 0 when every job exited 0
+or a status given by --tolerate (e.g. 1, a recorded pass failure); otherwise the highest job status, with one
+line per such job on stderr.
+"""
+
+# no `from __future__` import: Snakemake's script: directive puts its preamble above this file
+import argparse
+import json
+import os
+import signal
+import sys
+import time
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling modules, even under python -I
+import trace_cli  # noqa: E402
+import trace_modes  # noqa: E402
+
+PROG = "trace_batch.py"
+SCRIPT = Path(__file__).resolve()
+TRACE_SCRIPT = SCRIPT.with_name("gemm_lower_trace.py")
+
+
+def job_mode(args: list) -> str:
+    return args[args.index("--mode") + 1]
+
+
+def check_jobs(jobs: list) -> bool:
+    """Whether this process imports tilelang with TL_LOWER_TRACE on; every job must agree (ValueError if not)."""
+    if not jobs:
+        raise ValueError("no jobs given")
+    wants = {trace_modes.MODES[job_mode(job["args"])].sets_lower_trace_env for job in jobs}
+    if len(wants) != 1:
+        raise ValueError(
+            "trace-env jobs need TL_LOWER_TRACE set when tilelang is imported: run them in a batch of their own"
+        )
+    return wants.pop()
+
+
+def cache_dir(jobs: list) -> Path:
+    """TileLang's cache of the importing process, beside the jobs' folders (each job then sets its own, as the
+    script alone does): the import must not write the user's ~/.tilelang."""
+    outs = [os.path.dirname(os.path.abspath(job["args"][job["args"].index("--out") + 1])) for job in jobs]
+    return Path(os.path.commonpath(outs)) / ".tilelang_cache"
+
+
+def import_tilelang(lower_trace_env: bool) -> dict:
+    """Import TileLang once for all jobs; its import time is the process's fixed cost, reported in each run.json.
+
+    A failing import is not fatal here: each job imports again in its child and records the failure as the
+    single job would (a failed setup row, exit 3)."""
+    os.environ["TL_LOWER_TRACE"] = "1" if lower_trace_env else "0"
+    started = time.perf_counter()
+    error = None
+    try:
+        import tilelang_trace  # noqa: F401 - the import is the point: the children inherit it
+    except Exception as exc:  # noqa: BLE001 - each child records it
+        error = f"{type(exc).__name__}: {exc}"
+    return {"import_seconds": round(time.perf_counter() - started, 4), "import_error": error}
+
+
+def run_child(job: dict, process: dict) -> int:
+    """In the forked child: the job's stdout and stderr go to its log, then gemm_lower_trace.main runs."""
+    import gemm_lower_trace
+
+    Path(job["log"]).parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(job["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    sys.argv = [str(TRACE_SCRIPT), *job["args"]]  # run.json records the job's stand-alone command
+    gemm_lower_trace.PROCESS.update(process)
+    try:
+        return gemm_lower_trace.main(list(job["args"]))
+    except SystemExit as exc:  # argparse errors: exit 2, its message already on stderr
+        return exc.code if isinstance(exc.code, int) else 2
+    except BaseException as exc:  # noqa: BLE001 - one line, as the script alone would give
+        print(f"{PROG}: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return trace_cli.EXIT_NOT_RECORDED
+
+
+def run_jobs(jobs: list, workers: int, process: dict) -> list:
+    """Fork one child per job, at most ``workers`` at a time; the exit status of each job, in job order."""
+    statuses = [None] * len(jobs)
+    running: dict[int, int] = {}  # pid -> job index
+    pending = list(range(len(jobs)))
+    try:
+        while pending or running:
+            while pending and len(running) < workers:
+                index = pending.pop(0)
+                sys.stdout.flush()
+                sys.stderr.flush()
+                pid = os.fork()
+                if pid == 0:  # the child never returns into this loop
+                    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # stopped at once, as the script alone would be
+                    code = 3
+                    try:
+                        code = run_child(jobs[index], {**process, "job_in_process": index + 1})
+                    finally:
+                        sys.stdout.flush()
+                        sys.stderr.flush()
+                        os._exit(code)
+                running[pid] = index
+            pid, wait_status = os.wait()
+            index = running.pop(pid)
+            statuses[index] = os.waitstatus_to_exitcode(wait_status)
+    finally:  # interrupted (SIGINT, SIGTERM): no child outlives the batch
+        for pid in running:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        for pid in list(running):
+            os.waitpid(pid, 0)
+    return statuses
+
+
+def run_batch(jobs: list, workers: int, tolerate: tuple = ()) -> int:
+    lower_trace_env = check_jobs(jobs)
+    started = time.perf_counter()
+    os.environ["TILELANG_CACHE_DIR"] = str(cache_dir(jobs))
+    process = {"pid": os.getpid(), "jobs_in_process": len(jobs), **import_tilelang(lower_trace_env)}
+    print(
+        f"{PROG}: {len(jobs)} job(s), {min(workers, len(jobs))} at a time, TL_LOWER_TRACE="
+        f"{os.environ['TL_LOWER_TRACE']}; import {process['import_seconds']} s"
+        + (f", failed ({process['import_error']})" if process["import_error"] else "")
+    )
+    statuses = run_jobs(jobs, max(1, workers), process)
+    bad = [(job, status) for job, status in zip(jobs, statuses) if status != 0 and status not in tolerate]
+    for job, status in zip(jobs, statuses):
+        print(f"{PROG}: exit {status}: {trace_cli_command(job)} (log: {job['log']})")
+    print(f"{PROG}: {len(jobs)} job(s) in {time.perf_counter() - started:.1f} s, {len(bad)} failed")
+    for job, status in bad:
+        print(f"{PROG}: error: job exited {status}; see {job['log']}", file=sys.stderr)
+    return max((status for _, status in bad), default=0)
+
+
+def trace_cli_command(job: dict) -> str:
+    import shlex
+
+    return shlex.join(["gemm_lower_trace.py", *job["args"]])
+
+
+def _terminate(signum, frame):
+    raise SystemExit(128 + signum)
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    release_python = trace_cli.release_env_python(argv)
+    if release_python:  # the whole batch runs in the release's own environment
+        os.execv(release_python, [release_python, str(SCRIPT), *argv])
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    parser.add_argument("--jobs", required=True, help="JSON list of {args, log}; - reads standard input")
+    parser.add_argument("--workers", type=int, default=1, help="jobs traced at the same time (default 1)")
+    parser.add_argument("--tolerate", type=int, action="append", default=[], help="a job status that is no failure")
+    parser.add_argument("--release-env", help="run in this TileLang release environment (release_envs.py)")
+    args = parser.parse_args(argv)
+    text = sys.stdin.read() if args.jobs == "-" else Path(args.jobs).read_text(encoding="utf-8")
+    signal.signal(signal.SIGTERM, _terminate)
+    try:
+        return run_batch(json.loads(text), args.workers, tuple(args.tolerate))
+    except ValueError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return trace_cli.EXIT_BAD_ARGUMENTS
+
+
+def _from_snakemake(smk) -> int:
+    """The trace rules' `script:` entry: the batch runs in a process of its own (in the release's environment
+    when the version has one), reading its jobs from standard input: no command line is long enough for 10,000."""
+    import subprocess
+
+    jobs = [{"args": [*args, "--out", out], "log": log} for args, out, log in smk.params.jobs]
+    command = [sys.executable, str(SCRIPT), "--jobs", "-", "--workers", str(smk.threads)]
+    command += [f"--tolerate={status}" for status in smk.params.tolerate]
+    command += ["--release-env", smk.params.release_env] if smk.params.release_env else []
+    with open(smk.log.batch, "w", encoding="utf-8") as log, redirect_stdout(log), redirect_stderr(log):
+        print(" ".join(command[:1] + [str(SCRIPT)] + command[2:]), flush=True)
+        return subprocess.run(command, input=json.dumps(jobs), text=True, stdout=log, stderr=log).returncode
+
+
+if __name__ == "__main__":
+    raise SystemExit(_from_snakemake(snakemake) if "snakemake" in globals() else main())  # noqa: F821
