@@ -29,8 +29,10 @@ run: $(STAMP)
 static: $(STAMP)
 	$(VENV)/bin/snakemake --cores $(CORES) static
 
+# make bench: the performance goals (minutes); numbers to results/bench/*.csv and README.md's table
 bench: $(STAMP)
-	$(PY) -m pytest -q benchmarks
+	$(PY) -m pytest -q -p no:cacheprovider benchmarks
+	$(PY) benchmarks/bench_table.py README.md
 
 clean-results:
 	rm -rf results .snakemake/log

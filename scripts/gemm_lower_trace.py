@@ -226,7 +226,8 @@ def trace(args) -> int:
 
 def files_not_kept(keep: str, status: int, out_dir: Path, trace_dir: Path) -> list[Path]:
     """What --keep tables removes: trace-env's run record (inside the run's folder only), TileLang's cache
-    folder and, after a clean run, TileLang's log. passes.csv, run.json and ir.json.gz (the comparison of releases) always stay."""
+    folder and, after a clean run, TileLang's log. passes.csv, run.json and ir.json.gz (the comparison of
+    releases) always stay."""
     if keep == "all":
         return []
     removed = [trace_dir] if trace_dir.is_dir() and trace_dir.is_relative_to(out_dir) else []

@@ -131,7 +131,8 @@ def run_batch(jobs: list, workers: int, tolerate: tuple = ()) -> int:
     lower_trace_env = check_jobs(jobs)
     started = time.perf_counter()
     os.environ["TILELANG_CACHE_DIR"] = str(cache_dir(jobs))
-    process = {"pid": os.getpid(), "jobs_in_process": len(jobs), **import_tilelang(lower_trace_env)}
+    process = {"pid": os.getpid(), "jobs_in_process": len(jobs), "tilelang_cache_dir": os.environ["TILELANG_CACHE_DIR"]}
+    process.update(import_tilelang(lower_trace_env))
     print(
         f"{PROG}: {len(jobs)} job(s), {min(workers, len(jobs))} at a time, TL_LOWER_TRACE="
         f"{os.environ['TL_LOWER_TRACE']}; import {process['import_seconds']} s"

@@ -98,12 +98,15 @@ def test_the_profile_holds_the_cluster_settings_and_the_rules_their_resources():
     assert not {"set-resources", "set-threads", "resources"} & set(profile)
     checked = 0
     for smk in sorted((REPO / "workflow" / "rules").glob("*.smk")):
-        # a rule's block: from `rule NAME:` to the next line that is not indented (or the end)
-        for name, body in re.findall(r"^rule (\w+):\n((?:[ \t]+.*\n|\n)*)", smk.read_text(), re.M):
-            if not re.search(r"^    (shell|script|run|notebook|wrapper):", body, re.M):
+        # a rule's block: from `rule NAME:` (or `rule:` in a loop, named by `name:`) to the next line indented
+        # no deeper than the rule (or the end)
+        for indent, name, body in re.findall(r"^( *)rule ?(\w*):\n((?:\1[ \t]+.*\n|\n)*)", smk.read_text(), re.M):
+            name = name or re.search(r"name:\n\s+(.+)", body).group(1)
+            pad = indent + "    "
+            if not re.search(rf"^{pad}(shell|script|run|notebook|wrapper):", body, re.M):
                 continue  # no action (all, static, book_figures): always local
-            resources = re.search(r"^    resources:\n((?:        .*\n)+)", body, re.M)
-            assert re.search(r"^    threads: \d+$", body, re.M), f"{smk.name}: rule {name} declares no threads"
+            resources = re.search(rf"^{pad}resources:\n((?:{pad}    .*\n)+)", body, re.M)
+            assert re.search(rf"^{pad}threads: \S", body, re.M), f"{smk.name}: rule {name} declares no threads"
             assert resources, f"{smk.name}: rule {name} declares no resources"
             assert {"mem_mb", "runtime"} <= set(re.findall(r"(\w+)=", resources.group(1))), (smk.name, name)
             checked += 1

@@ -249,8 +249,9 @@ def test_each_release_ran_in_its_own_environment(compared_run):
         version = run_json.relative_to(compared_run / "results" / "runs").parts[0]
         info = json.loads(run_json.read_text())
         assert info["versions"]["tilelang"] == version, run_json  # what the imported TileLang itself reported
-        cache = Path(info["out_dir"]) / "tilelang_cache"
-        assert cache.is_dir()  # every job its own TileLang cache
+        # the import of each release's batch wrote its own TileLang cache, beside that release's jobs
+        cache = Path(info["process"]["tilelang_cache_dir"])
+        assert cache.is_dir() and cache.is_relative_to(compared_run / "results" / "runs" / version)
     envs = {path.parent.name for path in (REPO / ".envs").glob("tilelang-*/environment.json")}
     assert {"tilelang-0.1.12", "tilelang-0.1.14"} <= envs
 
