@@ -41,6 +41,12 @@ def check_jobs(jobs: list) -> bool:
     """Whether this process imports tilelang with TL_LOWER_TRACE on; every job must agree (ValueError if not)."""
     if not jobs:
         raise ValueError("no jobs given")
+    for number, job in enumerate(jobs, start=1):
+        args = job.get("args") if isinstance(job, dict) else None
+        if not isinstance(args, list) or not job.get("log") or "--mode" not in args or "--out" not in args:
+            raise ValueError(f"job {number} is not {{'args': [... --mode MODE ... --out DIR], 'log': PATH}}: {job!r}")
+        if args[args.index("--mode") + 1 :][:1] not in ([mode] for mode in trace_modes.MODES):
+            raise ValueError(f"job {number}: unknown --mode in {args!r}; modes are {', '.join(trace_modes.MODES)}")
     wants = {trace_modes.MODES[job_mode(job["args"])].sets_lower_trace_env for job in jobs}
     if len(wants) != 1:
         raise ValueError(
@@ -115,7 +121,7 @@ def run_jobs(jobs: list, workers: int, process: dict) -> list:
                 running[pid] = index
             pid, wait_status = os.wait()
             index = running.pop(pid)
-            statuses[index] = os.waitstatus_to_exitcode(wait_status)
+            statuses[index] = os.waitstatus_to_exitcode(wait_status)  # -N: killed by signal N
     finally:  # interrupted (SIGINT, SIGTERM): no child outlives the batch
         for pid in running:
             try:
@@ -144,8 +150,10 @@ def run_batch(jobs: list, workers: int, tolerate: tuple = ()) -> int:
         print(f"{PROG}: exit {status}: {trace_cli_command(job)} (log: {job['log']})")
     print(f"{PROG}: {len(jobs)} job(s) in {time.perf_counter() - started:.1f} s, {len(bad)} failed")
     for job, status in bad:
-        print(f"{PROG}: error: job exited {status}; see {job['log']}", file=sys.stderr)
-    return max((status for _, status in bad), default=0)
+        how = f"was killed by signal {-status}" if status < 0 else f"exited {status}"
+        print(f"{PROG}: error: job {how}; see {job['log']}", file=sys.stderr)
+    # a job killed by a signal recorded nothing: the batch says so as the script does, with status 3
+    return max((status if status > 0 else trace_cli.EXIT_NOT_RECORDED for _, status in bad), default=0)
 
 
 def trace_cli_command(job: dict) -> str:

@@ -44,6 +44,20 @@ def test_mixing_trace_env_with_other_modes_is_refused_before_any_import(tmp_path
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
 
 
+@pytest.mark.parametrize(
+    ("jobs", "message"),
+    [
+        ([], "no jobs given"),
+        ([{"args": ["--mode", "trace-api"], "log": "x.log"}], "job 1 is not {'args': [... --mode MODE ... --out DIR]"),
+        ([{"args": ["--mode", "trace-all", "--out", "o"], "log": "x.log"}], "job 1: unknown --mode in"),
+        (["--mode trace-env"], "job 1 is not {'args'"),
+    ],
+)
+def test_a_bad_job_list_exits_2_naming_the_job(jobs, message):
+    proc = run_batch(jobs)
+    assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
+
+
 def test_each_job_writes_what_the_script_alone_writes(tmp_path, trace_runs):
     pytest.importorskip("tilelang")
     kinds = [("instrument", "cuda-sm90"), ("trace-api", "hip"), ("pass-diff", "cuda-sm90")]
