@@ -36,6 +36,7 @@ SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 FIELDS = ["goal", "what", "value", "unit", "limit", "met"]
 KEPT_BY_TABLES = ("passes.csv", "run.json", "ir.json.gz")  # job_files: tables (gemm_lower_trace --keep tables)
 
+
 def record(goal: str, what: str, value: float, unit: str, limit: float | None = None) -> None:
     """Write one number to scale.csv, replacing that number of an earlier run (so one test can be rerun)."""
     met = "" if limit is None else ("yes" if value <= limit else "no")
