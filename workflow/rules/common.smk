@@ -103,6 +103,14 @@ def batch_jobs_param(batch) -> list:
     ]
 
 
+def batch_threads(wildcards) -> int:
+    """An equal share of the cores for each batch (at least one core): the batches run side by side, so one
+    batch's import of TileLang (one core, 2-5 s) overlaps another's lowering instead of idling a core.
+    Evaluated per job, when the cores are known (--max-threads caps it, e.g. on Slurm)."""
+    cores = workflow._cores or 1
+    return max(1, cores // min(len(GRID.batches), cores))
+
+
 def batch_runtime(jobs: int, seconds_per_job: float, floor_minutes: int):
     """A batch rule's runtime in minutes for its threads (as the executor sets them, --max-threads included)."""
     return lambda wildcards, threads: floor_minutes + math.ceil(jobs * seconds_per_job / 60 / threads)

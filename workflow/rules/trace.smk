@@ -54,7 +54,7 @@ for batch in GRID.batches:
             "../envs/tilelang.yaml"
         # On Slurm one job per batch: measured 0.3-2 s of lowering per job (1-3.5 s with TL_LOWER_TRACE's HTML) and
         # up to 0.6 GB per child beside the 0.5 GB parent, after a 2-5 s import.
-        threads: len(batch.jobs)
+        threads: batch_threads
         resources:
             mem_mb=lambda wildcards, threads: 1000 + 600 * threads,
             runtime=batch_runtime(len(batch.jobs), seconds_per_job=4, floor_minutes=10),
