@@ -104,10 +104,15 @@ def environment_with(tmp_path, file_name: str, text: str) -> dict:
     return dict(os.environ, PYTHONPATH=str(folder))
 
 
+def tilelang_blocked_env(tmp_path) -> dict:
+    """The environment of a process in which importing tilelang (or TVM) fails, as on a machine without it."""
+    return environment_with(tmp_path, "sitecustomize.py", BLOCK_TILELANG)
+
+
 @pytest.mark.parametrize("broken", ["unimportable", "shadowed"])
 def test_a_broken_tilelang_exits_3_and_records_the_failed_setup(tmp_path, broken):
     env = (
-        environment_with(tmp_path, "sitecustomize.py", BLOCK_TILELANG)
+        tilelang_blocked_env(tmp_path)
         if broken == "unimportable"
         else environment_with(tmp_path, "tilelang.py", SHADOW)
     )
@@ -124,7 +129,7 @@ def test_static_only_tells_a_shadowed_tilelang_from_a_missing_one(tmp_path):
     assert shadowed.returncode == 3
     assert "shadows the TileLang package" in one_line_error(shadowed)
     # a machine without TileLang: the book's --static-only still works, and says that nothing was verified
-    missing = run_script("--static-only", env=environment_with(tmp_path / "b", "sitecustomize.py", BLOCK_TILELANG))
+    missing = run_script("--static-only", env=tilelang_blocked_env(tmp_path / "b"))
     assert missing.returncode == 0, missing.stderr
     assert "no entry point was verified" in missing.stdout
 

@@ -24,7 +24,7 @@ from conftest import (  # noqa: F401 - also imported from here by other tests
     trace_batch_counts,
     version_of,
 )
-from test_broken_runs import BLOCK_TILELANG
+from test_broken_runs import tilelang_blocked_env
 
 
 def load_test_config():
@@ -153,13 +153,8 @@ def test_a_bad_config_stops_before_any_job_and_keeps_the_results(finished_run):
 
 
 def test_static_target_runs_with_tilelang_unimportable(tmp_path):
-    import os
-
     workdir = make_workdir(tmp_path / "wf")
-    blocker = tmp_path / "block"
-    blocker.mkdir()
-    (blocker / "sitecustomize.py").write_text(BLOCK_TILELANG)
-    env = dict(os.environ, PYTHONPATH=str(blocker))
+    env = tilelang_blocked_env(tmp_path / "block")
     check = subprocess.run([sys.executable, "-c", "import tilelang"], env=env, capture_output=True, text=True)
     assert check.returncode != 0 and "blocked by the test" in check.stderr
 

@@ -25,7 +25,7 @@ from conftest import (
     trace_batch_counts,
     version_of,
 )
-from test_broken_runs import BLOCK_TILELANG
+from test_broken_runs import tilelang_blocked_env
 
 TEST_CONFIG = ("--configfile", "config/test_config.yaml")
 
@@ -125,10 +125,7 @@ def test_parallel_trace_env_jobs_keep_their_own_report_and_codegen(tmp_path):
 
 def test_a_broken_environment_fails_the_job_instead_of_reporting_success(tmp_path):
     workdir = make_workdir(tmp_path / "wf")
-    blocker = tmp_path / "block"
-    blocker.mkdir()
-    (blocker / "sitecustomize.py").write_text(BLOCK_TILELANG)
-    env = dict(os.environ, PYTHONPATH=str(blocker))
+    env = tilelang_blocked_env(tmp_path / "block")
     grid = grid_file(workdir, "shapes: [{M: 64, N: 64, K: 64}]\ntargets: [hip]\nmodes: [trace-env]\n")
     proc = snakemake(workdir, "--cores", "1", "results/churn.csv", *grid, env=env)
     assert proc.returncode != 0
