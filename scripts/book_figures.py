@@ -390,6 +390,19 @@ def _churn_colors(values: np.ndarray):
     return fs.churn_cmap(), norm
 
 
+def _label_column_groups(ax, groups, *, line_color, line_width: float) -> None:
+    """A label above each run of adjacent columns and a vertical line between runs; groups: (label, columns),
+    in column order (a group of no column is skipped)."""
+    start = 0
+    for label, count in groups:
+        if not count:
+            continue
+        ax.text(start + (count - 1) / 2, -0.7, label, ha="center", va="bottom", fontsize=7)
+        if start:
+            ax.axvline(start - 0.5, color=line_color, linewidth=line_width)
+        start += count
+
+
 def _cell_text(ax, x, y, text, rgba, fontsize) -> None:
     lum = 0.299 * rgba[0] + 0.587 * rgba[1] + 0.114 * rgba[2]
     ax.text(x, y, text, ha="center", va="center", fontsize=fontsize, color="black" if lum > 0.5 else "white")
@@ -438,20 +451,9 @@ def plot_heatmap(
             ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, facecolor=fs.FAILED_FILL, edgecolor="white", lw=0.5))
             ax.text(c, r, "\u00d7", ha="center", va="center", fontsize=7, color=fs.FAILED_COLOR)
         # target groups: a label above each group, a white gap between groups
-        start = 0
-        for target in targets:
-            count = sum(1 for key in columns if mine[key][0]["target_name"] == target)
-            ax.text(start + (count - 1) / 2, -0.7, target, ha="center", va="bottom", fontsize=7)
-            if start:
-                ax.axvline(start - 0.5, color="white", linewidth=2.5)
-            start += count
-        ax.set_xlim(-0.5, len(columns) - 0.5)
-        ax.set_ylim(len(shown) - 0.5, -0.5)
-        ax.set_yticks(np.arange(len(shown)))
-        ax.set_yticklabels(shown)
-        ax.set_xticks(np.arange(len(columns)))
-        ax.set_xticklabels(labels, rotation=90)
-        ax.tick_params(length=0)
+        groups = [(t, sum(1 for key in columns if mine[key][0]["target_name"] == t)) for t in targets]
+        _label_column_groups(ax, groups, line_color="white", line_width=2.5)
+        fs.matrix_axes(ax, shown, labels, col_rotation=90)
         for side in ("left", "bottom"):
             ax.spines[side].set_visible(False)
         cbar = fig.colorbar(mesh, ax=ax, shrink=0.6, aspect=25, pad=0.02)
@@ -542,22 +544,9 @@ def plot_variants(
                 elif not state[r, c]:
                     ax.text(c, r, "\u00b7", ha="center", va="center", fontsize=6, color="#999999")
         # group the columns by axis
-        start = 0
-        for axis in AXES:
-            count = sum(1 for a, _ in variants if a == axis)
-            if not count:
-                continue
-            ax.text(start + (count - 1) / 2, -0.7, words["axes"][axis], ha="center", va="bottom", fontsize=7)
-            if start:
-                ax.axvline(start - 0.5, color=fs.TEXT_MUTED, linewidth=0.8)
-            start += count
-        ax.set_xlim(-0.5, len(variants) - 0.5)
-        ax.set_ylim(len(names) - 0.5, -0.5)
-        ax.set_yticks(np.arange(len(names)))
-        ax.set_yticklabels(names)
-        ax.set_xticks(np.arange(len(variants)))
-        ax.set_xticklabels(labels, rotation=90)
-        ax.tick_params(length=0)
+        groups = [(words["axes"][axis], sum(1 for a, _ in variants if a == axis)) for axis in AXES]
+        _label_column_groups(ax, groups, line_color=fs.TEXT_MUTED, line_width=0.8)
+        fs.matrix_axes(ax, names, labels, col_rotation=90)
         cbar = fig.colorbar(mesh, ax=ax, shrink=0.6, aspect=25, pad=0.02)
         ticks = [t for t in (1, 10, 100, 1000) if t <= limit]
         cbar.set_ticks([-t for t in reversed(ticks)] + [0] + ticks)

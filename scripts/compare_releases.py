@@ -1136,19 +1136,13 @@ def plot_release_heatmap(churn_df: pd.DataFrame, paths, configuration: str | Non
                 zorder=4,
                 bbox=dict(boxstyle="round,pad=0.3", facecolor="white", edgecolor="none", alpha=0.9),
             )
-        ax.set_xlim(-0.5, ncols - 0.5)
-        ax.set_ylim(nrows - 0.5, -0.5)  # first pass on top
-        ax.set_yticks(np.arange(nrows))
-        ax.set_yticklabels(row_labels, fontsize=8)
-        ax.set_xticks(np.arange(ncols))
-        ax.set_xticklabels(col_labels, fontsize=8.5)
+        fs.matrix_axes(ax, row_labels, col_labels, row_fontsize=8, col_fontsize=8.5)  # first pass on top
         for tick, state in zip(ax.get_xticklabels(), states):
             if state == "failed":
                 tick.set_color(FAILED_COLOR)
             elif state:
                 tick.set_color(UNSUPPORTED_EDGE)
-        ax.tick_params(axis="x", top=True, labeltop=True, bottom=True, labelbottom=True, length=0)
-        ax.tick_params(axis="y", length=0)
+        ax.tick_params(axis="x", top=True, labeltop=True, bottom=True, labelbottom=True)
         ax.set_ylabel("pass run (union alignment over releases, execution order)")
         ax.set_xlabel("TileLang release")
         cbar = fig.colorbar(mesh, ax=ax, shrink=0.8 if height <= 12 else 12.0 / height, aspect=30, pad=0.02)

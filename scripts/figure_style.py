@@ -190,6 +190,19 @@ def styled(language: str = "en", *, hashsalt: str = DEFAULT_HASHSALT):
     return wrap
 
 
+def matrix_axes(ax, row_labels, col_labels, *, row_fontsize=None, col_fontsize=None, col_rotation=None) -> None:
+    """The axes of a matrix of unit cells (pcolormesh at integer centres): a tick per row, first row on top, a
+    tick per column, no tick marks. Label sizes and rotation left out keep the rcParams' (the book's sizes)."""
+    ax.set_xlim(-0.5, len(col_labels) - 0.5)
+    ax.set_ylim(len(row_labels) - 0.5, -0.5)
+    ax.set_yticks(range(len(row_labels)))
+    ax.set_yticklabels(row_labels, **({} if row_fontsize is None else {"fontsize": row_fontsize}))
+    ax.set_xticks(range(len(col_labels)))
+    col_style = {"fontsize": col_fontsize, "rotation": col_rotation}
+    ax.set_xticklabels(col_labels, **{key: value for key, value in col_style.items() if value is not None})
+    ax.tick_params(length=0)
+
+
 def book_size(width_cm: float, height_cm: float) -> tuple[float, float]:
     """figsize in inches of a figure width_cm x height_cm."""
     return (width_cm * CM, height_cm * CM)

@@ -477,14 +477,8 @@ def plot_heatmap(df, paths, mode: str = "trace-env", measure: str = "raw") -> No
         lum = 0.299 * rgba[0] + 0.587 * rgba[1] + 0.114 * rgba[2]
         ax.text(c, r, f"{int(v)}", ha="center", va="center", fontsize=7.5, color="black" if lum > 0.5 else "white")
 
-    ax.set_xlim(-0.5, ncols - 0.5)
-    ax.set_ylim(nrows - 0.5, -0.5)  # first pass on top
-    ax.set_yticks(np.arange(nrows))
-    ax.set_yticklabels(row_labels, fontsize=8)
-    ax.set_xticks(np.arange(ncols))
-    ax.set_xticklabels(col_labels, fontsize=8.5)
-    ax.tick_params(axis="x", top=True, labeltop=True, bottom=True, labelbottom=True, length=0)
-    ax.tick_params(axis="y", length=0)
+    fs.matrix_axes(ax, row_labels, col_labels, row_fontsize=8, col_fontsize=8.5)  # first pass on top
+    ax.tick_params(axis="x", top=True, labeltop=True, bottom=True, labelbottom=True)
     ax.set_ylabel("pass occurrence (execution order of the longest job)")
 
     cbar = fig.colorbar(
