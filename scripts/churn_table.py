@@ -15,6 +15,7 @@ counted but carry no churn. Every column is documented in config/README.md.
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file
 import argparse
 import sys
+from collections import Counter
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
@@ -37,9 +38,9 @@ def read_tables(paths):
     for path in paths:
         text, rows = pt.read_table(path)
         for key, job_rows in _by_job(rows).items():
-            steps = [row["step"] for row in job_rows]
+            steps = Counter(row["step"] for row in job_rows)
             first_path, first_steps = seen.get(key, (path, set()))
-            repeated = sorted(step for step in set(steps) if step in first_steps or steps.count(step) > 1)
+            repeated = sorted(step for step, count in steps.items() if step in first_steps or count > 1)
             if repeated:
                 raise ValueError(
                     f"step {repeated[0]} of job {'/'.join(map(str, key))} appears more than once, in "

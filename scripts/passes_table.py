@@ -63,22 +63,8 @@ PROVENANCE_COLUMNS = [
     "source",
 ]
 COLUMNS = STEP_COLUMNS + PROVENANCE_COLUMNS
-INT_COLUMNS = (
-    "step",
-    "added",
-    "deleted",
-    "added_stripped",
-    "deleted_stripped",
-    "depth",
-    "M",
-    "N",
-    "K",
-    "block_M",
-    "block_N",
-    "block_K",
-    "threads",
-    "stages",
-)
+PROVENANCE_INT_COLUMNS = ("M", "N", "K", "block_M", "block_N", "block_K", "threads", "stages")
+INT_COLUMNS = ("step", "added", "deleted", "added_stripped", "deleted_stripped", "depth") + PROVENANCE_INT_COLUMNS
 BOOL_COLUMNS = ("changed",)
 FLOAT_COLUMNS = ("seconds",)
 
@@ -106,7 +92,7 @@ SUMMARY_COUNT_COLUMNS = [
     "first_error",
 ]
 SUMMARY_COLUMNS = PROVENANCE_COLUMNS + SUMMARY_COUNT_COLUMNS
-SUMMARY_INT_COLUMNS = tuple(c for c in INT_COLUMNS if c in PROVENANCE_COLUMNS) + (
+SUMMARY_INT_COLUMNS = PROVENANCE_INT_COLUMNS + (
     "added_stripped_total",
     "deleted_stripped_total",
     "churn_stripped_total",

@@ -18,6 +18,7 @@ line per such job on stderr.
 import argparse
 import json
 import os
+import shlex
 import signal
 import sys
 import time
@@ -147,19 +148,13 @@ def run_batch(jobs: list, workers: int, tolerate: tuple = ()) -> int:
     statuses = run_jobs(jobs, max(1, workers), process)
     bad = [(job, status) for job, status in zip(jobs, statuses) if status != 0 and status not in tolerate]
     for job, status in zip(jobs, statuses):
-        print(f"{PROG}: exit {status}: {trace_cli_command(job)} (log: {job['log']})")
+        print(f"{PROG}: exit {status}: {shlex.join(['gemm_lower_trace.py', *job['args']])} (log: {job['log']})")
     print(f"{PROG}: {len(jobs)} job(s) in {time.perf_counter() - started:.1f} s, {len(bad)} failed")
     for job, status in bad:
         how = f"was killed by signal {-status}" if status < 0 else f"exited {status}"
         print(f"{PROG}: error: job {how}; see {job['log']}", file=sys.stderr)
     # a job killed by a signal recorded nothing: the batch says so as the script does, with status 3
     return max((status if status > 0 else trace_cli.EXIT_NOT_RECORDED for _, status in bad), default=0)
-
-
-def trace_cli_command(job: dict) -> str:
-    import shlex
-
-    return shlex.join(["gemm_lower_trace.py", *job["args"]])
 
 
 def _terminate(signum, frame):
@@ -196,7 +191,7 @@ def _from_snakemake(smk) -> int:
     command += [f"--tolerate={status}" for status in smk.params.tolerate]
     command += ["--release-env", smk.params.release_env] if smk.params.release_env else []
     with open(smk.log.batch, "w", encoding="utf-8") as log, redirect_stdout(log), redirect_stderr(log):
-        print(" ".join(command[:1] + [str(SCRIPT)] + command[2:]), flush=True)
+        print(shlex.join(command), flush=True)
         return subprocess.run(command, input=json.dumps(jobs), text=True, stdout=log, stderr=log).returncode
 
 

@@ -28,6 +28,7 @@ HEATMAP_MODE = "trace-env" if "trace-env" in GRID.modes else GRID.modes[0]
 STATIC_CHECK = "results/static/static_check.txt"
 RUN_DIR = "results/runs/{version}/{target}/{shape}/{mode}"
 JOB_PATH = "{version}/{target}/{shape}/{mode}"
+TRACE_LOG = f"logs/trace/{JOB_PATH}.log"
 FIGURE_DIR = "results/figures"
 COMPARE_DIR = "results/compare"
 RELEASE_ENV_MARKER = f"{GRID.release_env_dir}/tilelang-{{version}}/environment.json"
@@ -97,10 +98,7 @@ def batch_paths(batch, pattern: str) -> list:
 
 def batch_jobs_param(batch) -> list:
     """The batch rule's params.jobs: (trace arguments, --out folder, log) of each of its jobs."""
-    return [
-        (list(job.args), RUN_DIR.format(**job.wildcards), f"logs/trace/{JOB_PATH}.log".format(**job.wildcards))
-        for job in batch.jobs
-    ]
+    return [(list(job.args), RUN_DIR.format(**job.wildcards), TRACE_LOG.format(**job.wildcards)) for job in batch.jobs]
 
 
 def batch_threads(wildcards) -> int:

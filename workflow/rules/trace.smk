@@ -47,7 +47,7 @@ for batch in GRID.batches:
             run=batch_paths(batch, f"{RUN_DIR}/run.json"),
         log:
             batch=f"logs/trace/{batch.version}/{batch.name}.log",
-            jobs=batch_paths(batch, f"logs/trace/{JOB_PATH}.log"),
+            jobs=batch_paths(batch, TRACE_LOG),
         benchmark:
             f"results/benchmarks/trace/{batch.version}/{batch.name}.tsv"
         conda:
