@@ -1,5 +1,7 @@
-# make test: create .venv with the pinned requirements when missing, then run the tests.
-# make run:  the same set-up, then the whole workflow (snakemake --cores 4).
+# make test:  install the system packages the tests need (tests/system_packages.py, as root), create .venv with
+#             the pinned requirements when missing, then run every test.
+# make check: the daily loop (at most 3 minutes on 2 cores): unit tests, one small real TileLang run, lint.
+# make run:   the .venv set-up, then the whole workflow (snakemake --cores 4).
 VENV ?= .venv
 PY := $(VENV)/bin/python
 UV := $(VENV)/bin/uv
@@ -10,7 +12,7 @@ CORES ?= 4
 FIND_LINKS := $(shell python3 -m pip config get global.find-links 2>/dev/null || echo "$$PIP_FIND_LINKS")
 UV_FIND_LINKS_ARGS := $(foreach dir,$(FIND_LINKS),--find-links $(dir))
 
-.PHONY: test run bench static clean-results
+.PHONY: test check system-packages run bench static clean-results
 
 $(STAMP): requirements.txt
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -20,8 +22,15 @@ $(STAMP): requirements.txt
 	$(PY) -c "import torch, sys; sys.exit(0 if torch.__version__.endswith('+cpu') or not torch.version.cuda else 'torch is a CUDA build: ' + torch.__version__)"
 	touch $@
 
-test: $(STAMP)
+test: $(STAMP) system-packages
 	$(PY) -m pytest
+
+check: $(STAMP)
+	$(PY) -m pytest -m "not slow"
+
+# root with apt-get: installs what is missing; otherwise says what the tests will skip
+system-packages:
+	python3 tests/system_packages.py install
 
 run: $(STAMP)
 	$(VENV)/bin/snakemake --cores $(CORES)

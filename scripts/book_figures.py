@@ -20,18 +20,23 @@ and ``FIGURES.md``, the list of what was written and what was not, and why:
   (the one mode of every release) when present. Without it the figure is not made and FIGURES.md says so.
 - ``fig4_variants``: one change at a time: for every configuration that differs from the reference in
   exactly one respect (target, shape, block, dtype, threads or stages), the lines of each pass minus the
-  reference's; only passes whose lines differ somewhere.
+  reference's; only passes whose lines differ somewhere. Without such a configuration (a grid of the reference
+  alone) the figure is not made and FIGURES.md says so.
+
+A figure not made has its files of an earlier run removed, so that none contradicts FIGURES.md.
 
 The codegen step (TIR -> source) is never churn and is left out of every figure; failed passes are
 marked. Styling, fonts and saving come from ``figure_style``: same tables -> same bytes, and a glyph
-missing from the fonts stops the figure (exit status 1). Exit status: 0 written, 1 bad input, 2 bad
-arguments. Text churn is a clue to locate, not proof of a semantic or performance change.
+missing from the fonts stops the figure (exit status 1). Exit status: 0 written, 1 bad input or a file that
+cannot be written (one line naming it, e.g. a full disk), 2 bad arguments (a width that is not a finite
+number in the config's range: refused before anything is read or drawn). Text churn is a clue to locate,
+not proof of a semantic or performance change.
 """
 
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file
 import argparse
 import csv
-import os
+import math
 import sys
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
@@ -57,14 +62,10 @@ HASHSALT = "tilelang-churn/book"
 
 # kernel parameters of a job; the "axes" a configuration can differ in from the reference, in label order
 KERNEL = ("M", "N", "K", "block_M", "block_N", "block_K", "dtype", "accum_dtype", "threads", "stages")
-AXES = {
-    "target": ("target_name",),
-    "shape": ("M", "N", "K"),
-    "block": ("block_M", "block_N", "block_K"),
-    "dtype": ("dtype", "accum_dtype"),
-    "threads": ("threads",),
-    "stages": ("stages",),
-}
+AXES = pt.KERNEL_AXES
+# the range of config book_figure_width_cm (workflow/schemas/config.schema.yaml; a test keeps them in step)
+MIN_WIDTH_CM = 4.0  # exclusive
+MAX_WIDTH_CM = 40.0
 
 TEXT = {
     "en": {
@@ -237,8 +238,7 @@ def axis_text(axis: str, job: dict, language: str) -> str:
     return words["stages"].format(n=job["stages"])
 
 
-def differing_axes(job: dict, reference: dict) -> list[str]:
-    return [axis for axis, columns in AXES.items() if any(job[c] != reference[c] for c in columns)]
+differing_axes = pt.differing_axes
 
 
 def reference_job(path: Path) -> dict:
@@ -476,9 +476,10 @@ def plot_heatmap(
 
 def plot_variants(
     jobs: dict[tuple, list[dict]], reference: dict, out_dir: Path, language: str, width_cm: float
-) -> list[Path]:
+) -> list[Path] | None:
     """fig4: every configuration that differs from the reference in one respect, lines per pass minus the
-    reference's; a pass that runs on one side only is marked as such."""
+    reference's; a pass that runs on one side only is marked as such. None (nothing drawn) when no
+    configuration differs from the reference in exactly one respect."""
     words = _words(language)
     mine = same_release_and_mode(jobs, reference)
     ref_key = job_key(reference)
@@ -486,10 +487,7 @@ def plot_variants(
     for axis in AXES:
         variants += [(axis, key) for key, job in mine.items() if differing_axes(job[0], reference) == [axis]]
     if not variants:
-        raise BookError(
-            "fig4 needs at least one configuration that differs from the reference in exactly one respect "
-            f"(target, shape, block, dtype, threads or stages); the grid has none besides {_describe(reference)}"
-        )
+        return None
     ref_totals = pass_totals(mine[ref_key])
     totals = [pass_totals(mine[key]) for _, key in variants]
     names = list(ref_totals)
@@ -725,10 +723,23 @@ def write_manifest(out_dir: Path, written: dict, skipped: dict, reference: dict,
             lines.append(f"| {stem} | not made | {skipped[stem]} |")
     lines += ["", "Text churn is a clue to locate, not proof of a semantic or performance change.", ""]
     path = out_dir / MANIFEST
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("\n".join(lines), encoding="utf-8")
-    os.replace(tmp, path)
+    with pt.atomic_file(path) as handle:
+        handle.write("\n".join(lines))
     return path
+
+
+def width_problem(width_cm) -> str | None:
+    """Why a figure width cannot be used (not a finite number in the config's range), or None."""
+    try:
+        width = float(width_cm)
+    except (TypeError, ValueError):
+        return f"width {width_cm!r} cm: not a number"
+    if not math.isfinite(width) or not MIN_WIDTH_CM < width <= MAX_WIDTH_CM:
+        return (
+            f"width {width_cm!r} cm: must be a finite number above {MIN_WIDTH_CM:g} and at most {MAX_WIDTH_CM:g} "
+            "(config book_figure_width_cm, --width-cm)"
+        )
+    return None
 
 
 def build(
@@ -740,10 +751,12 @@ def build(
     by_version: Path | None = None,
 ) -> dict:
     """Read the tables and write every figure and FIGURES.md; returns {"written": {stem: paths}, "skipped":
-    {stem: why}}. Raises BookError (bad input) or figure_style.MissingGlyphError."""
+    {stem: why}}. Raises BookError (bad input, a bad width: before anything is read or drawn),
+    figure_style.MissingGlyphError, or passes_table.WriteError (a full disk: names the file)."""
     fs.check_language(language)
-    if not width_cm > 0:
-        raise BookError(f"width {width_cm!r} cm: must be positive")
+    problem = width_problem(width_cm)
+    if problem:
+        raise BookError(problem)
     out_dir = Path(out_dir)
     try:
         rows = pt.read_rows(churn)
@@ -765,7 +778,18 @@ def build(
             f"the config compares no releases (the tables hold TileLang {', '.join(releases)} only): "
             "set config `versions` to two or more releases to get it"
         )
-    written[FIGURES[3]] = plot_variants(jobs, ref, out_dir, language, width_cm)
+    variants = plot_variants(jobs, ref, out_dir, language, width_cm)
+    if variants is not None:
+        written[FIGURES[3]] = variants
+    else:
+        skipped[FIGURES[3]] = (
+            f"no configuration of TileLang {ref['tilelang_version']}, mode {ref['mode']} differs from the reference "
+            f"({_describe(ref)}) in exactly one respect (target, shape, block, dtype, threads or stages): add a "
+            "target, or a shape that changes one of them, to get it"
+        )
+    for stem in skipped:  # a figure of an earlier grid would contradict FIGURES.md
+        for fmt in FORMATS:
+            (out_dir / f"{stem}.{fmt}").unlink(missing_ok=True)
     write_manifest(out_dir, written, skipped, ref, language, width_cm)
     for stem, why in skipped.items():
         print(f"book_figures: {stem} not made: {why}")
@@ -781,9 +805,13 @@ def main(argv=None) -> int:
     parser.add_argument("--language", default="en", choices=fs.LANGUAGES, help="language of the labels")
     parser.add_argument("--width-cm", type=float, default=DEFAULT_WIDTH_CM, help="figure width in cm")
     args = parser.parse_args(argv)
+    problem = width_problem(args.width_cm)
+    if problem:  # a bad argument: nothing read, drawn or removed
+        print(f"book_figures: error: {problem}", file=sys.stderr)
+        return 2
     try:
         result = build(args.churn, args.reference, args.out_dir, args.language, args.width_cm, args.by_version)
-    except (BookError, fs.MissingGlyphError, fs.FontNotInstalled) as exc:
+    except (BookError, fs.MissingGlyphError, fs.FontNotInstalled, OSError) as exc:
         print(f"book_figures: error: {exc}", file=sys.stderr)
         return 1
     for stem, paths in result["written"].items():
@@ -794,7 +822,8 @@ def main(argv=None) -> int:
 def _from_snakemake(smk) -> int:
     """The book rule's `script:` entry: the snakemake object stays here."""
     argv = ["--churn", smk.input.churn, "--reference", smk.input.reference, "--out-dir", smk.params.out_dir]
-    argv += ["--language", smk.params.language, "--width-cm", str(smk.params.width_cm)]
+    # one token: argparse would take a width of "-inf" for an option
+    argv += ["--language", smk.params.language, f"--width-cm={smk.params.width_cm}"]
     if smk.input.get("by_version"):
         argv += ["--by-version", smk.input.by_version]
     with open(smk.log[0], "w", encoding="utf-8") as log, redirect_stdout(log), redirect_stderr(log):

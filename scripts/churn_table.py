@@ -5,7 +5,9 @@ Usage::
     python scripts/churn_table.py --out results/churn.csv --summary results/churn_summary.csv \\
         PASSES_CSV [PASSES_CSV ...]
 
-``churn.csv`` is the row-wise concatenation of the inputs (columns ``passes_table.COLUMNS``, input order).
+``churn.csv`` is the row-wise concatenation of the inputs (columns ``passes_table.COLUMNS``, input order);
+``churn.json`` beside it records its rows and sha256 (and each input's line range), and every reader of
+churn.csv (``passes_table.read_table``) refuses a churn.csv that no longer matches it.
 ``churn_summary.csv`` has one row per job (``passes_table.SUMMARY_COLUMNS``), jobs in order of first
 appearance; a job is told apart by ``passes_table.JOB_KEY``. Churn counts only rows whose status is in
 ``passes_table.CHURN_STATUSES``: codegen rows (TIR -> generated source) are never churn, failed rows are
@@ -14,6 +16,7 @@ counted but carry no churn. Every column is documented in config/README.md.
 
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file
 import argparse
+import hashlib
 import sys
 from collections import Counter
 from contextlib import redirect_stderr, redirect_stdout
@@ -134,25 +137,44 @@ def main(argv=None) -> int:
 
 
 def build_tables(passes_paths, churn_path, summary_path) -> int:
-    """Gather, summarise and write both tables; 1 with one line on stderr when an input is refused (and no
-    table written). Streams: each job's data lines go to churn.csv as the job wrote them (the reader has
-    checked them and its run.json's sha256), so 10,000 jobs need neither a DataFrame of all rows nor its memory."""
+    """Gather, summarise and write both tables, and churn.json (``passes_table.write_manifest``: rows and
+    sha256 of churn.csv, which its readers check) after churn.csv; 1 with one line on stderr when an input is
+    refused or a file cannot be written (no table written then, no temporary left). Streams: each job's data
+    lines go to churn.csv as the job wrote them (the reader has checked them and its run.json's sha256), so
+    10,000 jobs need neither a DataFrame of all rows nor its memory."""
     jobs = rows = 0
     try:
+        digest = hashlib.sha256()
+        parts = []
         with pt.atomic_file(churn_path) as churn:
-            churn.write(",".join(pt.COLUMNS) + "\n")
+            header = ",".join(pt.COLUMNS) + "\n"
+            churn.write(header)
+            digest.update(header.encode("utf-8"))
             summaries = []
-            for _, text, table_rows in read_tables(passes_paths):
-                churn.write(text[text.index("\n") + 1 :])
+            line = 2  # the first data line; the header is line 1
+            for path, text, table_rows in read_tables(passes_paths):
+                body = text[text.index("\n") + 1 :]
+                churn.write(body)
+                data = body.encode("utf-8")
+                digest.update(data)
+                count = body.count("\n")
+                sha256 = hashlib.sha256(data).hexdigest()
+                parts.append({"passes_csv": str(path), "lines": [line, line + count - 1], "sha256": sha256})
+                line += count
                 job_summaries = [summarize_job(job_rows) for job_rows in _by_job(table_rows).values()]
                 summaries.extend(job_summaries)
                 rows += len(table_rows)
                 jobs += len(job_summaries)
+        try:
+            manifest = pt.write_manifest(churn_path, digest.hexdigest(), parts, writer="churn_table.py")
+        except OSError:
+            Path(churn_path).unlink(missing_ok=True)  # without its manifest no reader could check it
+            raise
+        pt.write_frame(summary_frame(summaries), summary_path)
     except (OSError, ValueError) as exc:
         print(f"churn_table: error: {exc}", file=sys.stderr)
         return 1
-    pt.write_frame(summary_frame(summaries), summary_path)
-    print(f"churn_table: {rows} rows of {jobs} job(s) -> {churn_path}, {summary_path}")
+    print(f"churn_table: {rows} rows of {jobs} job(s) -> {churn_path} ({manifest.name}), {summary_path}")
     return 0
 
 

@@ -495,15 +495,8 @@ def _read_passes(path: Path) -> pd.DataFrame:
 
 
 def write_csv(df: pd.DataFrame, path: str | os.PathLike) -> None:
-    """Write a table atomically (a sibling temporary file renamed over the target)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        df.to_csv(tmp, index=False, lineterminator="\n", encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    """Write a table atomically, through the project's one writer (passes_table.atomic_file)."""
+    pt.write_frame(df, path)
 
 
 # ---------------------------------------------------------------------------------------- IR archives

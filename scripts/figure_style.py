@@ -43,6 +43,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import passes_table as pt  # noqa: E402
 from matplotlib import font_manager  # noqa: E402
 
 LANGUAGES = ("en", "zh")
@@ -244,12 +245,12 @@ def save(
     rc_save = {} if hashsalt is None else {"svg.hashsalt": hashsalt}
     for path in map(Path, paths):
         fmt = _format(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        try:
+        # passes_table's atomic writer: renamed into place only when complete, its temporary removed on any
+        # error, and a full disk one WriteError naming the file
+        with pt.atomic_file(path, binary=True) as handle:
             with warnings.catch_warnings(record=True) as caught, matplotlib.rc_context(rc_save):
                 warnings.simplefilter("always")
-                fig.savefig(tmp, format=fmt, dpi=dpi, metadata=SAVE_METADATA.get(fmt))
+                fig.savefig(handle, format=fmt, dpi=dpi, metadata=SAVE_METADATA.get(fmt))
             missing = []
             for warning in caught:
                 if MISSING_GLYPH in str(warning.message):
@@ -262,7 +263,4 @@ def save(
                 print(f"figure_style: {path}: {message}", file=sys.stderr)
             if missing and strict:
                 raise MissingGlyphError(f"{path}: {'; '.join(missing)}")
-            os.replace(tmp, path)
-        finally:
-            tmp.unlink(missing_ok=True)
     return reports

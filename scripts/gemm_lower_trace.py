@@ -10,7 +10,7 @@ Each tracing mode prints ``pass=<name> changed=<True|False> +<added> -<deleted>`
 writes DIR/passes.csv (columns: scripts/passes_table.py) and DIR/run.json under --out DIR.
 Exit status: 0 done (an "unsupported" row included); 1 a pass failed and its row is recorded; 2 bad arguments;
 3 the run could not be recorded or the environment is broken (output not writable, TileLang not importable or
-shadowed) -- each with one line on stderr and no traceback.
+shadowed, or not the release --expect-release names) -- each with one line on stderr and no traceback.
 Depends only on the standard library and TileLang; TL_LOWER_TRACE is read when tilelang is imported, so
 arguments are parsed and the environment set first.
 """
@@ -115,6 +115,33 @@ class NotRecorded(Exception):
     """The run cannot be recorded, or the environment is broken: exit status 3, one line on stderr."""
 
 
+class ReleaseMismatch(Exception):
+    """The environment imported another TileLang release than the one the run was asked for."""
+
+
+def _base_version(version: str) -> str:
+    return version.split("+", 1)[0]  # 0.1.14+cu128 is release 0.1.14
+
+
+def release_mismatch(expected: str, release_env: str | None) -> str | None:
+    """Why the imported TileLang is not release EXPECTED, naming the environment, both versions and how to
+    rebuild it; None when it is that release. Rows under another release's name would be wrong data."""
+    tilelang = sys.modules.get("tilelang")
+    imported = getattr(tilelang, "__version__", None)
+    if isinstance(imported, str) and _base_version(imported) == _base_version(expected):
+        return None
+    env = release_env or sys.prefix
+    if release_env:
+        remedy = f"remove {env} and run snakemake again: rule release_env rebuilds it"
+    else:
+        remedy = f"install tilelang=={expected} in it, or run in that release's environment (--release-env)"
+    where = os.path.dirname(getattr(tilelang, "__file__", None) or "") or "?"
+    return (
+        f"the environment {env} holds TileLang {imported or '(no version)'} (imported from {where}), not release "
+        f"{expected} (--expect-release): {remedy}"
+    )
+
+
 def trace(args) -> int:
     spec = args.spec
     try:
@@ -145,6 +172,9 @@ def trace(args) -> int:
         except Exception as exc:  # noqa: BLE001 - recorded as a row, then reported as a broken environment
             error = exc
             broken = f"TileLang cannot be imported here ({passes_table.error_text(exc)})"
+        if error is None and args.expect_release:
+            broken = release_mismatch(args.expect_release, args.release_env)
+            error = ReleaseMismatch(broken) if broken else None
         run_info["import_seconds"] = round(time.perf_counter() - started, 4)
         # the process's fixed cost (its import of TileLang) and how many jobs share it
         run_info["process"] = {

@@ -10,6 +10,8 @@ the bad value, before any job runs.
 from __future__ import annotations
 
 import json
+import math
+import re
 import shlex
 import sys
 from dataclasses import dataclass, field
@@ -72,7 +74,7 @@ class Grid:
     installed: str | None  # the release installed beside the workflow (needs no environment of its own)
     release_env_dir: str  # where the other releases' environments live
     shapes: dict[str, dict]  # shape id -> kernel parameters, config order
-    targets: dict[str, str]  # target folder name -> --target argument, config order
+    targets: dict[str, tuple[str, ...]]  # target folder name -> the trace script's target arguments, config order
     modes: tuple[str, ...]
     # (version, target, shape, mode) -> job, in versions x targets x shapes x modes order
     jobs: dict[tuple[str, str, str, str], Job]
@@ -101,6 +103,7 @@ def validate_config(cfg: dict, schema: str | Path = SCHEMA) -> dict:
     from snakemake.exceptions import WorkflowError
     from snakemake.utils import validate
 
+    check_finite_numbers(cfg)
     try:
         validate(cfg, str(schema))
     except WorkflowError as exc:
@@ -111,6 +114,15 @@ def validate_config(cfg: dict, schema: str | Path = SCHEMA) -> dict:
             raise
         raise ConfigError(schema_error_message(error, cfg)) from None
     return cfg
+
+
+def check_finite_numbers(data, path=()) -> None:
+    """NaN and infinity pass every schema bound (each comparison with NaN is false): refuse them by key."""
+    if isinstance(data, float) and not math.isfinite(data):
+        raise ConfigError(f"config {_key(list(path)) or '(top level)'}: {data!r} is not a finite number")
+    items = data.items() if isinstance(data, dict) else enumerate(data) if isinstance(data, list) else ()
+    for part, value in items:
+        check_finite_numbers(value, (*path, part))
 
 
 def schema_error_message(error, cfg: dict) -> str:
@@ -147,6 +159,19 @@ def _lookup(data, path):
 
 
 # ------------------------------------------------------------------------------------------------ checks
+
+
+def check_path_key(cfg: dict, key: str) -> None:
+    """A folder named by the config: any characters a file name may hold (spaces and shell metacharacters
+    included: rules quote every path), but no braces, which Snakemake reads as wildcards in a path pattern,
+    and no control characters."""
+    value = cfg[key]
+    bad = sorted({char for char in value if char in "{}" or ord(char) < 32 or ord(char) == 127})
+    if bad:
+        raise ConfigError(
+            f"config {key}: {value!r} holds {', '.join(repr(char) for char in bad)}; a folder path here may not "
+            "hold braces (Snakemake would read them as wildcards) or control characters"
+        )
 
 
 def resolve_shapes(cfg: dict) -> dict[str, dict]:
@@ -200,11 +225,12 @@ def _derived_shape_id(shape: dict, spec: dict) -> str:
     return shape_id
 
 
-def resolve_targets(cfg: dict) -> dict[str, str]:
-    """Target folder name -> --target argument of the trace script, in config order."""
-    targets: dict[str, str] = {}
+def resolve_targets(cfg: dict) -> dict[str, tuple[str, ...]]:
+    """Target folder name -> the trace script's target arguments, in config order. A named JSON target is
+    called by its config name in the tables (--target-name), so renaming it reaches them."""
+    targets: dict[str, tuple[str, ...]] = {}
     where: dict[str, str] = {}
-    provenance_names: dict[str, str] = {}
+    same_dict: dict[str, str] = {}  # the target dict, as JSON -> its config key
     for i, entry in enumerate(cfg["targets"]):
         key = f"targets[{i}]"
         if isinstance(entry, str):
@@ -213,7 +239,7 @@ def resolve_targets(cfg: dict) -> dict[str, str]:
                     f"config {key}: unknown target {entry!r}; short names are {', '.join(trace_cli.TARGETS)}, "
                     'or give a mapping {name: NAME, target: {"kind": ..., ...}}'
                 )
-            name, target, argument = entry, dict(trace_cli.TARGETS[entry]), entry
+            name, target, arguments = entry, dict(trace_cli.TARGETS[entry]), ("--target", entry)
         else:
             name, target = entry["name"], entry["target"]
             if not isinstance(target.get("kind"), str) or not target["kind"]:
@@ -221,24 +247,27 @@ def resolve_targets(cfg: dict) -> dict[str, str]:
                     f'config {key}.target: {target!r} has no "kind"; a JSON target needs a string "kind" '
                     'such as "cuda" or "hip"'
                 )
+            problem = trace_cli.target_kind_problem(target)
+            if problem:
+                raise ConfigError(f"config {key}.target.kind: {problem}")
             known = trace_cli.TARGETS.get(name)
             if known is not None and known != target:
                 raise ConfigError(
                     f"config {key}.name: {name!r} is the short name of {known!r}, not of {target!r}; "
                     "choose another name"
                 )
-            argument = json.dumps(target, sort_keys=True)
+            arguments = ("--target", json.dumps(target, sort_keys=True))
+            if name != trace_cli.target_name_for(target):
+                arguments += ("--target-name", name)
         if name in targets:
             raise ConfigError(f"config {key}: duplicate target name {name!r} (also {where[name]})")
-        # passes.csv names a target by trace_cli.target_name_for(); the churn table tells jobs apart by it
-        provenance = trace_cli.target_name_for(target)
-        if provenance in provenance_names:
+        text = json.dumps(target, sort_keys=True)
+        if text in same_dict:
             raise ConfigError(
-                f"config {key}: target {target!r} gets target_name {provenance!r} in passes.csv, as "
-                f"{provenance_names[provenance]} does; the churn table could not tell them apart"
+                f"config {key}: target {target!r} is also {same_dict[text]}; the two targets' jobs would be identical"
             )
-        provenance_names[provenance] = key
-        targets[name] = argument
+        same_dict[text] = key
+        targets[name] = arguments
         where[name] = key
     return targets
 
@@ -283,14 +312,16 @@ def resolve_api_passes(cfg: dict, modes: tuple[str, ...]) -> tuple[str, ...]:
 
 def trace_args(
     spec: dict,
-    target_argument: str,
+    target_arguments: tuple[str, ...],
     mode: str,
     api_passes: tuple[str, ...],
     release_env: str | None = None,
     keep_ir: bool = False,
     keep: str = "all",
+    release: str | None = None,
 ) -> tuple[str, ...]:
-    """gemm_lower_trace.py's arguments for one job (without --out)."""
+    """gemm_lower_trace.py's arguments for one job (without --out); release: the TileLang release the job must
+    import (it exits 3 naming both when its environment holds another)."""
     args = [
         "--mode", mode,
         "--shape", f"{spec['M']},{spec['N']},{spec['K']}",
@@ -299,7 +330,7 @@ def trace_args(
         "--accum-dtype", spec["accum_dtype"],
         "--threads", str(spec["threads"]),
         "--stages", str(spec["stages"]),
-        "--target", target_argument,
+        *target_arguments,
     ]  # fmt: skip
     if trace_modes.MODES[mode].takes_passes:  # a mode that runs every pass gets none, so api_passes cannot rerun it
         args += ["--passes", ",".join(api_passes)]
@@ -309,6 +340,8 @@ def trace_args(
         args += ["--keep", keep]
     if release_env:
         args += ["--release-env", release_env]
+    if release:
+        args += ["--expect-release", release]
     return tuple(args)
 
 
@@ -323,6 +356,7 @@ def build_grid(cfg: dict, installed: str | None = None) -> Grid:
     targets = resolve_targets(cfg)
     modes = resolve_modes(cfg)
     api_passes = resolve_api_passes(cfg, modes)
+    check_path_key(cfg, "release_env_dir")
     grid = Grid(versions, installed, cfg["release_env_dir"], shapes, targets, modes, jobs={})
     # the comparison of releases needs the IR after every pass; a single release does not
     keep_ir = grid.compares_releases
@@ -331,10 +365,54 @@ def build_grid(cfg: dict, installed: str | None = None) -> Grid:
         for target, argument in targets.items():
             for shape, spec in shapes.items():
                 for mode in modes:
-                    args = trace_args(spec, argument, mode, api_passes, env, keep_ir, cfg["job_files"])
+                    args = trace_args(spec, argument, mode, api_passes, env, keep_ir, cfg["job_files"], version)
                     grid.jobs[(version, target, shape, mode)] = Job(version, target, shape, mode, args, env)
+    check_job_arguments(cfg, grid)
     grid.batches.extend(make_batches(grid, cfg["trace_batch_size"]))
     return grid
+
+
+# which config fields each trace-script option comes from
+_OPTION_FIELDS = {
+    "--shape": ("M", "N", "K"),
+    "--block": ("block",),
+    "--dtype": ("dtype",),
+    "--accum-dtype": ("accum_dtype",),
+    "--threads": ("threads",),
+    "--stages": ("stages",),
+}
+
+
+def check_job_arguments(cfg: dict, grid: Grid) -> None:
+    """Run each configuration's arguments through the trace script's own argument rules
+    (trace_cli.job_argument_problem), so that no job the check accepts exits 2 later (M: 256.0, threads:
+    128.0, sizes beyond int64). The modes only add arguments the grid makes itself: one mode per
+    configuration is enough."""
+    shape_index = {shape: i for i, shape in enumerate(grid.shapes)}
+    target_index = {target: i for i, target in enumerate(grid.targets)}
+    checked = set()
+    for job in grid.jobs.values():
+        if (job.target, job.shape) in checked:
+            continue
+        checked.add((job.target, job.shape))
+        problem = trace_cli.job_argument_problem(job.args)
+        if problem is None:
+            continue
+        option = re.match(r"argument (--[\w-]+)", problem)
+        option = option.group(1) if option else None
+        if option in _OPTION_FIELDS:
+            i = shape_index[job.shape]
+            own = [f for f in _OPTION_FIELDS[option] if cfg["shapes"][i].get(f) is not None]
+            key = (
+                f"shapes[{i}]"
+                if len(own) > 1
+                else f"shapes[{i}].{own[0]}"
+                if own
+                else f"defaults.{_OPTION_FIELDS[option][0]}"
+            )
+        else:
+            key = f"targets[{target_index[job.target]}]"
+        raise ConfigError(f"config {key}: {problem} (the job of shape {job.shape!r} on target {job.target!r})")
 
 
 def make_batches(grid: Grid, size: int) -> list[Batch]:

@@ -3,7 +3,9 @@
 One row per pass step of one trace job. ``passes.csv`` (one job) and ``results/churn.csv`` (all jobs) share
 ``COLUMNS``; ``churn_summary.csv`` (one row per job) has ``SUMMARY_COLUMNS``. config/README.md documents every
 column and a test keeps that document in step. Reading and writing need only the standard library; the
-DataFrame helpers import pandas when called.
+DataFrame helpers import pandas when called. The readers refuse a table changed since it was written: a
+passes.csv against its run.json, churn.csv against churn.json (``write_manifest``, by churn_table.py).
+Every file goes through ``atomic_file``: a temporary renamed into place, removed on any error.
 """
 
 from __future__ import annotations
@@ -71,6 +73,24 @@ FLOAT_COLUMNS = ("seconds",)
 # A job is told apart by its provenance: target_name names the target dict and mode fixes the source.
 JOB_KEY = [column for column in PROVENANCE_COLUMNS if column not in ("target", "source")]
 
+# The respects in which one job's kernel can differ from another's, each with its provenance columns (the
+# book's figure 4 shows the configurations that differ from the reference in exactly one; the workflow decides
+# from the grid with the same function whether that figure can be made).
+KERNEL_AXES = {
+    "target": ("target_name",),
+    "shape": ("M", "N", "K"),
+    "block": ("block_M", "block_N", "block_K"),
+    "dtype": ("dtype", "accum_dtype"),
+    "threads": ("threads",),
+    "stages": ("stages",),
+}
+
+
+def differing_axes(job: dict, reference: dict) -> list[str]:
+    """The KERNEL_AXES in which job differs from reference (dicts holding the provenance columns)."""
+    return [axis for axis, columns in KERNEL_AXES.items() if any(job[c] != reference[c] for c in columns)]
+
+
 # churn_summary.csv: the job's provenance, then its counts (meanings in config/README.md and churn_table.py).
 SUMMARY_COUNT_COLUMNS = [
     "pass_steps",
@@ -124,26 +144,58 @@ def write_frame(df, path: str | Path) -> None:
         df.to_csv(handle, index=False, lineterminator="\n")
 
 
+class WriteError(OSError):
+    """A file that could not be written (a full disk, a read-only folder): the message names the file, never
+    its temporary, in one line."""
+
+    def __str__(self) -> str:
+        reason = self.strerror or "write failed"
+        return f"cannot write {self.filename}: {reason[:1].lower()}{reason[1:]}"
+
+
 class atomic_file:
     """Open a sibling temporary file for writing and rename it over ``path`` only when the block succeeds,
-    so no reader ever sees a half-written table."""
+    so no reader ever sees a half-written table. On any error (in the block, or when the last buffer is
+    flushed on a full disk) the temporary is removed; an OSError becomes a ``WriteError`` naming ``path``.
+    ``binary``: a byte stream (figures), else UTF-8 text with newlines as written."""
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, binary: bool = False):
         self.path = Path(path)
         self.tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        self.binary = binary
 
     def __enter__(self):
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.handle = open(self.tmp, "w", newline="", encoding="utf-8")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if self.binary:
+                self.handle = open(self.tmp, "wb")
+            else:
+                self.handle = open(self.tmp, "w", newline="", encoding="utf-8")
+        except OSError as exc:
+            self.tmp.unlink(missing_ok=True)
+            raise self._error(exc) from None
         return self.handle
 
     def __exit__(self, exc_type, exc, tb):
-        self.handle.close()
-        if exc_type is None:
-            os.replace(self.tmp, self.path)
-        else:
+        try:
+            try:
+                self.handle.close()  # flushes: on a full disk this is where ENOSPC shows
+            except OSError:
+                if exc_type is None:
+                    raise
+            if exc_type is None:
+                os.replace(self.tmp, self.path)
+        except OSError as close_exc:
             self.tmp.unlink(missing_ok=True)
+            raise self._error(close_exc) from None
+        if exc_type is not None:
+            self.tmp.unlink(missing_ok=True)
+            if issubclass(exc_type, OSError) and not isinstance(exc, WriteError):
+                raise self._error(exc) from None
         return False
+
+    def _error(self, exc: OSError) -> WriteError:
+        return WriteError(exc.errno, exc.strerror or str(exc), str(self.path))
 
 
 def _cell(value):
@@ -176,6 +228,24 @@ def fingerprint(path: str | Path) -> dict:
     return {"rows": data.count(b"\n") - 1, "sha256": hashlib.sha256(data).hexdigest()}
 
 
+def manifest_path(table: str | Path) -> Path:
+    """The manifest beside a gathered table: results/churn.csv -> results/churn.json."""
+    return Path(table).with_suffix(".json")
+
+
+def write_manifest(table: str | Path, sha256: str, parts: list[dict], writer: str) -> Path:
+    """Write (atomically, after the table) what the readers check a gathered table against: its rows and
+    sha256, and per part (one input passes.csv) its line range and sha256, so that a mismatch names the lines."""
+    table = Path(table)
+    rows = sum(part["lines"][1] - part["lines"][0] + 1 for part in parts)
+    manifest = {"table": table.name, "written_by": writer, "rows": rows, "sha256": sha256, "parts": parts}
+    path = manifest_path(table)
+    with atomic_file(path) as handle:
+        json.dump(manifest, handle, indent=1)
+        handle.write("\n")
+    return path
+
+
 # ---------------------------------------------------------------------------------------------- reading
 
 
@@ -189,7 +259,9 @@ def read_table(path: str | Path) -> tuple[str, list[dict]]:
 
     Refuses, naming the file and line, anything but a complete table: another header, a row with too few or
     too many cells (a file cut mid-row), a file that does not end with a newline, an unknown status or mode,
-    a cell that should be an integer or a boolean and is not, and a table without rows.
+    a cell that should be an integer or a boolean and is not, and a table without rows; and a file changed
+    since it was written: a passes.csv whose run.json, or a churn.csv whose churn.json, records other rows or
+    another sha256.
     """
     path = Path(path)
     with open(path, newline="", encoding="utf-8") as handle:
@@ -197,6 +269,7 @@ def read_table(path: str | Path) -> tuple[str, list[dict]]:
     if not text.endswith("\n"):
         raise TableError(f"{path}: the last line is cut off (no final newline): a half-written file")
     _check_against_run_json(path, text)
+    _check_against_manifest(path, text)
     reader = csv.reader(text.splitlines(keepends=True))
     header = next(reader, None)
     if header != COLUMNS:
@@ -247,6 +320,41 @@ def _check_against_run_json(path: Path, text: str) -> None:
             f"{path}: {rows} rows where the run wrote {recorded['rows']} ({run_json.name} records its sha256): "
             "cut short or changed after the run"
         )
+
+
+def _check_against_manifest(path: Path, text: str) -> None:
+    """A gathered table (churn.csv) with its manifest beside it (churn.json) must be the file its writer wrote:
+    an edited cell, or rows added or removed, is refused naming the lines that differ and how to rebuild it."""
+    manifest = manifest_path(path)
+    if path.name == "passes.csv" or not manifest.is_file():
+        return
+    try:
+        recorded = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise TableError(
+            f"{manifest}: not readable JSON, so {path} cannot be checked; delete {path} to rebuild both"
+        ) from None
+    if not isinstance(recorded, dict) or recorded.get("table") != path.name:
+        return  # another file that happens to share the stem
+    data = text.encode("utf-8")
+    if hashlib.sha256(data).hexdigest() == recorded.get("sha256"):
+        return
+    writer = recorded.get("written_by", "its writer")
+    lines = text.splitlines(keepends=True)
+    rows = len(lines) - 1
+    if rows != recorded.get("rows"):
+        what = f"{rows} rows where it wrote {recorded.get('rows')}"
+    else:
+        what = f"its {rows} rows, but other bytes in line 1 (the header)"
+        for part in recorded.get("parts", []):
+            first, last = part["lines"]
+            if hashlib.sha256("".join(lines[first - 1 : last]).encode("utf-8")).hexdigest() != part["sha256"]:
+                what = f"its {rows} rows, but other bytes in lines {first}-{last} (the rows of {part['passes_csv']})"
+                break
+    raise TableError(
+        f"{path}: changed after {writer} wrote it ({manifest.name} records its sha256): {what}; "
+        f"delete {path} to rebuild it from the jobs' passes.csv"
+    )
 
 
 def to_frame(rows: list[dict]):

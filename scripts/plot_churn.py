@@ -11,7 +11,11 @@ hatched band (not churn).
 
 ``heatmap``: pass occurrences (rows, e.g. "Simplify #3") x configurations (columns) of one mode; a cell is
 added+deleted of that occurrence; 0 (no-op) is pale, an occurrence absent from a configuration is hatched
-grey, a failed pass is a red x. codegen rows are left out.
+grey, a failed pass is a red x. codegen rows are left out. A churn.csv changed since churn_table.py wrote it
+(checked against churn.json beside it) is refused.
+
+Exit status 1 with one line on stderr for a refused table or a figure that cannot be written (a full disk:
+the file named, no temporary left).
 """
 
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file

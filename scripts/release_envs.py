@@ -23,6 +23,7 @@ From Python or a Snakefile (put scripts/ on sys.path first):
     versions = release_envs.check_versions(config["versions"], release_envs.installed_release())
     release = release_envs.load_releases()["0.1.14"]      # .pins, .has_lower_trace, .has_pass_diff, ...
     marker = release_envs.build_env("0.1.14", ".envs")    # ROOT/tilelang-0.1.14/environment.json
+    release_envs.stale_reason(marker)                     # why that environment needs a rebuild, or None
 
 Standard library plus PyYAML (pinned in requirements.txt). TileLang itself is never imported here.
 """
@@ -106,6 +107,11 @@ class Release:
     has_lower_trace: bool  # trace-env and trace-api modes (tilelang.tools.lower_trace, TL_LOWER_TRACE)
     has_pass_diff: bool  # pass-diff mode (tilelang.utils.pass_diff)
     hip_lowers: bool  # tilelang.lower() works for the hip target
+
+    def has_module(self, module: str | None) -> bool:
+        """Whether the release has the module a trace mode requires (trace_modes.TraceMode.requires)."""
+        flags = {"tilelang.tools.lower_trace": self.has_lower_trace, "tilelang.utils.pass_diff": self.has_pass_diff}
+        return module is None or flags.get(module, True)
 
     @property
     def requirements(self) -> tuple[str, ...]:
@@ -382,6 +388,60 @@ def marker_matches(data: dict | None, version: str, pins: tuple[str, ...], torch
     )
 
 
+def installed_tilelang(env: str | Path) -> list[str]:
+    """Versions of the tilelang distributions in ENV's site-packages, from their METADATA: no import, no
+    interpreter started (a broken environment can crash on import)."""
+    versions = []
+    for dist_info in sorted(Path(env).glob("lib/python*/site-packages/tilelang-*.dist-info")):
+        version = None
+        try:
+            with open(dist_info / "METADATA", encoding="utf-8", errors="replace") as metadata_file:
+                for line in metadata_file:
+                    if line.startswith("Version:"):
+                        version = line.split(":", 1)[1].strip()
+                        break
+                    if not line.strip():  # the headers end at the first blank line
+                        break
+        except OSError:
+            pass
+        versions.append(version or dist_info.name[len("tilelang-") : -len(".dist-info")])
+    return versions
+
+
+def stale_reason(marker_path: str | Path) -> str | None:
+    """Why the environment of MARKER_PATH (ROOT/tilelang-<version>/environment.json) cannot be used any more,
+    or None while it can: the marker unreadable, the environment's bin/python missing or not executable, or its
+    installed tilelang (read from the package metadata) not the marker's release. A missing marker has a
+    reason too. Fast (a few file checks, no interpreter started): Snakemake calls it for every release each
+    time it parses the workflow, and deletes a stale marker so that rule release_env rebuilds the environment."""
+    marker = Path(marker_path)
+    env = marker.parent
+    if not marker.exists():
+        return f"{marker} does not exist"
+    data = read_marker(marker)
+    if data is None:
+        return f"{marker} cannot be read as a JSON object"
+    if data.get("schema") != MARKER_SCHEMA or not isinstance(data.get("version"), str):
+        return f"{marker} is not a marker of schema {MARKER_SCHEMA} with a version"
+    version = data["version"]
+    if env.name != f"tilelang-{version}":
+        return f"{marker} is the marker of release {version}, not of its folder {env.name}"
+    python = env / "bin" / "python"
+    if not python.exists():  # a symlink to a removed interpreter does not exist either
+        gone = f" (a link to {os.readlink(python)}, which is gone)" if python.is_symlink() else ""
+        return f"{python} is missing{gone}"
+    if not python.is_file() or not os.access(python, os.X_OK):
+        return f"{python} is not an executable file"
+    installed = installed_tilelang(env)
+    if not installed:
+        return f"{env} has no tilelang installed (no tilelang-*.dist-info in its site-packages)"
+    if len(installed) > 1:
+        return f"{env} has several tilelang installs ({', '.join(installed)}); the marker says {version}"
+    if _base_version(installed[0]) != version:
+        return f"{env} holds tilelang {installed[0]}, not the release {version} of its marker"
+    return None
+
+
 def _write_json_atomically(path: Path, data: dict) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -467,13 +527,13 @@ def build_env(
     root = Path(root).absolute()
     dest = env_dir(root, version)
     marker = dest / MARKER_NAME
-    if marker_matches(read_marker(marker), version, release.requirements, torch_pin):
+    if marker_matches(read_marker(marker), version, release.requirements, torch_pin) and not stale_reason(marker):
         return marker
     root.mkdir(parents=True, exist_ok=True)
     # two processes building one release (two workflow runs, a test and a run) must not interleave
     with open(root / f".tilelang-{version}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if marker_matches(read_marker(marker), version, release.requirements, torch_pin):
+        if marker_matches(read_marker(marker), version, release.requirements, torch_pin) and not stale_reason(marker):
             return marker  # built by the process that held the lock
         return _build(release, dest, torch_pin, uv=uv, log=log, python=python)
 

@@ -11,11 +11,14 @@ is paid once per process instead of once per job; the child inherits the importe
 TL_LOWER_TRACE is read when tilelang is imported, so one process runs either trace-env jobs only or no
 trace-env job; the job grid (job_grid.py) makes its batches that way. Exit status: 0 when every job exited 0
 or a status given by --tolerate (e.g. 1, a recorded pass failure); otherwise the highest job status, with one
-line per such job on stderr.
+line per such job on stderr. A job killed by a signal (SIGBUS from a broken shared library, SIGKILL) is named
+with its signal and environment on stderr and in its own log; the children die with the batch (SIGKILL on Linux),
+so none writes after the batch is gone.
 """
 
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file
 import argparse
+import ctypes
 import json
 import os
 import shlex
@@ -32,6 +35,33 @@ import trace_modes  # noqa: E402
 PROG = "trace_batch.py"
 SCRIPT = Path(__file__).resolve()
 TRACE_SCRIPT = SCRIPT.with_name("gemm_lower_trace.py")
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _prctl():
+    """libc's prctl on Linux, else None; loaded before forking, so a child only calls it."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+def die_with_parent(prctl, parent: int) -> None:
+    """In a child just forked from PARENT: SIGKILL when PARENT dies, so no job writes after the batch is gone.
+    The parent may have died before prctl ran: then exit at once."""
+    if prctl is not None:
+        prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(trace_cli.EXIT_NOT_RECORDED)
 
 
 def job_mode(args: list) -> str:
@@ -54,6 +84,19 @@ def check_jobs(jobs: list) -> bool:
             "trace-env jobs need TL_LOWER_TRACE set when tilelang is imported: run them in a batch of their own"
         )
     return wants.pop()
+
+
+def expected_releases(jobs: list) -> list[str]:
+    """The releases the jobs ask for with --expect-release, in first-seen order."""
+    found = []
+    for job in jobs:
+        args = job["args"]
+        for i, arg in enumerate(args):
+            value = args[i + 1] if arg == "--expect-release" and i + 1 < len(args) else None
+            value = arg.split("=", 1)[1] if arg.startswith("--expect-release=") else value
+            if value is not None and value not in found:
+                found.append(value)
+    return found
 
 
 def cache_dir(jobs: list) -> Path:
@@ -98,11 +141,32 @@ def run_child(job: dict, process: dict) -> int:
         return trace_cli.EXIT_NOT_RECORDED
 
 
-def run_jobs(jobs: list, workers: int, process: dict) -> list:
+def report_signal(jobs: list, index: int, number: int, environment: str) -> None:
+    """A child killed by a signal recorded nothing and its log may be empty: say which signal, job and
+    environment on stderr (the batch log) and at the end of the job's log."""
+    job = jobs[index]
+    what = f"was killed by {signal_name(number)} (signal {number}) in the environment {environment}"
+    print(
+        f"{PROG}: error: job {index + 1} of {len(jobs)} {what}, nothing recorded: "
+        f"{shlex.join(['gemm_lower_trace.py', *job['args']])} (log: {job['log']})",
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        Path(job["log"]).parent.mkdir(parents=True, exist_ok=True)
+        with open(job["log"], "a", encoding="utf-8") as log:
+            log.write(f"{PROG}: error: this job {what}; nothing was recorded\n")
+    except OSError as exc:
+        print(f"{PROG}: error: cannot append to {job['log']}: {exc}", file=sys.stderr, flush=True)
+
+
+def run_jobs(jobs: list, workers: int, process: dict, environment: str | None = None) -> list:
     """Fork one child per job, at most ``workers`` at a time; the exit status of each job, in job order."""
+    environment = environment or sys.prefix
     statuses = [None] * len(jobs)
     running: dict[int, int] = {}  # pid -> job index
     pending = list(range(len(jobs)))
+    prctl, parent = _prctl(), os.getpid()
     try:
         while pending or running:
             while pending and len(running) < workers:
@@ -111,6 +175,7 @@ def run_jobs(jobs: list, workers: int, process: dict) -> list:
                 sys.stderr.flush()
                 pid = os.fork()
                 if pid == 0:  # the child never returns into this loop
+                    die_with_parent(prctl, parent)
                     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # stopped at once, as the script alone would be
                     code = 3
                     try:
@@ -123,6 +188,8 @@ def run_jobs(jobs: list, workers: int, process: dict) -> list:
             pid, wait_status = os.wait()
             index = running.pop(pid)
             statuses[index] = os.waitstatus_to_exitcode(wait_status)  # -N: killed by signal N
+            if statuses[index] < 0:
+                report_signal(jobs, index, -statuses[index], environment)
     finally:  # interrupted (SIGINT, SIGTERM): no child outlives the batch
         for pid in running:
             try:
@@ -134,7 +201,20 @@ def run_jobs(jobs: list, workers: int, process: dict) -> list:
     return statuses
 
 
-def run_batch(jobs: list, workers: int, tolerate: tuple = ()) -> int:
+def check_release(jobs: list, environment: str | None) -> None:
+    """The jobs' own check, once for the batch: one line when the imported TileLang is not the release asked
+    for (each job then records it as a failed setup row, exit 3)."""
+    import gemm_lower_trace
+
+    if "tilelang" not in sys.modules:
+        return  # not importable: each job records why
+    for expected in expected_releases(jobs):
+        problem = gemm_lower_trace.release_mismatch(expected, environment)
+        if problem:
+            print(f"{PROG}: error: {problem}", file=sys.stderr, flush=True)
+
+
+def run_batch(jobs: list, workers: int, tolerate: tuple = (), release_env: str | None = None) -> int:
     lower_trace_env = check_jobs(jobs)
     started = time.perf_counter()
     os.environ["TILELANG_CACHE_DIR"] = str(cache_dir(jobs))
@@ -145,13 +225,15 @@ def run_batch(jobs: list, workers: int, tolerate: tuple = ()) -> int:
         f"{os.environ['TL_LOWER_TRACE']}; import {process['import_seconds']} s"
         + (f", failed ({process['import_error']})" if process["import_error"] else "")
     )
-    statuses = run_jobs(jobs, max(1, workers), process)
+    check_release(jobs, release_env)
+    statuses = run_jobs(jobs, max(1, workers), process, release_env)
     bad = [(job, status) for job, status in zip(jobs, statuses) if status != 0 and status not in tolerate]
     for job, status in zip(jobs, statuses):
-        print(f"{PROG}: exit {status}: {shlex.join(['gemm_lower_trace.py', *job['args']])} (log: {job['log']})")
+        how = f"{status} ({signal_name(-status)})" if status < 0 else status
+        print(f"{PROG}: exit {how}: {shlex.join(['gemm_lower_trace.py', *job['args']])} (log: {job['log']})")
     print(f"{PROG}: {len(jobs)} job(s) in {time.perf_counter() - started:.1f} s, {len(bad)} failed")
     for job, status in bad:
-        how = f"was killed by signal {-status}" if status < 0 else f"exited {status}"
+        how = f"was killed by {signal_name(-status)}" if status < 0 else f"exited {status}"
         print(f"{PROG}: error: job {how}; see {job['log']}", file=sys.stderr)
     # a job killed by a signal recorded nothing: the batch says so as the script does, with status 3
     return max((status if status > 0 else trace_cli.EXIT_NOT_RECORDED for _, status in bad), default=0)
@@ -175,24 +257,66 @@ def main(argv=None) -> int:
     text = sys.stdin.read() if args.jobs == "-" else Path(args.jobs).read_text(encoding="utf-8")
     signal.signal(signal.SIGTERM, _terminate)
     try:
-        return run_batch(json.loads(text), args.workers, tuple(args.tolerate))
+        return run_batch(json.loads(text), args.workers, tuple(args.tolerate), args.release_env)
     except ValueError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return trace_cli.EXIT_BAD_ARGUMENTS
 
 
+def _tee(source, *sinks) -> None:
+    for line in source:
+        for sink in sinks:
+            sink.write(line)
+            sink.flush()
+
+
 def _from_snakemake(smk) -> int:
     """The trace rules' `script:` entry: the batch runs in a process of its own (in the release's environment
-    when the version has one), reading its jobs from standard input: no command line is long enough for 10,000."""
+    when the version has one), reading its jobs from standard input: no command line is long enough for 10,000.
+    Its stdout goes to the batch log, its stderr (the error lines) to the batch log and to Snakemake's console.
+    A batch killed by a signal (SIGBUS while importing a broken release, SIGKILL) is named there too, and the
+    rule fails with status 3 instead of Snakemake's bare 'exit status 249'."""
     import subprocess
+    import threading
 
     jobs = [{"args": [*args, "--out", out], "log": log} for args, out, log in smk.params.jobs]
     command = [sys.executable, str(SCRIPT), "--jobs", "-", "--workers", str(smk.threads)]
     command += [f"--tolerate={status}" for status in smk.params.tolerate]
     command += ["--release-env", smk.params.release_env] if smk.params.release_env else []
+    environment = smk.params.release_env or sys.prefix
+    console = sys.stderr
+    prctl, parent = _prctl(), os.getpid()
     with open(smk.log.batch, "w", encoding="utf-8") as log, redirect_stdout(log), redirect_stderr(log):
         print(shlex.join(command), flush=True)
-        return subprocess.run(command, input=json.dumps(jobs), text=True, stdout=log, stderr=log).returncode
+        batch = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=log,
+            stderr=subprocess.PIPE,
+            encoding="utf-8",
+            errors="replace",
+            preexec_fn=lambda: die_with_parent(prctl, parent),  # the batch dies with this wrapper too
+        )
+        # a thread, not a loop here: a process the batch leaves behind may hold its stderr open
+        tee = threading.Thread(target=_tee, args=(batch.stderr, log, console), daemon=True)
+        tee.start()
+        try:
+            batch.stdin.write(json.dumps(jobs))
+            batch.stdin.close()
+        except BrokenPipeError:  # it died before reading its jobs: its status says how
+            pass
+        status = batch.wait()
+        tee.join(timeout=10)
+        if status >= 0:
+            return status
+        line = (
+            f"{PROG}: error: the batch process (pid {batch.pid}) of {len(jobs)} job(s) was killed by "
+            f"{signal_name(-status)} (signal {-status}) in the environment {environment}; first job's log: "
+            f"{jobs[0]['log'] if jobs else '-'}; batch log: {smk.log.batch}"
+        )
+        for sink in (log, console):
+            print(line, file=sink, flush=True)
+        return trace_cli.EXIT_NOT_RECORDED
 
 
 if __name__ == "__main__":

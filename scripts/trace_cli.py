@@ -7,6 +7,7 @@ exits 2 with the argument and the value named.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import re
 import sys
@@ -31,6 +32,10 @@ TARGETS: dict[str, dict] = {
 }
 DEFAULT_TARGET = "cuda-sm90"
 SIMT_TARGET_KINDS = ("cuda", "hip", "rocm", "metal", "webgpu")
+# The target kinds TVM registers (tvm.target.Target.list_kinds() of every supported release, without its
+# internal test, composite and ext_dev kinds; a test compares): another "kind" is a typo, refused before any
+# import. Whether TileLang can lower for a kind is the job's to find out (a failed row, as llvm's).
+TARGET_KINDS = ("cuda", "nvptx", "hip", "rocm", "llvm", "c", "metal", "webgpu", "opencl", "vulkan", "hexagon", "ascend")
 
 DTYPES = ("float16", "bfloat16", "float32", "float64", "int8", "float8_e4m3fn", "float8_e5m2")
 ACCUM_DTYPES = ("float32", "float16", "float64", "int32")
@@ -172,7 +177,17 @@ def parse_target(text: str) -> tuple[str, dict]:
         raise argparse.ArgumentTypeError(f"{given!r} is not valid JSON ({exc.msg} at column {exc.colno})") from None
     if not isinstance(target, dict) or not isinstance(target.get("kind"), str) or not target["kind"]:
         raise argparse.ArgumentTypeError(f'{given!r}: a JSON target must be a dict with a string "kind"')
+    problem = target_kind_problem(target)
+    if problem:
+        raise argparse.ArgumentTypeError(f"{given!r}: {problem}")
     return target_name_for(target), target
+
+
+def target_kind_problem(target: dict) -> str | None:
+    """Why a target dict's "kind" is not one TVM knows, else None (the config check uses it too)."""
+    if target.get("kind") in TARGET_KINDS:
+        return None
+    return f"unknown target kind {target.get('kind')!r}; TVM's kinds are {', '.join(TARGET_KINDS)}"
 
 
 def target_name_for(target: dict) -> str:
@@ -192,8 +207,23 @@ def _pass_names(text: str) -> tuple[str, ...]:
     return names
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def _label(text: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.+-]*", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a name (letters, digits, _ . + -, not first)")
+    return text
+
+
+class ArgumentProblem(ValueError):
+    """A bad argument, as argparse would report it (the config check turns it into a ConfigError)."""
+
+
+class _CheckingParser(argparse.ArgumentParser):
+    def error(self, message):
+        raise ArgumentProblem(message)
+
+
+def build_parser(parser_class: type = argparse.ArgumentParser) -> argparse.ArgumentParser:
+    parser = parser_class(
         prog="gemm_lower_trace.py",
         description="Trace how TileLang lowers a GEMM, pass by pass (book chapter 12, example 4).",
     )
@@ -230,6 +260,12 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"one of {', '.join(TARGETS)} or a JSON target dict (default {DEFAULT_TARGET})",
     )
     parser.add_argument(
+        "--target-name",
+        type=_label,
+        metavar="NAME",
+        help="the target's name in the tables (default: its short name, or json-<kind>[-<arch or mcpu>])",
+    )
+    parser.add_argument(
         "--passes",
         type=_pass_names,
         default=None,
@@ -257,6 +293,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--release-env",
         metavar="DIR",
         help="run in the TileLang release environment DIR (a venv made by scripts/release_envs.py)",
+    )
+    parser.add_argument(
+        "--expect-release",
+        type=_label,
+        metavar="VERSION",
+        help="the TileLang release this run must import; another one is a broken environment (exit 3)",
     )
     return parser
 
@@ -308,8 +350,27 @@ def release_env_python(argv: list[str]) -> str | None:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """Parse and validate; any bad value exits 2 through argparse before TileLang is imported."""
-    parser = build_parser()
-    args = parser.parse_args(_attach_dash_values(parser, sys.argv[1:] if argv is None else argv))
+    return _parse(build_parser(), sys.argv[1:] if argv is None else argv, check_passes=True)
+
+
+def job_argument_problem(argv: list[str]) -> str | None:
+    """What parse_args would refuse in a job's arguments, as argparse words it, else None: the config check
+    runs every job's arguments through the same rules, so no job the check accepts exits 2 later. Pass names
+    are left out (the config check resolves them once for the grid)."""
+    try:
+        _parse(_checking_parser(), list(argv), check_passes=False)
+    except ArgumentProblem as problem:
+        return str(problem)
+    return None
+
+
+@functools.cache
+def _checking_parser() -> argparse.ArgumentParser:
+    return build_parser(_CheckingParser)
+
+
+def _parse(parser: argparse.ArgumentParser, argv: list[str], check_passes: bool) -> argparse.Namespace:
+    args = parser.parse_args(_attach_dash_values(parser, argv))
     if args.static_only:
         return args
     if args.tilelang_src:
@@ -320,11 +381,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         args.passes = DEFAULT_PASSES
     if args.keep_ir and args.mode not in trace_modes.KEEPS_IR:
         parser.error(f"argument --keep-ir: only used with --mode {' or '.join(trace_modes.KEEPS_IR)}")
-    if mode.takes_passes and release_has(mode.requires):
+    if check_passes and mode.takes_passes and release_has(mode.requires):
         problem = check_pass_names(args.passes)
         if problem:
             parser.error(f"argument --passes: {problem}")
     name, target = args.target
+    name = args.target_name or name
     M, N, K = args.shape
     block_M, block_N, block_K = args.block
     args.spec = TraceSpec(

@@ -16,6 +16,20 @@ SCRIPTS = REPO / "scripts"
 TRACE_SCRIPT = SCRIPTS / "gemm_lower_trace.py"
 
 
+# `make check` leaves out (pytest -m "not slow") every test that needs a whole workflow run, a trace batch, a
+# release environment, a cluster or a browser: these fixtures and modules. Marked here, from what a test uses,
+# so that a new test of that kind is slow without anyone remembering to say so.
+SLOW_FIXTURES = {"finished_run", "compared_run", "book_run", "local_run", "slurm_run", "cluster", "api_runs", "browser"}
+SLOW_FIXTURES |= {"built_0_1_14", "uv_bin"}
+SLOW_MODULES = {"test_workflow_failures", "test_trace_batch", "test_batch_signals", "test_release_mismatch"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if SLOW_FIXTURES & set(item.fixturenames) or item.module.__name__ in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
+
+
 def run_script(*args: str, cwd: Path | None = None, python_flags: tuple[str, ...] = (), env: dict | None = None):
     return subprocess.run(
         [sys.executable, *python_flags, str(TRACE_SCRIPT), *args],
@@ -42,6 +56,23 @@ def snakemake(workdir: Path, *args: str, env: dict | None = None, python: str | 
     command = [python, "-m", "snakemake"] if python else [str(SNAKEMAKE)]
     command += ["-s", str(REPO / "Snakefile"), "--directory", str(workdir), *args]
     return subprocess.run(command, cwd=workdir, capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def checkout_copy(dest: Path) -> Path:
+    """The project as a fresh clone of this working tree would hold it (tracked and untracked files that git does
+    not ignore: what CI's clean clone has, plus uncommitted work), at dest."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    for name in filter(None, listed.split("\0")):
+        source = REPO / name
+        if source.is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, dest / name)
+    return dest
 
 
 def version_of(workdir: Path) -> str:
@@ -99,6 +130,33 @@ class TraceRuns:
 @pytest.fixture(scope="session")
 def trace_runs(tmp_path_factory) -> TraceRuns:
     return TraceRuns(tmp_path_factory.mktemp("trace_runs"))
+
+
+def run_batch(root: Path, jobs: list[tuple[str, ...]], workers: int = 2) -> dict[tuple[str, ...], tuple]:
+    """The jobs (trace script arguments, without --out) run as the workflow runs them: one trace_batch.py process,
+    TileLang imported once, a forked child per job. Job args -> (CompletedProcess, out dir); the job's log (its
+    stdout and stderr, in one file as the workflow keeps them) stands for both of its streams."""
+    specs = []
+    for number, args in enumerate(jobs):
+        out = root / f"job{number}"
+        specs.append({"args": [*args, "--out", str(out)], "log": str(root / f"job{number}.log")})
+    batch = subprocess.run(
+        [sys.executable, str(SCRIPTS / "trace_batch.py"), "--jobs", "-", "--workers", str(workers)] + ["--tolerate=1"],
+        input=json.dumps(specs),
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    statuses = {
+        log: int(status) for status, log in re.findall(r": exit (-?\d+)\S*: .* \(log: (.+)\)$", batch.stdout, re.M)
+    }
+    assert len(statuses) == len(jobs), batch.stdout + batch.stderr
+    done = {}
+    for args, spec in zip(jobs, specs):
+        log = Path(spec["log"]).read_text()
+        proc = subprocess.CompletedProcess(spec["args"], statuses[spec["log"]], stdout=log, stderr=log)
+        done[args] = (proc, Path(spec["args"][-1]))
+    return done
 
 
 # ------------------------------------------------------------------------------------- hand-made rows

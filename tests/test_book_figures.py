@@ -21,7 +21,15 @@ import matplotlib.pyplot as plt
 import numpy as np
 import passes_table as pt
 import pytest
-from conftest import job_provenance, make_row, trace_batch_counts
+from conftest import (
+    WorkflowRun,
+    job_provenance,
+    make_row,
+    make_workdir,
+    rule_counts,
+    trace_batch_counts,
+    version_of,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "book_figures.py"
@@ -261,10 +269,47 @@ def test_bad_inputs_are_one_line_errors(tmp_path):
     assert proc.returncode == 1 and "none.csv" in proc.stderr
     proc = run_cli("--churn", str(churn), "--reference", str(ref), "--out-dir", str(tmp_path / "x"), "--language", "fr")
     assert proc.returncode == 2
-    lone = tmp_path / "lone.csv"  # no configuration differs from the reference in one respect: no figure 4
+
+
+def test_without_a_one_change_configuration_figure_4_is_not_made_and_why(tmp_path):
+    churn, ref = tables(tmp_path)
+    out = tmp_path / "book"
+    assert run_cli("--churn", str(churn), "--reference", str(ref), "--out-dir", str(out)).returncode == 0
+    assert (out / "fig4_variants.png").is_file()  # drawn from the full table: the next run must remove it
+    lone = tmp_path / "lone.csv"  # the reference alone: nothing differs from it in one respect
     pt.write_rows(lone, pt.read_rows(ref))
-    proc = run_cli("--churn", str(lone), "--reference", str(ref), "--out-dir", str(tmp_path / "y"))
-    assert proc.returncode == 1 and "fig4 needs" in proc.stderr
+    proc = run_cli("--churn", str(lone), "--reference", str(ref), "--out-dir", str(out))
+    assert proc.returncode == 0, proc.stderr
+    stems = [s for s in FIGURES_WITHOUT_RELEASES if s != "fig4_variants"]
+    assert {p.name for p in out.iterdir()} == expected_files(stems)
+    manifest = (out / book_figures.MANIFEST).read_text()
+    why = "| fig4_variants | not made | no configuration of TileLang 0.1.15, mode trace-env differs from the reference"
+    assert why in manifest and "in exactly one respect" in manifest
+    assert "fig4_variants not made: no configuration" in proc.stdout
+
+
+@pytest.mark.parametrize("width", ["nan", "inf", "-inf", "0", "4", "40.5"])
+def test_a_width_not_finite_or_out_of_range_is_refused_before_drawing(tmp_path, width):
+    churn, ref = tables(tmp_path)
+    out = tmp_path / "book"
+    assert run_cli("--churn", str(churn), "--reference", str(ref), "--out-dir", str(out)).returncode == 0
+    before = digests(out)
+    proc = run_cli("--churn", str(churn), "--reference", str(ref), "--out-dir", str(out), f"--width-cm={width}")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and f"width {float(width)!r} cm: must be a finite number" in proc.stderr
+    assert digests(out) == before  # the figures already there are kept, none redrawn
+    with pytest.raises(book_figures.BookError, match="finite number above 4 and at most 40"):
+        book_figures.build(churn, ref, tmp_path / "api", width_cm=float(width))
+    assert not (tmp_path / "api").exists()
+
+
+def test_the_width_range_is_the_schemas():
+    import yaml
+
+    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    width = schema["properties"]["book_figure_width_cm"]
+    assert (width["exclusiveMinimum"], width["maximum"]) == (book_figures.MIN_WIDTH_CM, book_figures.MAX_WIDTH_CM)
+    assert book_figures.width_problem(width["default"]) is None
 
 
 # ------------------------------------------------------------------------------------------- the workflow
@@ -289,3 +334,49 @@ def test_the_book_in_chinese_from_the_same_tables(book_run):
     assert not trace_batch_counts(proc.stdout + proc.stderr)  # tables reused
     en = digests(book_run.workdir / "results" / "book" / "en")
     assert en != digests(zh) and set(en) == set(digests(zh))
+
+
+# the book's reference configuration alone (the test grid's 256^3 reference, one target, one mode): nothing
+# differs from it in one respect, so no figure 4
+ONE_CONFIGURATION = """\
+shapes:
+  - {M: 256, N: 256, K: 256, block: [64, 64, 32]}
+targets: [cuda-sm90]
+modes: [trace-env]
+"""
+
+
+@pytest.mark.slow  # two workflow runs, one with a release environment built
+def test_a_grid_of_the_reference_alone_runs_to_the_end_without_figure_4(tmp_path):
+    pytest.importorskip("tilelang")
+    workdir = make_workdir(tmp_path / "run")
+    (workdir / "config" / "one_configuration.yaml").write_text(ONE_CONFIGURATION)
+    run = WorkflowRun(workdir, ["config/test_config.yaml", "config/one_configuration.yaml"])
+
+    def run_to_the_end(*extra: str) -> str:
+        """rule all (traces, tables, figures, the book) ends with exit 0; FIGURES.md."""
+        proc = run.snakemake("--cores", "2", *extra)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+        assert rule_counts(proc.stdout + proc.stderr).get("book_figures_render") == 1
+        proc = run.snakemake("-n", *extra)
+        assert proc.returncode == 0 and "Nothing to be done" in proc.stdout + proc.stderr
+        return (workdir / "results" / "book" / "en" / book_figures.MANIFEST).read_text()
+
+    def figure_4_not_made_and_why(manifest: str, installed: str) -> None:
+        why = (
+            f"no configuration of TileLang {installed}, mode trace-env differs from the reference (256\u00b3, cuda-sm90"
+        )
+        assert f"| fig4_variants | not made | {why}" in manifest and "in exactly one respect" in manifest
+        assert f"fig4_variants not made: {why}" in (workdir / "logs" / "book" / "book_figures_en.log").read_text()
+
+    book = workdir / "results" / "book" / "en"
+    manifest = run_to_the_end()  # one release
+    installed = version_of(workdir)
+    assert {p.name for p in book.iterdir()} == expected_files(["fig1_reference_passes", "fig2_pass_heatmap"])
+    assert "| fig3_releases | not made | the config compares no releases" in manifest
+    figure_4_not_made_and_why(manifest, installed)
+    manifest = run_to_the_end("--config", f"versions=[0.1.14,{installed}]")  # the same grid over two releases
+    stems = ["fig1_reference_passes", "fig2_pass_heatmap", "fig3_releases"]
+    assert {p.name for p in book.iterdir()} == expected_files(stems)
+    assert "| fig3_releases | `fig3_releases.png`" in manifest
+    figure_4_not_made_and_why(manifest, installed)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -184,3 +186,55 @@ def test_cli_error_exit_names_file(tmp_path):
     assert "empty.csv" in proc.stderr
     assert not out.exists()
     assert churn_table.main(["--out", str(out), "--summary", str(tmp_path / "s.csv"), str(empty)]) == 1
+
+
+def test_churn_json_records_the_unchanged_bytes_of_churn_csv(tmp_path):
+    a = write(tmp_path, "a", OK_ROWS)
+    b = write(tmp_path, "b", FAIL_ROWS)
+    out = tmp_path / "results" / "churn.csv"
+    assert churn_table.main(["--out", str(out), "--summary", str(tmp_path / "s.csv"), str(a), str(b)]) == 0
+    texts = [path.read_text() for path in (a, b)]
+    # churn.csv: the header, then each passes.csv's data lines as the job wrote them
+    assert out.read_text() == texts[0] + texts[1].split("\n", 1)[1]
+    manifest = json.loads(pt.manifest_path(out).read_text())
+    assert pt.manifest_path(out) == out.parent / "churn.json"
+    assert {k: manifest[k] for k in ("rows", "sha256")} == pt.fingerprint(out)
+    assert (manifest["table"], manifest["written_by"]) == ("churn.csv", "churn_table.py")
+    assert [part["lines"] for part in manifest["parts"]] == [
+        [2, 1 + len(OK_ROWS)],
+        [2 + len(OK_ROWS), 1 + len(OK_ROWS) + len(FAIL_ROWS)],
+    ]
+    body_b = texts[1].split("\n", 1)[1].encode()
+    assert manifest["parts"][1] == {
+        "passes_csv": str(b),
+        "lines": manifest["parts"][1]["lines"],
+        "sha256": hashlib.sha256(body_b).hexdigest(),
+    }
+    assert len(pt.read_rows(out)) == len(OK_ROWS) + len(FAIL_ROWS)  # the check passes on the table as written
+    assert not list(out.parent.glob(".*.tmp"))
+
+
+def test_a_churn_csv_cut_or_edited_after_churn_table_is_refused(tmp_path):
+    a = write(tmp_path, "a", OK_ROWS)
+    b = write(tmp_path, "b", FAIL_ROWS)
+    out = tmp_path / "churn.csv"
+    assert churn_table.main(["--out", str(out), "--summary", str(tmp_path / "s.csv"), str(a), str(b)]) == 0
+    text = out.read_text()
+    rows = len(OK_ROWS) + len(FAIL_ROWS)
+    out.write_text(text[: text.rstrip("\n").rindex("\n") + 1])  # the last row removed: a table that parses
+    said = f"{out}: changed after churn_table.py wrote it (churn.json records its sha256): "
+    fix = f"; delete {out} to rebuild it from the jobs' passes.csv"
+    with pytest.raises(pt.TableError) as caught:
+        pt.read_rows(out)
+    assert str(caught.value) == f"{said}{rows - 1} rows where it wrote {rows}{fix}"
+    lines = text.splitlines(keepends=True)
+    lines[2] = lines[2].replace(",Simplify,changed,True,7,3,", ",Simplify,changed,True,8,3,")  # one cell of job a
+    assert "".join(lines) != text
+    out.write_text("".join(lines))
+    with pytest.raises(pt.TableError) as caught:
+        pt.read_rows(out)
+    first, last = 2, 1 + len(OK_ROWS)  # job a: the rows after the header
+    assert str(caught.value) == f"{said}its {rows} rows, but other bytes in lines {first}-{last} (the rows of {a}){fix}"
+    pt.manifest_path(out).write_text("{")
+    with pytest.raises(pt.TableError, match="churn.json: not readable JSON"):
+        pt.read_rows(out)

@@ -198,9 +198,20 @@ def test_a_bad_release_is_named_with_the_supported_range(versions, message):
         ),
         (
             {"targets": ["cuda-sm90", {"name": "sm90", "target": {"kind": "cuda", "arch": "sm_90"}}]},
-            "config targets[1]: target {'kind': 'cuda', 'arch': 'sm_90'} gets target_name 'cuda-sm90' in passes.csv, "
-            "as targets[0] does",
+            "config targets[1]: target {'kind': 'cuda', 'arch': 'sm_90'} is also targets[0]; the two targets' jobs "
+            "would be identical",
         ),
+        (
+            {"targets": [{"name": "gpu", "target": {"kind": "cuda-gpu", "arch": "sm_90"}}]},
+            "config targets[0].target.kind: unknown target kind 'cuda-gpu'; TVM's kinds are cuda,",
+        ),
+        ({"book_figure_width_cm": float("nan")}, "config book_figure_width_cm: nan is not a finite number"),
+        ({"shapes": [{"M": 8, "N": 8, "K": float("inf")}]}, "config shapes[0].K: inf is not a finite number"),
+        (
+            {"release_env_dir": ".envs/{version}"},
+            "config release_env_dir: '.envs/{version}' holds '{', '}'; a folder path here may not hold braces",
+        ),
+        ({"release_env_dir": "a\nb"}, "config release_env_dir: 'a\\nb' holds '\\n'"),
         (
             {"modes": ["trace-env", "trace-everything"]},
             "config modes[1]: unknown mode 'trace-everything'; modes are " + ", ".join(trace_modes.MODES),
@@ -211,6 +222,55 @@ def test_a_bad_release_is_named_with_the_supported_range(versions, message):
 )
 def test_each_bad_value_is_named_with_its_key(overrides, message):
     assert refused(**overrides).startswith(message)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "key", "value"),
+    [
+        ({"shapes": [{"M": 256.0, "N": 256, "K": 256}]}, "shapes[0]", "256.0,256,256"),
+        ({"shapes": [{"M": 99999999999999999999, "N": 1, "K": 1}]}, "shapes[0]", "99999999999999999999,1,1"),
+        ({"defaults": {"threads": 128.0}}, "defaults.threads", "128.0"),
+        ({"shapes": [{"M": 8, "N": 8, "K": 8, "stages": 2.0}]}, "shapes[0].stages", "2.0"),
+        ({"shapes": [{"M": 8, "N": 8, "K": 8, "block": [64, 64.0, 32]}]}, "shapes[0].block", "64,64.0,32"),
+    ],
+)
+def test_the_config_check_refuses_what_the_trace_script_would(overrides, key, value, capsys):
+    """The schema takes 256.0 for an integer and has no int64 bound; the trace script's own argument rules
+    refuse both, and the config check runs every configuration through those same rules, before any job."""
+    message = refused(**overrides)
+    assert message.startswith(f"config {key}: argument ")
+    assert repr(value) in message
+    # the same words the trace script prints when it is given that job's arguments
+    grid_args = message.split(": ", 1)[1].split(" (the job of shape")[0]
+    cfg = {"shapes": [{"M": 8, "N": 8, "K": 8}], "targets": ["cuda-sm90"], "modes": ["trace-env"]}
+    cfg.update(copy.deepcopy(overrides))
+    spec = job_grid.resolve_shapes(job_grid.validate_config(cfg))
+    args = job_grid.trace_args(next(iter(spec.values())), ("--target", "cuda-sm90"), "trace-env", ())
+    with pytest.raises(SystemExit) as exited:
+        trace_cli.parse_args(list(args))
+    assert exited.value.code == trace_cli.EXIT_BAD_ARGUMENTS
+    assert capsys.readouterr().err.strip().endswith(grid_args)
+
+
+def test_a_named_target_is_called_by_its_config_name_in_the_tables():
+    grid = grid_of(targets=[{"name": "my-h100", "target": {"kind": "cuda", "arch": "sm_90"}}, "hip"])
+    my_args = grid.jobs[(INSTALLED, "my-h100", "256x256x256", "trace-env")].args
+    spec = trace_cli.parse_args(list(my_args)).spec
+    assert (spec.target_name, spec.target) == ("my-h100", {"kind": "cuda", "arch": "sm_90"})
+    assert (
+        trace_cli.parse_args(list(grid.jobs[(INSTALLED, "hip", "256x256x256", "trace-env")].args)).spec.target_name
+        == "hip"
+    )
+
+
+@pytest.mark.skipif(importlib.util.find_spec("tilelang") is None, reason="the kinds come from TVM itself")
+def test_the_target_kinds_are_tvms_own():
+    import subprocess
+    import sys
+
+    code = "import tilelang, tvm; print(' '.join(tvm.target.Target.list_kinds()))"
+    kinds = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
+    assert set(trace_cli.TARGET_KINDS) == kinds - {"test", "composite", "ext_dev"}
 
 
 @pytest.mark.skipif(importlib.util.find_spec("tilelang") is None, reason="pass names resolve against TileLang's source")

@@ -61,3 +61,18 @@ def test_every_summary_column_is_documented_in_config_readme():
     summary_section = summary_section[: summary_section.index("\n## ", 1)]
     documented = re.findall(r"^\| `([A-Za-z_]+)` \|", summary_section, re.M)
     assert documented == passes_table.SUMMARY_COUNT_COLUMNS
+
+
+def test_the_atomic_writer_removes_its_temporary_on_any_error(tmp_path):
+    path = tmp_path / "passes.csv"
+    for error in (ValueError("in the block"), KeyboardInterrupt()):
+        with pytest.raises(type(error)):
+            with passes_table.atomic_file(path) as handle:
+                handle.write("half a table")
+                raise error
+        assert not path.exists() and not list(tmp_path.iterdir())
+    with pytest.raises(passes_table.WriteError) as caught:  # an OSError names the file, never its temporary
+        with passes_table.atomic_file(path):
+            raise OSError(28, "No space left on device")
+    assert str(caught.value) == f"cannot write {path}: no space left on device" and isinstance(caught.value, OSError)
+    assert not list(tmp_path.iterdir())

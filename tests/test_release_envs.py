@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -336,3 +337,113 @@ def test_a_build_of_a_release_not_in_the_data_is_refused(tmp_path):
         build_env("0.1.16", tmp_path)
     with pytest.raises(BuildError, match="step 'read requirements' failed"):
         build_env("0.1.14", tmp_path, requirements=tmp_path / "missing.txt")
+
+
+# ------------------------------------------------------------------------------------ stale markers
+
+
+def fake_env(root: Path, version: str = "0.1.14", installed: tuple[str, ...] = ("0.1.14",)) -> Path:
+    """A release environment's files as uv lays them out: the marker, bin/python, tilelang's dist-info."""
+    env = root / f"tilelang-{version}"
+    (env / "bin").mkdir(parents=True)
+    python = env / "bin" / "python"
+    python.write_text("#!/bin/sh\nexit 0\n")
+    python.chmod(0o755)
+    site = env / "lib" / "python3.11" / "site-packages"
+    for number in installed:
+        dist_info = site / f"tilelang-{number}.dist-info"
+        dist_info.mkdir(parents=True)
+        (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: tilelang\nVersion: {number}\n\nText\n")
+    marker = env / release_envs.MARKER_NAME
+    marker.write_text(json.dumps({"schema": release_envs.MARKER_SCHEMA, "version": version, "python": str(python)}))
+    return marker
+
+
+def test_a_sound_environment_has_no_stale_reason(tmp_path):
+    marker = fake_env(tmp_path)
+    assert release_envs.stale_reason(marker) is None
+    assert release_envs.installed_tilelang(marker.parent) == ["0.1.14"]
+
+
+def _remove_python(marker: Path) -> None:
+    (marker.parent / "bin" / "python").unlink()
+
+
+def _python_not_executable(marker: Path) -> None:
+    (marker.parent / "bin" / "python").chmod(0o644)
+
+
+def _python_a_dangling_link(marker: Path) -> None:
+    python = marker.parent / "bin" / "python"
+    python.unlink()
+    python.symlink_to(marker.parent / "removed-base-python")
+
+
+def _another_release_installed(marker: Path) -> None:
+    site = marker.parent / "lib" / "python3.11" / "site-packages"
+    (site / "tilelang-0.1.14.dist-info").rename(site / "tilelang-0.1.13.dist-info")
+    (site / "tilelang-0.1.13.dist-info" / "METADATA").write_text("Name: tilelang\nVersion: 0.1.13\n")
+
+
+def _tilelang_uninstalled(marker: Path) -> None:
+    site = marker.parent / "lib" / "python3.11" / "site-packages"
+    (site / "tilelang-0.1.14.dist-info" / "METADATA").unlink()
+    (site / "tilelang-0.1.14.dist-info").rmdir()
+
+
+def _marker_truncated(marker: Path) -> None:
+    marker.write_text(marker.read_text()[:20])
+
+
+def _marker_of_another_folder(marker: Path) -> None:
+    marker.write_text(json.dumps({**json.loads(marker.read_text()), "version": "0.1.13"}))
+
+
+@pytest.mark.parametrize(
+    "damage,reason",
+    [
+        (_remove_python, r"tilelang-0\.1\.14/bin/python is missing$"),
+        (_python_not_executable, r"tilelang-0\.1\.14/bin/python is not an executable file$"),
+        (_python_a_dangling_link, r"bin/python is missing \(a link to .*/removed-base-python, which is gone\)$"),
+        (_another_release_installed, r"tilelang-0\.1\.14 holds tilelang 0\.1\.13, not the release 0\.1\.14 of its"),
+        (_tilelang_uninstalled, r"tilelang-0\.1\.14 has no tilelang installed"),
+        (_marker_truncated, r"environment\.json cannot be read as a JSON object$"),
+        (_marker_of_another_folder, r"the marker of release 0\.1\.13, not of its folder tilelang-0\.1\.14$"),
+        (lambda marker: marker.unlink(), r"environment\.json does not exist$"),
+    ],
+    ids=lambda case: getattr(case, "__name__", None),
+)
+def test_a_damaged_environment_says_why_its_marker_is_stale(tmp_path, damage, reason):
+    marker = fake_env(tmp_path)
+    damage(marker)
+    assert re.search(reason, release_envs.stale_reason(marker) or ""), release_envs.stale_reason(marker)
+
+
+def test_two_tilelang_installs_are_stale_and_named(tmp_path):
+    marker = fake_env(tmp_path, installed=("0.1.13", "0.1.14"))
+    assert release_envs.stale_reason(marker) == (
+        f"{marker.parent} has several tilelang installs (0.1.13, 0.1.14); the marker says 0.1.14"
+    )
+
+
+def test_the_stale_check_is_cheap_enough_for_every_parse(tmp_path):
+    marker = fake_env(tmp_path)
+    start = time.perf_counter()
+    for _ in range(200):
+        assert release_envs.stale_reason(marker) is None
+    assert (time.perf_counter() - start) / 200 < 0.005  # seconds per call; Snakemake parses once per release
+
+
+def test_the_real_environment_is_stale_once_its_python_is_removed_and_sound_once_rebuilt(built_0_1_14):
+    root, marker, _ = built_0_1_14
+    assert release_envs.stale_reason(marker) is None
+    assert release_envs.installed_tilelang(marker.parent) == [json.loads(marker.read_text())["tilelang_version"]]
+    python = marker.parent / "bin" / "python"
+    python.unlink()
+    assert release_envs.stale_reason(marker) == f"{python} is missing"
+    assert marker.exists(), "the marker alone cannot tell: the workflow must ask stale_reason"
+    assert build_env("0.1.14", root, requirements=REPO / "requirements.txt") == marker
+    assert release_envs.stale_reason(marker) is None
+    proc = subprocess.run([str(python), "-c", "import importlib.metadata as m; print(m.version('tilelang'))"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    assert proc.stdout.strip() == "0.1.14"

@@ -5,14 +5,13 @@ headless Chromium (Debian's `chromium`): each page must render (a screenshot tha
 its content after its JavaScript ran (the DOM Chromium dumps): TileLang's pass list, equal to the job's
 passes.csv, and one of the book's figures in the Snakemake report.
 
-Chromium is installed by the test set-up where the machine lets it (root with apt-get: .ci/run, or this
-module's fixture). Where no browser can be installed the tests are skipped with a reason that says so
-(shown by pytest -ra); where one could have been installed but was not, in CI, they fail.
+Chromium is installed by `make test` (tests/system_packages.py) where the machine lets it (root with
+apt-get). Where it is missing the tests are skipped with a reason naming the package (shown by pytest -ra);
+under CI=true they fail instead.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -22,9 +21,9 @@ import matplotlib.image as mpimg
 import numpy as np
 import passes_table as pt
 import pytest
+import system_packages
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-INSTALL = ["apt-get", "install", "-y", "-qq", "-o", "DPkg::Lock::Timeout=120", "chromium"]
 WINDOW = (1280, 900)
 
 
@@ -32,27 +31,13 @@ def find_browser() -> str | None:
     return next((path for path in map(shutil.which, BROWSERS) if path), None)
 
 
-def can_install() -> bool:
-    return hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get") is not None
-
-
 @pytest.fixture(scope="module")
 def browser() -> str:
     found = find_browser()
-    if found is None and can_install():
-        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-        subprocess.run(["apt-get", "update", "-qq"], capture_output=True, env=env, timeout=900, check=False)
-        subprocess.run(INSTALL, capture_output=True, env=env, timeout=1800, check=False)
+    if found is None:  # installed by `make test` (tests/system_packages.py) where the machine lets it
+        system_packages.require("chromium")
         found = find_browser()
-    if found is None:
-        why = (
-            "no headless browser: Chromium is not installed and could not be installed here "
-            f"({' '.join(INSTALL)} {'failed' if can_install() else 'needs root and apt-get'}), "
-            "so the HTML reports were NOT checked in a browser"
-        )
-        if os.environ.get("CI") and can_install():
-            pytest.fail(why)
-        pytest.skip(why)
+    assert found, "chromium is installed but none of " + ", ".join(BROWSERS) + " is on PATH"
     return found
 
 

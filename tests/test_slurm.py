@@ -7,7 +7,8 @@ and static-check jobs must have gone through sbatch (Slurm's own job history, ke
 and the executor's per-job logs), the local rules must not have, the jobs must have run the workflow's venv
 Python, and every table must equal, byte for byte, that of a local run of the same grid.
 
-Needs root (the daemons run as root) and Debian's slurm-wlm and munge (`.ci/run` installs them). Not root:
+Needs root (the daemons run as root) and Debian's slurm-wlm and munge (`make test` installs them through
+tests/system_packages.py; missing: skipped naming the package, failed under CI=true). Not root:
 skipped, since the daemons cannot be started. Root but a daemon does not come up: the test fails, saying
 which step failed and what the daemon logged.
 """
@@ -27,6 +28,7 @@ from pathlib import Path
 
 import pytest
 import release_envs
+import system_packages
 import yaml
 from slurm_cluster import PARTITION, SlurmCluster, SlurmSetupError
 
@@ -115,6 +117,8 @@ def test_the_profile_holds_the_cluster_settings_and_the_rules_their_resources():
 
 @pytest.fixture(scope="module")
 def cluster():
+    system_packages.require("slurm-wlm")
+    system_packages.require("munge")
     if os.geteuid() != 0:
         pytest.skip("the one-node Slurm cluster runs munged, slurmctld and slurmd as root; not root here")
     # short and fresh: the munge socket lives in it (unix socket paths are limited to 107 bytes)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +19,8 @@ import release_envs
 import yaml
 from conftest import (  # noqa: F401 - also imported from here by other tests
     REPO,
+    SNAKEMAKE,
+    checkout_copy,
     make_workdir,
     rule_counts,
     snakemake,
@@ -216,23 +219,35 @@ def test_the_report_builds_with_every_figure(finished_run):
 # ------------------------------------------------------------------------------ comparing releases
 
 
+# A release_env_dir whose text would run commands if it reached a shell unquoted (the path itself is harmless).
+HOSTILE_DIR_NAME = "envs ü;touch {canary};$(touch {canary}2);`touch {canary}3`"
+
+
 @pytest.fixture(scope="module")
 def compared_run(tmp_path_factory):
-    """The small grid over three real releases; their environments are kept in the repository's .envs."""
+    """The small grid over three real releases, run as a user would from a checkout at a path with spaces and
+    non-ASCII characters (`snakemake --cores 2` in that folder), with a release_env_dir named to run commands
+    if any rule let config text reach a shell unquoted. That folder links to the repository's .envs, so the
+    release environments are built once for every test."""
     pytest.importorskip("tilelang")
-    workdir = make_workdir(tmp_path_factory.mktemp("compare"))
-    proc = snakemake(
-        workdir,
-        "--cores",
-        "2",
-        "--configfile",
-        "config/test_config.yaml",
-        "config/compare_test_config.yaml",
-        "--config",
-        f"release_env_dir={REPO / '.envs'}",
+    root = tmp_path_factory.mktemp("compare")
+    checkout = checkout_copy(root / "dir with spaces ü" / "tilelang churn")
+    canary = root / "canary"
+    hostile = root / HOSTILE_DIR_NAME.format(canary=canary.name)
+    (REPO / ".envs").mkdir(exist_ok=True)
+    hostile.symlink_to(REPO / ".envs", target_is_directory=True)
+    proc = subprocess.run(
+        [str(SNAKEMAKE), "--cores", "2", "--configfile", "config/test_config.yaml", "config/compare_test_config.yaml"]
+        + ["--config", f"release_env_dir={hostile}"],
+        cwd=checkout,
+        capture_output=True,
+        text=True,
+        timeout=1800,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
-    return workdir
+    assert not list(root.glob("canary*")), "config text ran as shell"
+    assert not list(checkout.glob("canary*")), "config text ran as shell"
+    return checkout
 
 
 def compare_config():
@@ -318,3 +333,79 @@ def test_release_figures_are_real(compared_run):
     for name in ("release_heatmap", "release_trend"):
         pixels = mpimg.imread(compared_run / "results" / "compare" / f"{name}.png")
         assert min(pixels.shape[:2]) > 200 and np.asarray(pixels[..., :3]).std() > 0.05, name
+
+
+# ------------------------------------------------------------------------------ as a module of another project
+
+
+@pytest.mark.slow
+def test_the_workflow_runs_as_a_module_of_another_project(tmp_path):
+    """`module tlchurn: snakefile: ...; config: config` and `use rule * from tlchurn as tlchurn_*`, as the
+    Snakemake workflow catalog asks: the rules find their scripts through the module's own files."""
+    pytest.importorskip("tilelang")
+    host = tmp_path / "host project"
+    (host / "config").mkdir(parents=True)
+    shape = {"M": 200, "N": 200, "K": 200, "block": [64, 64, 32]}
+    config = {"shapes": [shape], "targets": ["cuda-sm90"], "modes": ["instrument"]}
+    config["book_reference"] = {"target": "cuda-sm90", "shape": "200x200x200_b64x64x32"}
+    (host / "config" / "config.yaml").write_text(yaml.safe_dump(config))
+    (host / "Snakefile").write_text(
+        'configfile: "config/config.yaml"\n\n\n'
+        f"module tlchurn:\n    snakefile:\n        {str(REPO / 'Snakefile')!r}\n    config:\n        config\n\n\n"
+        "use rule * from tlchurn as tlchurn_*\n"
+    )
+    proc = subprocess.run([str(SNAKEMAKE), "--cores", "2"], cwd=host, capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    ran = set(re.findall(r"^rule (\w+):", proc.stdout + proc.stderr, re.M))
+    assert {"tlchurn_static_check", "tlchurn_churn_table", "tlchurn_book_figures_render"} <= ran, ran
+    (passes,) = (host / "results" / "runs").glob("*/cuda-sm90/200x200x200_b64x64x32/instrument/passes.csv")
+    rows = passes_table.read_rows(passes)
+    assert rows and {row["tilelang_version"] for row in rows} == {release_envs.installed_release()}
+    churn = passes_table.read_frame(host / "results" / "churn.csv")
+    assert len(churn) == len(rows)
+    assert (host / "results" / "static" / "static_check.txt").read_text().startswith("py_compile: ok")
+
+
+@pytest.mark.slow
+def test_an_environment_that_lost_its_python_is_rebuilt(compared_run, tmp_path):
+    """Its marker survives, but each run checks it (release_envs.stale_reason): rule release_env rebuilds it."""
+    root = tmp_path / "envs"
+    env = root / "tilelang-0.1.14"
+    # what is left of the comparison's real 0.1.14 environment once its python and packages are gone
+    (env / "bin").mkdir(parents=True)
+    for name in ("environment.json", "pyvenv.cfg"):
+        shutil.copy2(REPO / ".envs" / "tilelang-0.1.14" / name, env / name)
+    marker = env / "environment.json"
+    assert release_envs.stale_reason(marker)
+    workdir = make_workdir(tmp_path / "wf")
+    grid = {"versions": ["0.1.14", "0.1.15"], "targets": ["cuda-sm90"], "modes": ["instrument"]}
+    (workdir / "config" / "grid.yaml").write_text(yaml.safe_dump(grid | {"release_env_dir": str(root)}))
+    args = ("--configfile", "config/test_config.yaml", "config/grid.yaml", "--cores", "1", "--until", "release_env")
+    proc = snakemake(workdir, *args)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    assert f"Rebuilding the environment of TileLang 0.1.14: {env / 'bin' / 'python'} is missing" in proc.stderr
+    assert release_envs.stale_reason(marker) is None
+    imported = subprocess.run(
+        [str(env / "bin" / "python"), "-c", "import importlib.metadata as m; print(m.version('tilelang'))"],
+        capture_output=True,
+        text=True,
+    )
+    assert imported.stdout.strip() == "0.1.14", imported.stderr
+
+
+def test_the_books_reference_takes_a_mode_its_release_has(tmp_path):
+    """0.1.12 has no lower_trace: its trace-env job is one "unsupported" row, nothing to draw; the book's
+    reference job is then its instrument job, and with no such mode the book is left out, saying why."""
+    workdir = make_workdir(tmp_path / "wf")
+    grid = {"versions": ["0.1.12"], "targets": ["cuda-sm90"], "modes": ["trace-env", "instrument"]}
+    (workdir / "config" / "grid.yaml").write_text(yaml.safe_dump(grid))
+    args = ("-n", "book_figures", "--configfile", "config/test_config.yaml", "config/grid.yaml")
+    proc = snakemake(workdir, *args)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    reference = re.search(r"^rule book_figures_render:\n\s+input: (.+)$", proc.stdout, re.M).group(1)
+    assert "results/runs/0.1.12/cuda-sm90/256x256x256_b64x64x32/instrument/passes.csv" in reference
+    (workdir / "config" / "grid.yaml").write_text(yaml.safe_dump(grid | {"modes": ["trace-env"]}))
+    proc = snakemake(workdir, "-n", "--configfile", "config/test_config.yaml", "config/grid.yaml")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "book_figures_render" not in proc.stdout
+    assert "reference release 0.1.12 has the tool of none of the configured modes" in proc.stdout + proc.stderr

@@ -56,8 +56,10 @@ def test_a_passes_csv_cut_short_is_refused_and_rebuilt_once_removed(finished_run
     assert re.search(re.escape(str(victim.relative_to(workdir))) + refused, output), output[-3000:]
     assert not (workdir / "results" / "churn.csv").exists() or (workdir / "results" / "churn.csv").read_bytes() == churn
 
+    if cut == "row_boundary":
+        return  # the rebuild is the same for both cuts: checked once
     victim.unlink()  # the job's output is a target itself: the next run traces it again
-    proc = snakemake(workdir, "--cores", "2", *TEST_CONFIG)
+    proc = snakemake(workdir, "--cores", "2", "results/churn.csv", *TEST_CONFIG)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert (workdir / "results" / "churn.csv").read_bytes() == churn
 
@@ -82,7 +84,8 @@ def test_a_deleted_job_folder_is_traced_again(finished_run):
 def test_an_interrupted_run_resumes_to_the_same_churn_table(finished_run, tmp_path, signal_name):
     """Stop a run once some trace jobs are done, resume it: its rows equal those of an uninterrupted run."""
     workdir = make_workdir(tmp_path / "wf")
-    grid = ("--config", "targets=[cuda-sm90]")
+    # the table is what must come out the same: the figures and the book are not asked for
+    grid = ("--config", "targets=[cuda-sm90]", "--", "results/churn.csv")
     command = [str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "--directory", str(workdir), "--cores", "2"]
     proc = subprocess.Popen([*command, *TEST_CONFIG, *grid], cwd=workdir, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)  # fmt: skip

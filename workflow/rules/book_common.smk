@@ -10,34 +10,76 @@ why). scripts/book_figures.py draws them; scripts/figure_style.py is the style o
 from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
+import passes_table  # scripts/, on sys.path from common.smk (standard library only)
+
 # the stems of scripts/book_figures.py FIGURES (a test keeps the two in step; the script is not imported here:
 # it loads matplotlib, which the DAG does not need)
 BOOK_FIGURES = ("fig1_reference_passes", "fig2_pass_heatmap", "fig3_releases", "fig4_variants")
 BOOK_RELEASES_FIGURE = "fig3_releases"  # only when the config compares releases
+BOOK_VARIANTS_FIGURE = "fig4_variants"  # only when a configuration differs from the reference in one respect
 BOOK_FORMATS = ("png", "svg", "pdf")
 BOOK_DIR = f"results/book/{config['figure_language']}"
 # the reference job: figure 1 is its passes, figure 4 compares against it; the release traced beside the
-# workflow (else the last configured), the heatmap's mode (trace-env when configured)
+# workflow (else the last configured), the heatmap's mode (trace-env when configured) unless that release lacks
+# the mode's tool (trace-env before 0.1.13: one "unsupported" row, no passes to draw), then the first mode it has
 BOOK_VERSION = GRID.installed if GRID.installed in GRID.versions else GRID.versions[-1]
+_BOOK_RELEASE = release_envs.load_releases().get(BOOK_VERSION)
+BOOK_MODES = [
+    mode
+    for mode in dict.fromkeys([HEATMAP_MODE, *GRID.modes])
+    if _BOOK_RELEASE is None or _BOOK_RELEASE.has_module(trace_modes.MODES[mode].requires)
+]
+BOOK_MODE = BOOK_MODES[0] if BOOK_MODES else HEATMAP_MODE
 BOOK_REFERENCE = (
     BOOK_VERSION,
     config["book_reference"]["target"],
     config["book_reference"]["shape"],
-    HEATMAP_MODE,
+    BOOK_MODE,
 )
-BOOK_PROBLEM = (
-    None
-    if BOOK_REFERENCE in GRID.jobs
-    else (
+if not BOOK_MODES:
+    BOOK_PROBLEM = (
+        f"the book's reference release {BOOK_VERSION} has the tool of none of the configured modes "
+        f"{list(GRID.modes)}; add mode instrument, which every release has."
+    )
+elif BOOK_REFERENCE not in GRID.jobs:
+    BOOK_PROBLEM = (
         f"the book's reference job (config book_reference: target {BOOK_REFERENCE[1]!r}, shape "
-        f"{BOOK_REFERENCE[2]!r}; release {BOOK_VERSION}, mode {HEATMAP_MODE}) is not in the job grid: targets "
+        f"{BOOK_REFERENCE[2]!r}; release {BOOK_VERSION}, mode {BOOK_MODE}) is not in the job grid: targets "
         f"{list(GRID.targets)}, shapes {list(GRID.shapes)}. Set book_reference to one of them."
     )
-)
+else:
+    BOOK_PROBLEM = None
+
+
+def _kernel(target: str, shape: str) -> dict:
+    """The provenance columns of a grid configuration that passes_table.differing_axes compares (a target's
+    folder name stands for its target_name: the config check keeps both unique)."""
+    spec = GRID.shapes[shape]
+    kernel = {key: spec[key] for key in ("M", "N", "K", "dtype", "accum_dtype", "threads", "stages")}
+    kernel.update(zip(("block_M", "block_N", "block_K"), spec["block"]))
+    return dict(kernel, target_name=target)
+
+
+def book_has_variants() -> bool:
+    """Whether figure 4 can be drawn: a configuration of the grid (the reference's release and mode: every
+    target x shape) differs from the reference in exactly one respect, as book_figures.py decides from the
+    tables. Otherwise the script says in FIGURES.md and its log that figure 4 was not made, and why."""
+    reference = _kernel(BOOK_REFERENCE[1], BOOK_REFERENCE[2])
+    return any(
+        len(passes_table.differing_axes(_kernel(target, shape), reference)) == 1
+        for target in GRID.targets
+        for shape in GRID.shapes
+    )
 
 
 def book_stems() -> list:
-    return [s for s in BOOK_FIGURES if s != BOOK_RELEASES_FIGURE or GRID.compares_releases]
+    """The figures this grid can have; the others are not outputs (FIGURES.md says why they were not made)."""
+    left_out = set()
+    if not GRID.compares_releases:
+        left_out.add(BOOK_RELEASES_FIGURE)
+    if not BOOK_PROBLEM and not book_has_variants():
+        left_out.add(BOOK_VARIANTS_FIGURE)
+    return [stem for stem in BOOK_FIGURES if stem not in left_out]
 
 
 def get_book_outputs() -> list:
@@ -71,6 +113,7 @@ def get_book_inputs(wildcards) -> dict:
         raise WorkflowError(BOOK_PROBLEM)
     inputs = {
         "churn": "results/churn.csv",
+        "churn_manifest": "results/churn.json",  # book_figures.py checks churn.csv against it
         "reference": f"{RUN_DIR}/passes.csv".format(**GRID.jobs[BOOK_REFERENCE].wildcards),
     }
     if GRID.compares_releases:

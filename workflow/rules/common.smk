@@ -10,10 +10,15 @@ import re
 import sys
 from pathlib import Path
 
-# Rules reach their scripts through the workflow's own location, so `-s PATH/Snakefile --directory OTHER` works.
-SCRIPTS = str(Path(workflow.basedir) / "scripts")
+from snakemake.logging import logger
+
+# Rules reach their scripts through this file's own location (not workflow.basedir, the main Snakefile's folder),
+# so `-s PATH/Snakefile --directory OTHER` works, and so does this workflow as a module of another project.
+PROJECT = Path(str(workflow.current_basedir)).parents[1]
+SCRIPTS = str(PROJECT / "scripts")
 sys.path.insert(0, SCRIPTS)
 import job_grid  # noqa: E402
+import release_envs  # noqa: E402
 import trace_modes  # noqa: E402
 
 try:
@@ -43,7 +48,7 @@ envvars:
 INHERITED_PATH = os.environ["PATH"]
 os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), INHERITED_PATH])
 TRACE_SCRIPT = f"{SCRIPTS}/gemm_lower_trace.py"
-REQUIREMENTS = str(Path(workflow.basedir) / "requirements.txt")
+REQUIREMENTS = str(PROJECT / "requirements.txt")
 
 
 def _alternatives(values) -> str:
@@ -114,6 +119,22 @@ def batch_runtime(jobs: int, seconds_per_job: float, floor_minutes: int):
     return lambda wildcards, threads: floor_minutes + math.ceil(jobs * seconds_per_job / 60 / threads)
 
 
-def get_release_env(version: str) -> list:
-    """The release environment marker of a batch, built by rule release_env; none for the installed release."""
-    return [] if GRID.release_env(version) is None else [RELEASE_ENV_MARKER.format(version=version)]
+def get_release_env(version: str):
+    """The input function of a batch: its release's environment marker, built by rule release_env (none for the
+    installed release). Evaluated as the DAG is built, when Snakemake knows whether this is a dry run: a marker
+    whose environment lost its python or holds another TileLang is removed then, so that rule release_env
+    rebuilds the environment instead of the trace jobs running in it."""
+
+    def release_env_marker(wildcards) -> list:
+        if GRID.release_env(version) is None:
+            return []
+        marker = Path(RELEASE_ENV_MARKER.format(version=version))
+        reason = release_envs.stale_reason(marker) if marker.exists() else None
+        if reason and workflow.dryrun:
+            logger.warning(f"The environment of TileLang {version} will be rebuilt: {reason}")
+        elif reason:
+            logger.warning(f"Rebuilding the environment of TileLang {version}: {reason}")
+            marker.unlink(missing_ok=True)
+        return [str(marker)]
+
+    return release_env_marker

@@ -36,4 +36,4 @@ rule compare_releases:
         script=f"{SCRIPTS}/compare_releases.py",
         out_dir=lambda wildcards, output: str(Path(output.by_version).parent),
     shell:
-        "python3 {params.script} --out-dir {params.out_dir} {input} > {log} 2>&1"
+        "python3 {params.script:q} --out-dir {params.out_dir:q} {input:q} > {log:q} 2>&1"

@@ -40,6 +40,8 @@ for batch in GRID.batches if config["job_figures"] else []:
 rule plot_heatmap:
     input:
         churn="results/churn.csv",
+        # plot_churn.py checks churn.csv against it (passes_table.read_table)
+        manifest="results/churn.json",
     output:
         [
             (

@@ -13,7 +13,7 @@ rule static_check:
     params:
         script=TRACE_SCRIPT,
     shell:
-        "python3 {params.script} --static-only > {output} 2> {log}"
+        "python3 {params.script:q} --static-only > {output:q} 2> {log:q}"
 
 
 # `snakemake --cores 4 static`: only the static check (py_compile + TileLang entry points, no import).

@@ -3,6 +3,8 @@ rule churn_table:
         get_all_passes_csv,
     output:
         churn="results/churn.csv",
+        # rows and sha256 of churn.csv, written after it: its readers refuse a churn.csv changed since
+        manifest="results/churn.json",
         summary="results/churn_summary.csv",
     log:
         "logs/tables/churn_table.log",

@@ -22,8 +22,8 @@ rule release_env:
         root=lambda wildcards, output: str(Path(output[0]).parents[1]),
         requirements=REQUIREMENTS,
     shell:
-        "python3 {params.script} build --version {wildcards.version} --root {params.root}"
-        " --requirements {params.requirements} --log {log}"
+        "python3 {params.script:q} build --version {wildcards.version:q} --root {params.root:q}"
+        " --requirements {params.requirements:q} --log {log:q}"
 
 
 # Trace jobs run in batches (scripts/trace_batch.py; job_grid.Batch): one process per batch of at most

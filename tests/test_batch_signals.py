@@ -1,0 +1,187 @@
+"""trace_batch.py and real signals: a job or the batch itself killed is named with its signal, job and
+environment; children never outlive the batch.
+
+The signals are real: sent from the test to the real batch or child process, found through /proc.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import passes_table as pt
+import pytest
+from conftest import SCRIPTS
+
+BATCH_SCRIPT = SCRIPTS / "trace_batch.py"
+PROC = Path("/proc")
+
+pytestmark = pytest.mark.skipif(not (PROC / "self" / "task").is_dir(), reason="needs Linux's /proc")
+
+
+def no_core_dumps() -> None:
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # SIGBUS would dump the core of a 1 GB process
+
+
+def start(command: list[str], stdin_text: str) -> subprocess.Popen:
+    process = subprocess.Popen(
+        command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=no_core_dumps,
+    )
+    process.stdin.write(stdin_text)
+    process.stdin.close()
+    process.stdin = None  # closed: communicate() must not flush it
+    return process
+
+
+def start_batch(jobs: list[dict], *options: str) -> subprocess.Popen:
+    return start([sys.executable, str(BATCH_SCRIPT), "--jobs", "-", *options], json.dumps(jobs))
+
+
+def job(tmp_path: Path, name: str, *args: str) -> dict:
+    return {"args": [*args, "--out", str(tmp_path / name)], "log": str(tmp_path / "logs" / f"{name}.log")}
+
+
+def start_time(pid: int) -> int | None:
+    """The start time of a live process (field 22 of /proc/PID/stat), None once it is gone or a zombie."""
+    try:
+        fields = (PROC / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    return None if fields[0] in ("Z", "X") else int(fields[19])
+
+
+def children(pid: int) -> list[int]:
+    """The children of PID, whichever of its threads started them."""
+    found = []
+    for task in (PROC / str(pid) / "task").glob("*/children"):
+        try:
+            found += [int(child) for child in task.read_text().split()]
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+    return found
+
+
+def cmdline(pid: int) -> bytes:
+    try:
+        return (PROC / str(pid) / "cmdline").read_bytes()
+    except FileNotFoundError:
+        return b""
+
+
+def forked_children(pid: int) -> list[int]:
+    """Children forked without exec, as the batch forks one per job: same command line as the parent (the
+    import of TileLang may also run helper programs, which have their own)."""
+    own = cmdline(pid)
+    return [child for child in children(pid) if cmdline(child) == own]
+
+
+def wait_for(what, timeout: float = 300, step: float = 0.02):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = what()
+        if found:
+            return found
+        time.sleep(step)
+    return None
+
+
+def test_a_job_killed_by_a_signal_is_named_with_signal_job_and_environment(tmp_path):
+    pytest.importorskip("tilelang")
+    # the default 1024^3 GEMM: each job lowers for about a second, long enough to be caught running
+    jobs = [job(tmp_path, f"j{i}", "--mode", "instrument", "--target", "cuda-sm80") for i in range(3)]
+    batch = start_batch(jobs, "--workers", "2")
+    first = wait_for(lambda: forked_children(batch.pid))
+    assert first, "the batch forked no child"
+    os.kill(first[0], signal.SIGBUS)
+    stdout, stderr = batch.communicate(timeout=600)
+    assert batch.returncode == 3, stdout + stderr
+    named = [line for line in stderr.splitlines() if "was killed by SIGBUS (signal 7)" in line]
+    assert len(named) == 1, stderr
+    (killed,) = [j for j in jobs if f"(log: {j['log']})" in named[0]]
+    number = jobs.index(killed) + 1
+    assert named[0].startswith(f"trace_batch.py: error: job {number} of 3 was killed by SIGBUS (signal 7) ")
+    assert f"in the environment {sys.prefix}, nothing recorded: gemm_lower_trace.py --mode instrument" in named[0]
+    assert f"trace_batch.py: error: job was killed by SIGBUS; see {killed['log']}" in stderr
+    # the job's own log ends with what happened to it (the child could write nothing more itself)
+    assert Path(killed["log"]).read_text().splitlines()[-1] == (
+        f"trace_batch.py: error: this job was killed by SIGBUS (signal 7) in the environment {sys.prefix}; "
+        "nothing was recorded"
+    )
+    assert not (Path(killed["args"][-1]) / "passes.csv").exists()
+    for other in jobs:
+        if other is not killed:  # the other jobs are not affected
+            assert pt.read_rows(Path(other["args"][-1]) / "passes.csv"), other
+
+
+WRAPPER = """
+import json, sys, types
+sys.path.insert(0, sys.argv[1])
+import trace_batch
+spec = json.loads(sys.stdin.read())
+smk = types.SimpleNamespace(
+    params=types.SimpleNamespace(jobs=spec["jobs"], tolerate=[1], release_env=""),
+    threads=1,
+    log=types.SimpleNamespace(batch=spec["batch_log"]),
+)
+raise SystemExit(trace_batch._from_snakemake(smk))
+"""
+
+
+def test_a_batch_killed_while_importing_tilelang_is_named_and_fails_with_3(tmp_path):
+    """The issue's SIGBUS in `import tilelang` (a corrupted shared library): Snakemake's script wrapper, given
+    the params the trace rules pass, names the signal, the jobs and the environment, and exits 3, not 249."""
+    pytest.importorskip("tilelang")
+    jobs = [[["--mode", "instrument"], str(tmp_path / name), str(tmp_path / "logs" / f"{name}.log")] for name in "ab"]
+    batch_log = tmp_path / "batch.log"
+    wrapper = start(
+        [sys.executable, "-c", WRAPPER, str(SCRIPTS)], json.dumps({"jobs": jobs, "batch_log": str(batch_log)})
+    )
+    batch = wait_for(lambda: [pid for pid in children(wrapper.pid) if b"trace_batch.py\0--jobs" in cmdline(pid)])
+    assert batch, "the wrapper started no batch"
+    # killed once TVM's shared libraries are being mapped: inside `import tilelang`
+    assert wait_for(lambda: b"libtvm" in (PROC / str(batch[0]) / "maps").read_bytes(), step=0.005)
+    os.kill(batch[0], signal.SIGBUS)
+    stdout, stderr = wrapper.communicate(timeout=300)
+    assert wrapper.returncode == 3, stdout + stderr
+    line = (
+        f"trace_batch.py: error: the batch process (pid {batch[0]}) of 2 job(s) was killed by SIGBUS (signal 7) "
+        f"in the environment {sys.prefix}; first job's log: {jobs[0][2]}; batch log: {batch_log}"
+    )
+    assert stderr.splitlines() == [line]  # on the console, alone
+    assert batch_log.read_text().splitlines()[-1] == line
+    assert "trace_batch.py --jobs -" in batch_log.read_text().splitlines()[0]  # the log starts with the command
+
+
+def test_children_die_with_a_batch_killed_by_sigkill(tmp_path):
+    pytest.importorskip("tilelang")
+    # trace-env jobs of the default 1024^3 GEMM write TileLang's run record for a few seconds each
+    jobs = [job(tmp_path, f"j{i}", "--mode", "trace-env", "--target", "cuda-sm90") for i in range(6)]
+    batch = start_batch(jobs, "--workers", "2")
+    found = wait_for(lambda: forked_children(batch.pid))
+    assert found, "the batch forked no child"
+    started = {pid: start_time(pid) for pid in found}
+
+    def tables() -> set:
+        return set(tmp_path.glob("*/passes.csv"))
+
+    written = tables()  # just before the kill: the children just forked are lowering, for a second or more
+    os.kill(batch.pid, signal.SIGKILL)
+    assert batch.wait(timeout=60) == -signal.SIGKILL
+    survivors = {pid for pid, when in started.items() if when is not None}
+    assert wait_for(lambda: not [pid for pid in survivors if start_time(pid) == started[pid]], timeout=10), (
+        "a child outlived the batch"
+    )
+    time.sleep(5)  # longer than a job's lowering: a child that had lived on would have written its table now
+    assert tables() == written, "a child wrote its table after the batch was killed"
+    assert len(written) < len(jobs)

@@ -1,0 +1,110 @@
+"""Nothing from the config reaches a shell unquoted, and every string key with shell text is refused or harmless.
+
+The real run with such a value is `test_workflow.py::compared_run` (a checkout at a path with spaces and
+non-ASCII characters, a release_env_dir that would run commands if a rule let it reach a shell unquoted).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+
+import job_grid
+import pytest
+import yaml
+from conftest import REPO
+from job_grid import ConfigError
+
+HOSTILE = "x y;touch /tmp/tlchurn-pwned;$(touch /tmp/tlchurn-pwned2)`id`"
+RULES = sorted((REPO / "workflow" / "rules").glob("*.smk")) + [REPO / "Snakefile"]
+
+
+def shell_commands(text: str) -> list[str]:
+    """The string literals of every `shell:` directive of a rule file."""
+    commands = []
+    for block in re.finditer(r"^(\s*)shell:\n((?:\1\s+.*\n?)+)", text, re.M):
+        commands.append("".join(re.findall(r'"((?:[^"\\]|\\.)*)"', block.group(2))))
+    return commands
+
+
+def test_every_placeholder_of_every_shell_rule_is_quoted():
+    found = 0
+    for path in RULES:
+        for command in shell_commands(path.read_text()):
+            for placeholder in re.findall(r"(?<!\{)\{([^{}]+)\}(?!\})", command):
+                found += 1
+                assert placeholder.endswith(":q"), f"{path.name}: {{{placeholder}}} is not quoted in {command!r}"
+    assert found >= 10  # static_check, release_env, compare_releases
+
+
+def string_keys(schema: dict, path: str = "") -> list[str]:
+    """Every key of the schema whose value (or list item) is a string, as config paths ('shapes[].name')."""
+    found = []
+    kinds = [schema] + schema.get("oneOf", []) + schema.get("anyOf", [])
+    for kind in kinds:
+        if "$ref" in kind:
+            kind = SCHEMA["$defs"][kind["$ref"].rsplit("/", 1)[1]]
+        if kind.get("type") == "string" and path not in found:
+            found.append(path)
+        for name, sub in kind.get("properties", {}).items():
+            found += [key for key in string_keys(sub, f"{path}.{name}" if path else name) if key not in found]
+        if "items" in kind:
+            found += [key for key in string_keys(kind["items"], f"{path}[]") if key not in found]
+    return found
+
+
+SCHEMA = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
+BASE = {"shapes": [{"M": 64, "N": 64, "K": 64}], "targets": ["cuda-sm90"], "modes": ["instrument"]}
+# config path -> the config with HOSTILE in that place
+SETTERS = {
+    "release_env_dir": lambda c: c.update(release_env_dir=HOSTILE),
+    "shapes[].dtype": lambda c: c["shapes"][0].update(dtype=HOSTILE),
+    "shapes[].accum_dtype": lambda c: c["shapes"][0].update(accum_dtype=HOSTILE),
+    "shapes[].name": lambda c: c["shapes"][0].update(name=HOSTILE),
+    "defaults.dtype": lambda c: c.update(defaults={"dtype": HOSTILE}),
+    "defaults.accum_dtype": lambda c: c.update(defaults={"accum_dtype": HOSTILE}),
+    "targets[]": lambda c: c.update(targets=[HOSTILE]),
+    "targets[].name": lambda c: c.update(targets=[{"name": HOSTILE, "target": {"kind": "cuda"}}]),
+    "modes[]": lambda c: c.update(modes=[HOSTILE]),
+    "api_passes[]": lambda c: c.update(api_passes=[HOSTILE]),
+    "churn_measure": lambda c: c.update(churn_measure=HOSTILE),
+    "job_files": lambda c: c.update(job_files=HOSTILE),
+    "heatmap_formats[]": lambda c: c.update(heatmap_formats=[HOSTILE]),
+    "figure_language": lambda c: c.update(figure_language=HOSTILE),
+    "book_reference.target": lambda c: c.update(book_reference={"target": HOSTILE}),
+    "book_reference.shape": lambda c: c.update(book_reference={"shape": HOSTILE}),
+    # not in the schema's string keys (free-form or untyped), but strings all the same
+    "versions[]": lambda c: c.update(versions=[HOSTILE]),
+    "targets[].target.arch": lambda c: c.update(targets=[{"name": "t", "target": {"kind": "cuda", "arch": HOSTILE}}]),
+}
+# Accepted with shell text in them, and why that is safe: each reaches rules only as a quoted shell word (:q,
+# checked above) or as a `script:` param / an argv element, never through a shell.
+ACCEPTED = {
+    "release_env_dir": "a folder path: quoted in rule release_env, an argv element of the trace batches",
+    "book_reference.target": "compared with the grid's names; the book's figures are left out when absent",
+    "book_reference.shape": "compared with the grid's names; the book's figures are left out when absent",
+    "targets[].target.arch": "part of the target's JSON, one argv element of the trace script (TVM judges it)",
+}
+
+
+def test_the_setters_cover_every_string_key_of_the_schema():
+    keys = string_keys(SCHEMA)
+    assert len(keys) >= 10 and set(keys) <= set(SETTERS)
+
+
+@pytest.mark.parametrize("key", sorted(SETTERS))
+def test_shell_text_in_a_string_key_is_refused_naming_the_key_or_never_reaches_a_shell(key):
+    cfg = copy.deepcopy(BASE)
+    SETTERS[key](cfg)
+    if key in ACCEPTED:
+        grid = job_grid.build_grid(job_grid.validate_config(cfg), installed="0.1.15")
+        if key == "targets[].target.arch":  # the whole JSON target stays one argument
+            (job,) = grid.jobs.values()
+            assert any(HOSTILE in arg for arg in job.args)
+            assert job.args[job.args.index("--target") + 1].count(HOSTILE) == 1
+        return
+    with pytest.raises(ConfigError) as refused:
+        job_grid.build_grid(job_grid.validate_config(cfg), installed="0.1.15")
+    message = str(refused.value)
+    first = key.split("[")[0].split(".")[0]
+    assert message.startswith(f"config {first}"), message
