@@ -1,6 +1,6 @@
 """Speed target of the workflow's set-up (run with `make bench`).
 
-Building the DAG of the default config (60 trace jobs, 125 steps), config validation included, stays under
+Building the DAG of the default config (132 trace jobs), config validation included, stays under
 10 s on the 2-core reference machine (measured: about 1.5 s), so a dry run is cheap to repeat.
 """
 

@@ -349,7 +349,10 @@ def config_key(row: Mapping) -> tuple:
 
 
 def config_label(row: Mapping) -> str:
-    """``target MxNxK bBMxBNxBK dtype/accum tTHREADS sSTAGES mode``: the configuration's one-line name."""
+    """``target MxNxK bBMxBNxBK dtype/accum tTHREADS sSTAGES mode`` for the GEMM, ``target LABEL mode`` for another
+    kernel (its configuration label): the configuration's one-line name."""
+    if row.get("kernel", "gemm") != "gemm":
+        return f"{row['target_name']} {row['configuration']} {row['mode']}"
     return (
         f"{row['target_name']} {row['M']}x{row['N']}x{row['K']} "
         f"b{row['block_M']}x{row['block_N']}x{row['block_K']} {row['dtype']}/{row['accum_dtype']} "

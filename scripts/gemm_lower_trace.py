@@ -198,7 +198,7 @@ def trace(args) -> int:
                 rows = [unsupported_row(spec, mode)]  # a release without the mode's tool: data, not a failure
             else:
                 try:
-                    func = tilelang_trace.build_gemm(spec)
+                    func = tilelang_trace.build_kernel(spec)
                     runner = getattr(tilelang_trace, mode.runner)
                     rows, error, extra = runner(spec, func, target, out_dir, trace_dir)
                     run_info.update(extra)

@@ -17,6 +17,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import kernels
 import release_envs
 import trace_cli
 import trace_modes
@@ -42,6 +43,8 @@ class Job:
     args: tuple[str, ...] = field(compare=False)
     # the release's own environment (release_envs.py); None: the release installed beside the workflow
     release_env: str | None = field(default=None, compare=False)
+    # a user's kernel file (an input of the job's batch: editing it retraces its jobs); None: a shipped kernel
+    kernel_file: str | None = field(default=None, compare=False)
 
     @property
     def wildcards(self) -> dict:
@@ -67,18 +70,50 @@ class Batch:
     lower_trace_env: bool
     jobs: tuple[Job, ...]
 
+    @property
+    def kernel_files(self) -> list[str]:
+        """The user kernel files its jobs trace (inputs of the batch's rule)."""
+        return list(dict.fromkeys(job.kernel_file for job in self.jobs if job.kernel_file))
+
+
+@dataclass(frozen=True)
+class KernelConfig:
+    """One parameter set of a kernel of config `kernels` (scripts/kernels.py's contract)."""
+
+    kernel: str
+    source: str  # a shipped kernel's name (workflow/kernels/<source>.py), or the user's file as configured
+    function: str
+    params: dict
+    user_file: bool  # source is a file of the user's (an input of its jobs), not a kernel shipped with the workflow
+
+    @property
+    def arguments(self) -> tuple[str, ...]:
+        return (
+            "--kernel-file" if self.user_file else "--kernel", self.source,
+            "--function", self.function,
+            "--params", kernels.canonical(self.params),
+            "--kernel-name", self.kernel,
+        )  # fmt: skip
+
 
 @dataclass(frozen=True)
 class Grid:
     versions: tuple[str, ...]  # TileLang releases, config order
     installed: str | None  # the release installed beside the workflow (needs no environment of its own)
     release_env_dir: str  # where the other releases' environments live
-    shapes: dict[str, dict]  # shape id -> kernel parameters, config order
+    shapes: dict[str, dict]  # the GEMM's configurations: shape id -> its parameters, config order
     targets: dict[str, tuple[str, ...]]  # target folder name -> the trace script's target arguments, config order
     modes: tuple[str, ...]
     # (version, target, shape, mode) -> job, in versions x targets x shapes x modes order
     jobs: dict[tuple[str, str, str, str], Job]
     batches: list[Batch] = field(default_factory=list)
+    # every other kernel's configurations: folder id -> KernelConfig, config order
+    kernel_configs: dict[str, KernelConfig] = field(default_factory=dict)
+
+    @property
+    def configurations(self) -> list[str]:
+        """Every configuration's folder id: the GEMM's shapes, then the other kernels' parameter sets."""
+        return [*self.shapes, *self.kernel_configs]
 
     def job(self, version: str, target: str, shape: str, mode: str) -> Job:
         return self.jobs[(version, target, shape, mode)]
@@ -225,6 +260,55 @@ def _derived_shape_id(shape: dict, spec: dict) -> str:
     return shape_id
 
 
+def resolve_kernels(cfg: dict, shapes: dict) -> dict[str, KernelConfig]:
+    """Folder id -> KernelConfig of every parameter set of config `kernels`, checked against the function's
+    signature (read from its file, not imported): a missing or unparsable file, a missing function, a parameter
+    it does not take, a name that is not unique."""
+    configs: dict[str, KernelConfig] = {}
+    where: dict[str, str] = dict.fromkeys(shapes, "shapes")
+    names: dict[str, str] = {}
+    for i, entry in enumerate(cfg["kernels"]):
+        key = f"kernels[{i}]"
+        name = entry["name"]
+        if name in names or name == kernels.GEMM:
+            also = names.get(name, "the GEMM of config shapes")
+            raise ConfigError(f"config {key}.name: {name!r} is also the name of {also}; give each kernel its own")
+        names[name] = key
+        if entry.get("shipped") is not None:
+            file, user_file = kernels.shipped(entry["shipped"]), False
+            if not file.is_file():
+                raise ConfigError(
+                    f"config {key}.shipped: kernel {name!r}: no shipped kernel {entry['shipped']!r}; shipped kernels "
+                    f"are {', '.join(kernels.shipped_names())} (workflow/kernels/)"
+                )
+        else:
+            file, user_file = Path(entry["file"]), True
+            if not file.is_file():
+                raise ConfigError(
+                    f"config {key}.file: kernel {name!r}: {entry['file']!r} is not a file "
+                    f"(relative to the working directory {Path.cwd()})"
+                )
+        try:
+            signature = kernels.read_signature(file, entry["function"])
+        except kernels.KernelError as error:
+            raise ConfigError(f"config {key}: kernel {name!r}: {error}") from None
+        for j, params in enumerate(entry["params"]):
+            params = {**entry["defaults"], **params}
+            problem = signature.problem(params)
+            if problem:
+                raise ConfigError(f"config {key}.params[{j}]: kernel {name!r}: {problem}")
+            config_id = kernels.folder_id(name, params, signature.defaults())
+            if config_id in where:
+                raise ConfigError(
+                    f"config {key}.params[{j}]: kernel {name!r}: {params!r} gets the folder {config_id!r}, as "
+                    f"{where[config_id]} does; the two jobs would be identical"
+                )
+            where[config_id] = f"{key}.params"
+            source = entry["file"] if user_file else entry["shipped"]
+            configs[config_id] = KernelConfig(name, source, entry["function"], params, user_file)
+    return configs
+
+
 def resolve_targets(cfg: dict) -> dict[str, tuple[str, ...]]:
     """Target folder name -> the trace script's target arguments, in config order. A named JSON target is
     called by its config name in the tables (--target-name), so renaming it reaches them."""
@@ -310,8 +394,20 @@ def resolve_api_passes(cfg: dict, modes: tuple[str, ...]) -> tuple[str, ...]:
 # -------------------------------------------------------------------------------------------------- grid
 
 
+def gemm_arguments(spec: dict) -> tuple[str, ...]:
+    """The trace script's options of one GEMM configuration (a shape of config `shapes`)."""
+    return (
+        "--shape", f"{spec['M']},{spec['N']},{spec['K']}",
+        "--block", ",".join(str(size) for size in spec["block"]),
+        "--dtype", spec["dtype"],
+        "--accum-dtype", spec["accum_dtype"],
+        "--threads", str(spec["threads"]),
+        "--stages", str(spec["stages"]),
+    )  # fmt: skip
+
+
 def trace_args(
-    spec: dict,
+    kernel_arguments: tuple[str, ...],
     target_arguments: tuple[str, ...],
     mode: str,
     api_passes: tuple[str, ...],
@@ -322,16 +418,7 @@ def trace_args(
 ) -> tuple[str, ...]:
     """gemm_lower_trace.py's arguments for one job (without --out); release: the TileLang release the job must
     import (it exits 3 naming both when its environment holds another)."""
-    args = [
-        "--mode", mode,
-        "--shape", f"{spec['M']},{spec['N']},{spec['K']}",
-        "--block", ",".join(str(size) for size in spec["block"]),
-        "--dtype", spec["dtype"],
-        "--accum-dtype", spec["accum_dtype"],
-        "--threads", str(spec["threads"]),
-        "--stages", str(spec["stages"]),
-        *target_arguments,
-    ]  # fmt: skip
+    args = ["--mode", mode, *kernel_arguments, *target_arguments]
     if trace_modes.MODES[mode].takes_passes:  # a mode that runs every pass gets none, so api_passes cannot rerun it
         args += ["--passes", ",".join(api_passes)]
     if keep_ir and mode in trace_modes.KEEPS_IR:
@@ -357,16 +444,23 @@ def build_grid(cfg: dict, installed: str | None = None) -> Grid:
     modes = resolve_modes(cfg)
     api_passes = resolve_api_passes(cfg, modes)
     check_path_key(cfg, "release_env_dir")
+    kernel_configs = resolve_kernels(cfg, shapes)
     grid = Grid(versions, installed, cfg["release_env_dir"], shapes, targets, modes, jobs={})
+    grid.kernel_configs.update(kernel_configs)
+    # (folder id, the kernel's options, its user file) of every configuration, the GEMM's first
+    configurations = [(shape, gemm_arguments(spec), None) for shape, spec in shapes.items()]
+    configurations += [(id_, c.arguments, c.source if c.user_file else None) for id_, c in kernel_configs.items()]
     # the comparison of releases needs the IR after every pass; a single release does not
     keep_ir = grid.compares_releases
     for version in versions:
         env = grid.release_env(version)
         for target, argument in targets.items():
-            for shape, spec in shapes.items():
+            for config_id, kernel_arguments, user_file in configurations:
                 for mode in modes:
-                    args = trace_args(spec, argument, mode, api_passes, env, keep_ir, cfg["job_files"], version)
-                    grid.jobs[(version, target, shape, mode)] = Job(version, target, shape, mode, args, env)
+                    args = trace_args(kernel_arguments, argument, mode, api_passes, env, keep_ir, cfg["job_files"],
+                                      version)  # fmt: skip
+                    job = Job(version, target, config_id, mode, args, env, user_file)
+                    grid.jobs[(version, target, config_id, mode)] = job
     check_job_arguments(cfg, grid)
     grid.batches.extend(make_batches(grid, cfg["trace_batch_size"]))
     return grid
@@ -400,7 +494,9 @@ def check_job_arguments(cfg: dict, grid: Grid) -> None:
             continue
         option = re.match(r"argument (--[\w-]+)", problem)
         option = option.group(1) if option else None
-        if option in _OPTION_FIELDS:
+        if job.shape in grid.kernel_configs:
+            key = f"kernels (kernel {grid.kernel_configs[job.shape].kernel!r}, folder {job.shape!r})"
+        elif option in _OPTION_FIELDS:
             i = shape_index[job.shape]
             own = [f for f in _OPTION_FIELDS[option] if cfg["shapes"][i].get(f) is not None]
             key = (
@@ -425,9 +521,17 @@ def make_batches(grid: Grid, size: int) -> list[Batch]:
                 for job in grid.jobs.values()
                 if job.version == version and trace_modes.MODES[job.mode].sets_lower_trace_env == lower_trace_env
             ]
-            for number, start in enumerate(range(0, len(jobs), size), start=1):
-                name = f"{kind}_{version.replace('.', '_')}_{number}"
-                batches.append(Batch(name, version, lower_trace_env, tuple(jobs[start : start + size])))
+            # the shipped kernels' jobs share batches; each user kernel file gets its own, so that editing it
+            # retraces its jobs and no other
+            by_file: dict[str | None, list[Job]] = {}
+            for job in jobs:
+                by_file.setdefault(job.kernel_file, []).append(job)
+            number = 0
+            for group in by_file.values():
+                for start in range(0, len(group), size):
+                    number += 1
+                    name = f"{kind}_{version.replace('.', '_')}_{number}"
+                    batches.append(Batch(name, version, lower_trace_env, tuple(group[start : start + size])))
     return batches
 
 

@@ -63,7 +63,13 @@ PROVENANCE_COLUMNS = [
     "stages",
     "mode",
     "source",
+    # the kernel of the job (any kernel file: scripts/kernels.py): its name, its parameters as canonical JSON
+    # (sorted keys), a readable label; the GEMM's columns above are empty for another kernel
+    "kernel",
+    "params",
+    "configuration",
 ]
+KERNEL_COLUMNS = ("kernel", "params", "configuration")
 COLUMNS = STEP_COLUMNS + PROVENANCE_COLUMNS
 PROVENANCE_INT_COLUMNS = ("M", "N", "K", "block_M", "block_N", "block_K", "threads", "stages")
 INT_COLUMNS = ("step", "added", "deleted", "added_stripped", "deleted_stripped", "depth") + PROVENANCE_INT_COLUMNS
@@ -111,7 +117,12 @@ SUMMARY_COUNT_COLUMNS = [
     "top_pass_churn",
     "first_error",
 ]
-SUMMARY_COLUMNS = PROVENANCE_COLUMNS + SUMMARY_COUNT_COLUMNS
+# the kernel's columns last, after the counts, where the summary had no column before them
+SUMMARY_COLUMNS = (
+    [column for column in PROVENANCE_COLUMNS if column not in KERNEL_COLUMNS]
+    + SUMMARY_COUNT_COLUMNS
+    + list(KERNEL_COLUMNS)
+)
 SUMMARY_INT_COLUMNS = PROVENANCE_INT_COLUMNS + (
     "added_stripped_total",
     "deleted_stripped_total",

@@ -66,6 +66,9 @@ def _as_frame(rows_or_df) -> pd.DataFrame:
     return df
 
 
+GEMM = "gemm"  # kernels.GEMM: its rows carry the GEMM's own columns, every other kernel's a configuration label
+
+
 def _shape(row) -> str:
     return f"{row['M']}x{row['N']}x{row['K']}"
 
@@ -282,13 +285,19 @@ def plot_job_bars(rows_or_df, path, measure: str = "raw") -> None:
 
     # title: provenance; subtitle: totals
     churn_rows = int(is_churn.sum())
+    if first["kernel"] == GEMM:
+        kernel_parts = [
+            f"{_shape(first)}",
+            f"block {_block(first)}",
+            f"{first['dtype']} (acc {first['accum_dtype']})",
+            f"threads {first['threads']}",
+            f"stages {first['stages']}",
+        ]
+    else:
+        kernel_parts = [str(first["configuration"])]
     title_parts = [
         f"{first['target_name']}",
-        f"{_shape(first)}",
-        f"block {_block(first)}",
-        f"{first['dtype']} (acc {first['accum_dtype']})",
-        f"threads {first['threads']}",
-        f"stages {first['stages']}",
+        *kernel_parts,
         f"mode {first['mode']}",
         f"source {first['source']}",
         f"tilelang {first['tilelang_version']}",
@@ -332,19 +341,23 @@ def _grow_top(ax, factor: float, symlog: bool) -> float:
 
 
 def _config_labels(jobs: pd.DataFrame) -> list[str]:
-    """Column labels: target_name + shape, plus whatever other key column varies between the jobs."""
+    """Column labels: target_name + shape, plus whatever other key column varies between the GEMM jobs; another
+    kernel's jobs: target_name + their configuration label (the kernel and the parameters it sets)."""
+    gemm = jobs[jobs["kernel"] == GEMM]
+    version = [lambda r: f"tl {r['tilelang_version']}"] if jobs["tilelang_version"].nunique() > 1 else []
     extra = []
-    if jobs["tilelang_version"].nunique() > 1:
-        extra.append(lambda r: f"tl {r['tilelang_version']}")
-    if jobs[["block_M", "block_N", "block_K"]].drop_duplicates().shape[0] > 1:
+    if gemm[["block_M", "block_N", "block_K"]].drop_duplicates().shape[0] > 1:
         extra.append(lambda r: f"blk {_block(r)}")
-    if jobs[["dtype", "accum_dtype"]].drop_duplicates().shape[0] > 1:
+    if gemm[["dtype", "accum_dtype"]].drop_duplicates().shape[0] > 1:
         extra.append(lambda r: f"{r['dtype']}/{r['accum_dtype']}")
-    if jobs[["threads", "stages"]].drop_duplicates().shape[0] > 1:
+    if gemm[["threads", "stages"]].drop_duplicates().shape[0] > 1:
         extra.append(lambda r: f"t{r['threads']} s{r['stages']}")
     labels = []
     for _, r in jobs.iterrows():
-        parts = [str(r["target_name"]), _shape(r)] + [f(r) for f in extra]
+        if r["kernel"] == GEMM:
+            parts = [str(r["target_name"]), _shape(r)] + [f(r) for f in version + extra]
+        else:
+            parts = [str(r["target_name"]), str(r["configuration"])] + [f(r) for f in version]
         labels.append("\n".join(parts))
     return labels
 

@@ -1,4 +1,4 @@
-"""The TileLang side of gemm_lower_trace.py: the GEMM kernel, pass resolution and the runner of each trace mode.
+"""The TileLang side of gemm_lower_trace.py: the job's kernel, pass resolution and the runner of each trace mode.
 
 Importing this module imports tilelang: the caller sets TL_LOWER_TRACE* before that. Each mode of
 ``trace_modes.MODES`` names its runner here: ``runner(spec, func, target, out_dir, trace_dir) -> (rows, error,
@@ -11,36 +11,19 @@ import importlib
 import inspect
 from pathlib import Path
 
+import kernels
 import line_churn
 import passes_table
 import run_record
 import tilelang
-import tilelang.language as T
 import tilelang_source
 from tilelang import tvm
 from trace_cli import DERIVABLE_PASS_PARAMS, TraceSpec
 
 
-def build_gemm(spec: TraceSpec):
-    """The standard TileLang GEMM, C = A @ B, tiled block_M x block_N with a K loop of block_K."""
-    M, N, K = spec.M, spec.N, spec.K
-    block_M, block_N, block_K = spec.block_M, spec.block_N, spec.block_K
-    dtype, accum_dtype = spec.dtype, spec.accum_dtype
-
-    @T.prim_func
-    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
-        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=spec.threads) as (bx, by):
-            A_shared = T.alloc_shared((block_M, block_K), dtype)
-            B_shared = T.alloc_shared((block_K, block_N), dtype)
-            C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
-            T.clear(C_local)
-            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=spec.stages):
-                T.copy(A[by * block_M, k * block_K], A_shared)
-                T.copy(B[k * block_K, bx * block_N], B_shared)
-                T.gemm(A_shared, B_shared, C_local)
-            T.copy(C_local, C[by * block_M, bx * block_N])
-
-    return main
+def build_kernel(spec: TraceSpec):
+    """The job's kernel: FUNCTION(**params) of its file (the book's GEMM is workflow/kernels/gemm.py)."""
+    return kernels.build(spec.kernel_file, spec.function, spec.params)
 
 
 def make_target(spec: TraceSpec):

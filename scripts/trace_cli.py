@@ -14,6 +14,7 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import kernels
 import tilelang_source
 import trace_modes
 
@@ -72,24 +73,23 @@ HIP_MAX_WORK_ITEMS = 2**32 - 1
 NOTE_LINE = "note: a change in IR text is a clue to where to look, not proof of a semantic or performance change."
 
 
+GEMM_PARAMS = ("M", "N", "K", "block_M", "block_N", "block_K", "dtype", "accum_dtype", "threads", "stages")
+
+
 @dataclass(frozen=True)
 class TraceSpec:
-    """One trace job: the kernel, the target and the mode. Its fields are the provenance columns."""
+    """One trace job: the kernel and its parameters, the target and the mode. Its fields are the provenance
+    columns. The GEMM's parameters are also columns of their own (empty for another kernel)."""
 
     mode: str
-    M: int
-    N: int
-    K: int
-    block_M: int
-    block_N: int
-    block_K: int
-    dtype: str
-    accum_dtype: str
-    threads: int
-    stages: int
     target_name: str
     target: dict
     passes: tuple[str, ...]
+    kernel: str  # the kernel's name (kernels.GEMM for the book's GEMM)
+    kernel_file: str  # the file whose function builds it (kernels.py's contract)
+    function: str
+    params: dict  # function(**params) is the kernel
+    configuration: str  # a readable label: the kernel and the parameters it sets away from the defaults
     keep_ir: bool = False  # instrument: write the IR after every pass to ir.json.gz (not provenance)
 
     @property
@@ -100,23 +100,29 @@ class TraceSpec:
     def is_simt(self) -> bool:
         return self.target.get("kind") in SIMT_TARGET_KINDS
 
+    @property
+    def gemm(self) -> dict | None:
+        """The GEMM's parameters, None for another kernel."""
+        return {name: self.params[name] for name in GEMM_PARAMS} if self.kernel == kernels.GEMM else None
+
+    @property
+    def threads(self) -> int:
+        """Threads per block when the kernel takes them (the API modes' MaterializeKernelLaunch default)."""
+        threads = self.params.get("threads")
+        return threads if isinstance(threads, int) and not isinstance(threads, bool) else 128
+
     def provenance(self, tilelang_version: str) -> dict:
+        gemm = self.gemm or {}
         return {
             "tilelang_version": tilelang_version,
             "target_name": self.target_name,
             "target": self.target_json,
-            "M": self.M,
-            "N": self.N,
-            "K": self.K,
-            "block_M": self.block_M,
-            "block_N": self.block_N,
-            "block_K": self.block_K,
-            "dtype": self.dtype,
-            "accum_dtype": self.accum_dtype,
-            "threads": self.threads,
-            "stages": self.stages,
+            **{name: gemm.get(name) for name in GEMM_PARAMS},
             "mode": self.mode,
             "source": trace_modes.source_of(self.mode),
+            "kernel": self.kernel,
+            "params": kernels.canonical(self.params),
+            "configuration": self.configuration,
         }
 
     def as_dict(self) -> dict:
@@ -207,6 +213,20 @@ def _pass_names(text: str) -> tuple[str, ...]:
     return names
 
 
+GEMM_DEFAULTS = {"shape": (1024, 1024, 1024), "block": (128, 128, 32), "dtype": "float16", "accum_dtype": "float32"}
+GEMM_DEFAULTS |= {"threads": 128, "stages": 3}
+
+
+def _params(text: str) -> dict:
+    try:
+        params = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not valid JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(params, dict):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a JSON object of parameter names and values")
+    return params
+
+
 def _label(text: str) -> str:
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.+-]*", text):
         raise argparse.ArgumentTypeError(f"{text!r} is not a name (letters, digits, _ . + -, not first)")
@@ -244,13 +264,23 @@ def build_parser(parser_class: type = argparse.ArgumentParser) -> argparse.Argum
         help="--static-only: a TileLang source directory or .whl "
         "(default: the installed tilelang, found without importing it)",
     )
-    parser.add_argument("--shape", type=_positive_triple("M,N,K"), default=(1024, 1024, 1024), metavar="M,N,K")
-    parser.add_argument("--block", type=_positive_triple("BM,BN,BK"), default=(128, 128, 32), metavar="BM,BN,BK")
-    parser.add_argument("--dtype", type=_choice(DTYPES), default="float16")
-    parser.add_argument("--accum-dtype", type=_choice(ACCUM_DTYPES), default="float32")
-    parser.add_argument("--threads", type=_int_at_least(1), default=128)
-    parser.add_argument(
-        "--stages", type=_int_at_least(0), default=3, help="num_stages of T.Pipelined (0: not pipelined)"
+    gemm = parser.add_argument_group("the book's GEMM (the default kernel)")
+    gemm.add_argument("--shape", type=_positive_triple("M,N,K"), metavar="M,N,K", help="default 1024,1024,1024")
+    gemm.add_argument("--block", type=_positive_triple("BM,BN,BK"), metavar="BM,BN,BK", help="default 128,128,32")
+    gemm.add_argument("--dtype", type=_choice(DTYPES), help="default float16")
+    gemm.add_argument("--accum-dtype", type=_choice(ACCUM_DTYPES), help="default float32")
+    gemm.add_argument("--threads", type=_int_at_least(1), help="default 128")
+    gemm.add_argument("--stages", type=_int_at_least(0), help="num_stages of T.Pipelined (0: not pipelined; default 3)")
+    other = parser.add_argument_group("any other kernel (scripts/kernels.py: FUNCTION(**PARAMS) returns a T.prim_func)")
+    source = other.add_mutually_exclusive_group()
+    source.add_argument(
+        "--kernel", metavar="NAME", help="a kernel shipped with the workflow (workflow/kernels/NAME.py)"
+    )
+    source.add_argument("--kernel-file", metavar="FILE", help="your kernel's Python file")
+    other.add_argument("--function", default=kernels.DEFAULT_FUNCTION, metavar="NAME", help="default build")
+    other.add_argument("--params", type=_params, default={}, metavar="JSON", help="a JSON object (default {})")
+    other.add_argument(
+        "--kernel-name", type=_label, metavar="NAME", help="its name in the tables (default: the file's)"
     )
     parser.add_argument(
         "--target",
@@ -313,7 +343,10 @@ def warnings_for(args: argparse.Namespace) -> list[str]:
     if args.passes_given and not mode.takes_passes:
         found.append(f"--passes is ignored by mode {args.mode}: it runs every pass of tilelang.lower")
     spec = args.spec
-    grid = (-(-spec.N // spec.block_N), -(-spec.M // spec.block_M), 1)  # T.Kernel(ceildiv(N, bN), ceildiv(M, bM))
+    if spec.gemm is None:  # the launch grid of another kernel is its own code's: not derived here
+        return found
+    gemm = spec.gemm
+    grid = (-(-gemm["N"] // gemm["block_N"]), -(-gemm["M"] // gemm["block_M"]), 1)  # T.Kernel(ceildiv(N, bN), ...)
     kind = spec.target.get("kind")
     if kind == "cuda":
         over = [f"gridDim.{axis} = {size:,} > {limit:,}" for axis, size, limit in zip("xyz", grid, CUDA_MAX_GRID)
@@ -387,26 +420,68 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str], check_passes: bool)
             parser.error(f"argument --passes: {problem}")
     name, target = args.target
     name = args.target_name or name
-    M, N, K = args.shape
-    block_M, block_N, block_K = args.block
+    kernel = _kernel_of(parser, args)
     args.spec = TraceSpec(
         mode=args.mode,
-        M=M,
-        N=N,
-        K=K,
-        block_M=block_M,
-        block_N=block_N,
-        block_K=block_K,
-        dtype=args.dtype,
-        accum_dtype=args.accum_dtype,
-        threads=args.threads,
-        stages=args.stages,
         target_name=name,
         target=target,
         passes=tuple(args.passes) if mode.takes_passes else (),
         keep_ir=args.keep_ir,
+        **kernel,
     )
     return args
+
+
+def _kernel_of(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict:
+    """The kernel fields of the spec: another kernel's file, function and params, checked against its
+    signature (read from its source, no import), or the GEMM from its own options."""
+    gemm_options = [option for option in GEMM_DEFAULTS if getattr(args, option) is not None]
+    if args.kernel is not None:
+        if not re.fullmatch(r"[A-Za-z0-9_]+", args.kernel) or not kernels.shipped(args.kernel).is_file():
+            parser.error(
+                f"argument --kernel: no shipped kernel {args.kernel!r}; they are {', '.join(kernels.shipped_names())}"
+            )
+        if args.kernel == kernels.GEMM and not gemm_options and not args.params:
+            args.kernel = None  # the GEMM from its own options
+        else:
+            args.kernel_file, args.kernel_name = str(kernels.shipped(args.kernel)), args.kernel_name or args.kernel
+    if args.kernel_file is None:
+        if args.params or args.kernel_name:
+            parser.error("argument --params: only used with --kernel or --kernel-file (the GEMM takes --shape, ...)")
+        values = {
+            option: default if getattr(args, option) is None else getattr(args, option)
+            for option, default in GEMM_DEFAULTS.items()
+        }
+        params = dict(zip(("M", "N", "K"), values["shape"])) | dict(
+            zip(("block_M", "block_N", "block_K"), values["block"])
+        )
+        params |= {name: values[name] for name in ("dtype", "accum_dtype", "threads", "stages")}
+        file, function, name = kernels.shipped(kernels.GEMM), kernels.DEFAULT_FUNCTION, kernels.GEMM
+    else:
+        if gemm_options:
+            parser.error(
+                f"argument --{gemm_options[0].replace('_', '-')}: a GEMM option; another kernel takes --params"
+            )
+        file, function, params = args.kernel_file, args.function, args.params
+        name = args.kernel_name or Path(file).stem
+        if not kernels.SAFE_NAME.fullmatch(name):
+            parser.error(f"argument --kernel-name: {name!r} is not a name (letters, digits, _ . + -)")
+    try:
+        signature = kernels.read_signature(file, function)
+    except kernels.KernelError as error:
+        parser.error(f"argument --kernel-file: kernel {name!r}: {error}")
+    problem = signature.problem(params)
+    if problem:
+        parser.error(f"argument --params: kernel {name!r}: {problem}")
+    if name == kernels.GEMM:  # its parameters are columns of their own: every one of them, defaults included
+        params = {**signature.defaults(), **params}
+    return {
+        "kernel": name,
+        "kernel_file": str(Path(file).resolve()),
+        "function": function,
+        "params": params,
+        "configuration": kernels.label(name, params, signature.defaults()),
+    }
 
 
 def _attach_dash_values(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:

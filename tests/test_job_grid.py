@@ -245,7 +245,9 @@ def test_the_config_check_refuses_what_the_trace_script_would(overrides, key, va
     cfg = {"shapes": [{"M": 8, "N": 8, "K": 8}], "targets": ["cuda-sm90"], "modes": ["trace-env"]}
     cfg.update(copy.deepcopy(overrides))
     spec = job_grid.resolve_shapes(job_grid.validate_config(cfg))
-    args = job_grid.trace_args(next(iter(spec.values())), ("--target", "cuda-sm90"), "trace-env", ())
+    args = job_grid.trace_args(
+        job_grid.gemm_arguments(next(iter(spec.values()))), ("--target", "cuda-sm90"), "trace-env", ()
+    )
     with pytest.raises(SystemExit) as exited:
         trace_cli.parse_args(list(args))
     assert exited.value.code == trace_cli.EXIT_BAD_ARGUMENTS

@@ -174,16 +174,20 @@ def test_lint_reports_nothing():
     assert "Lints for" not in proc.stdout + proc.stderr
 
 
-def test_the_default_config_asks_for_60_trace_jobs_the_static_check_and_the_book():
+def test_the_default_config_asks_for_132_trace_jobs_the_static_check_and_the_book():
     proc = snakemake(REPO, "-n", "--forceall", "--quiet", "rules")  # whatever results/ holds
     assert proc.returncode == 0, proc.stderr
     counts = rule_counts(proc.stdout)
     release = release_envs.installed_release().replace(".", "_")
-    # 45 jobs of trace-api, pass-diff and instrument in one batch, 15 trace-env jobs in another
-    assert trace_batch_counts(proc.stdout) == {f"trace_{release}_1": 1, f"trace_env_{release}_1": 1}
+    # (5 GEMM shapes + 3 FlashAttention + 3 RMSNorm parameter sets) x 3 targets: 33 trace-env jobs in one batch,
+    # the 99 of trace-api, pass-diff and instrument in two (at most trace_batch_size, 50, each)
+    expected = {f"trace_{release}_1": 1, f"trace_{release}_2": 1, f"trace_env_{release}_1": 1}
+    assert trace_batch_counts(proc.stdout) == expected
     assert counts["static_check"] == 1 and counts["book_figures_render"] == 1
     proc = snakemake(REPO, "-n", "--forceall")
-    assert len(set(re.findall(r"results/runs/[^,\s]+/passes\.csv", proc.stdout))) == 60
+    jobs = set(re.findall(r"results/runs/[^,\s]+/passes\.csv", proc.stdout))
+    assert len(jobs) == 132
+    assert len({job for job in jobs if "/flash_attention" in job}) == 3 * 3 * 4
 
 
 def pins(lines) -> dict:

@@ -57,7 +57,7 @@ def _alternatives(values) -> str:
 
 wildcard_constraints:
     version=_alternatives(GRID.versions),
-    shape=_alternatives(GRID.shapes),
+    shape=_alternatives(GRID.configurations),
     target=_alternatives(GRID.targets),
     mode=_alternatives(GRID.modes),
 

@@ -41,7 +41,9 @@ for batch in GRID.batches:
         name:
             batch.name
         input:
-            get_release_env(batch.version),
+            release_env=get_release_env(batch.version),
+            # a user's kernel file: editing it retraces its batches (its jobs only: job_grid.make_batches)
+            kernel_files=batch.kernel_files,
         output:
             passes=batch_paths(batch, f"{RUN_DIR}/passes.csv"),
             run=batch_paths(batch, f"{RUN_DIR}/run.json"),

@@ -1,0 +1,20 @@
+#!/usr/bin/env python3
+"""Trace how TileLang lowers any kernel, pass by pass: the general entry beside the book's gemm_lower_trace.py.
+
+    python3 scripts/trace_kernel.py --kernel-file my_kernels/gemv.py --params '{"N": 4096, "K": 4096}' \\
+        --target cuda-sm90 --mode instrument --out DIR
+
+The kernel file's function (``--function``, default ``build``) is called with the JSON object of ``--params``
+and must return a ``T.prim_func`` (scripts/kernels.py). Every option, output and exit status is the book's
+script's (``gemm_lower_trace.py --help``): the modes, targets, ``--out DIR/passes.csv`` and ``run.json``.
+Without ``--kernel-file`` it traces the book's GEMM.
+"""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling modules, even under python -I
+import gemm_lower_trace  # noqa: E402
+
+if __name__ == "__main__":
+    raise SystemExit(gemm_lower_trace.main())

@@ -1,0 +1,264 @@
+"""Any TileLang kernel, not only the GEMM: the kernel contract (scripts/kernels.py), the shipped kernels, a user's
+kernel from a folder outside the repository, and every bad kernel named before any job.
+
+The workflow run here (`kernels_run`) traces the shipped FlashAttention and RMSNorm on small parameters and a
+user's kernel from a temporary folder, in every mode, for real; its rows are compared with TileLang's own
+report (trace-env) and tools (trace-api: lower_trace).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import job_grid
+import kernels
+import passes_table
+import pytest
+import yaml
+from conftest import REPO, make_workdir, rule_counts, run_script, snakemake, trace_batch_counts
+from job_grid import ConfigError
+from test_trace_env import report_passes, report_view
+
+# A user's kernel: C = A * scale, row by row (a file outside the repository).
+USER_KERNEL = """
+import tilelang.language as T
+
+
+def build(M, N, block_N=128, dtype="float16"):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(M, T.ceildiv(N, block_N), threads=128) as (bx, by):
+            for j in T.Parallel(block_N):
+                C[bx, by * block_N + j] = A[bx, by * block_N + j] * T.cast(2, dtype)
+
+    return main
+"""
+SMALL = {
+    "flash_attention": [{"seq_q": 128, "seq_kv": 128}, {"seq_q": 128, "seq_kv": 128, "is_causal": True}],
+    "rmsnorm": [{"M": 256, "N": 256}],
+}
+MODES = ["trace-env", "trace-api", "pass-diff", "instrument"]
+
+
+def kernel_config(user_file: Path) -> dict:
+    entries = [{"name": name, "shipped": name, "params": params} for name, params in SMALL.items()]
+    entries.append({"name": "scale", "file": str(user_file), "params": [{"M": 256, "N": 512}]})
+    return {"shapes": [], "targets": ["cuda-sm90", "hip"], "modes": MODES, "kernels": entries}
+
+
+@pytest.fixture(scope="session")
+def kernels_run(tmp_path_factory):
+    pytest.importorskip("tilelang")
+    root = tmp_path_factory.mktemp("kernels")
+    user_file = root / "my kernels" / "scale.py"  # outside the repository and the working directory
+    user_file.parent.mkdir()
+    user_file.write_text(USER_KERNEL)
+    workdir = make_workdir(root / "wf")
+    (workdir / "config" / "kernels.yaml").write_text(yaml.safe_dump(kernel_config(user_file)))
+    proc = snakemake(workdir, "--cores", "2", "--configfile", "config/test_config.yaml", "config/kernels.yaml")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    return workdir, user_file
+
+
+def job_rows(workdir: Path, target: str, folder: str, mode: str) -> list[dict]:
+    (path,) = (workdir / "results" / "runs").glob(f"*/{target}/{folder}/{mode}/passes.csv")
+    return passes_table.read_rows(path)
+
+
+def test_every_kernel_runs_in_every_mode_with_its_own_columns(kernels_run):
+    workdir, user_file = kernels_run
+    churn = passes_table.read_frame(workdir / "results" / "churn.csv")
+    jobs = churn.groupby(["kernel", "params", "target_name", "mode"]).ngroups
+    assert jobs == (2 + 1 + 1) * 2 * len(MODES)
+    assert set(churn["kernel"]) == {"flash_attention", "rmsnorm", "scale"}
+    assert churn[["M", "block_M", "dtype", "threads"]].isna().all().all()  # the GEMM's columns: empty
+    causal = churn[churn["params"] == kernels.canonical({"seq_q": 128, "seq_kv": 128, "is_causal": True})]
+    assert set(causal["configuration"]) == {"flash_attention(seq_q=128, seq_kv=128, is_causal=True)"}
+    # a pandas user selects rows by one kernel parameter in one line (README)
+    selected = churn[churn["params"].map(json.loads).str.get("is_causal") == True]  # noqa: E712
+    assert selected.equals(causal)
+    summary = passes_table.read_frame(workdir / "results" / "churn_summary.csv")
+    assert len(summary) == jobs and list(summary.columns[-3:]) == list(passes_table.KERNEL_COLUMNS)
+    for status in ("failed", "unsupported"):
+        assert not (churn["status"] == status).any(), churn[churn["status"] == status][["kernel", "error"]]
+
+
+@pytest.mark.parametrize("folder", ["flash_attention_seq_q128_seq_kv128", "rmsnorm_M256_N256", "scale_M256_N512"])
+def test_trace_env_rows_equal_tilelangs_own_report(kernels_run, folder):
+    workdir, _ = kernels_run
+    (out,) = (workdir / "results" / "runs").glob(f"*/cuda-sm90/{folder}/trace-env")
+    rows = passes_table.read_rows(out / "passes.csv")
+    run_dir = Path(json.loads((out / "run.json").read_text())["run_record"])
+    shown = report_passes(run_dir / "report.html")
+    assert [report_view(r) for r in rows] == [
+        {k: p.get(k) for k in ("idx", "label", "phase", "status", "add", "del")} for p in shown
+    ]
+    assert sum(1 for r in rows if r["status"] == "changed") > 5
+
+
+def test_trace_api_rows_equal_what_lower_trace_returns(kernels_run):
+    """The shipped RMSNorm, built by its own file, through TileLang's lower_trace with the default pass list."""
+    workdir, _ = kernels_run
+    code = (
+        "import sys, json, contextlib, io; sys.path.insert(0, sys.argv[1]); import trace_cli, tilelang_trace, kernels\n"
+        "spec = trace_cli.parse_args(['--mode', 'trace-api', '--kernel', 'rmsnorm', '--params', sys.argv[2]]).spec\n"
+        "from tilelang import tvm\n"
+        "from tilelang.tools.lower_trace import lower_trace\n"
+        "target = tvm.target.Target(spec.target)\n"
+        "func = kernels.build(spec.kernel_file, spec.function, spec.params)\n"
+        "with target, contextlib.redirect_stdout(io.StringIO()):\n"
+        "    results = lower_trace(func, tilelang_trace.resolve_passes(spec, target))\n"
+        "print(json.dumps([[r['name'], bool(r['changed']), r['insertions'], r['deletions']] for r in results]))\n"
+    )
+    params = kernels.canonical(SMALL["rmsnorm"][0])
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(REPO / "scripts"), params], capture_output=True, text=True, timeout=600
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    expected = json.loads(proc.stdout.strip().splitlines()[-1])
+    rows = job_rows(workdir, "cuda-sm90", "rmsnorm_M256_N256", "trace-api")
+    assert [[r["pass"], r["changed"], r["added"], r["deleted"]] for r in rows] == expected
+    assert any(changed for _, changed, _, _ in expected)
+
+
+def test_the_heatmap_and_the_job_figures_name_each_kernel(kernels_run):
+    workdir, _ = kernels_run
+    figures = list((workdir / "results" / "figures" / "churn").rglob("*.png"))
+    assert len(figures) == 4 * 2 * len(MODES)
+    svg = (workdir / "results" / "figures" / "churn_heatmap.svg").read_text()
+    for label in ("flash_attention(seq_q=128, seq_kv=128, is_causal=True)", "rmsnorm(M=256, N=256)", "scale(M=256"):
+        assert label.replace(" ", "") in svg.replace(" ", "") or label in svg, label
+
+
+def test_editing_a_users_kernel_retraces_exactly_its_jobs(kernels_run):
+    workdir, user_file = kernels_run
+    configs = ("--configfile", "config/test_config.yaml", "config/kernels.yaml")
+    proc = snakemake(workdir, "-n", *configs)
+    assert "Nothing to be done" in proc.stdout + proc.stderr
+    cfg = yaml.safe_load((REPO / "config" / "test_config.yaml").read_text())
+    cfg.update(yaml.safe_load((workdir / "config" / "kernels.yaml").read_text()))
+    grid = job_grid.build_grid(job_grid.validate_config(cfg))
+    mine = {batch.name for batch in grid.batches if batch.kernel_files == [str(user_file)]}
+    assert len(mine) == 2  # trace-env apart: the user's file has batches of its own
+    assert all(batch.kernel_files == [] for batch in grid.batches if batch.name not in mine)
+    original = user_file.read_text()
+    user_file.write_text(original + "\n# edited\n")
+    try:
+        proc = snakemake(workdir, "-n", "--quiet", "rules", *configs)
+        assert set(trace_batch_counts(proc.stdout)) == mine, proc.stdout
+        assert rule_counts(proc.stdout).get("churn_table") == 1
+    finally:
+        user_file.write_text(original)
+
+
+# ------------------------------------------------------------------------------------------- bad kernels
+
+
+def refused(tmp_path, entry: dict) -> str:
+    cfg = {"shapes": [{"M": 64, "N": 64, "K": 64}], "targets": ["cuda-sm90"], "modes": ["instrument"]}
+    cfg["kernels"] = [entry]
+    with pytest.raises(ConfigError) as caught:
+        job_grid.build_grid(job_grid.validate_config(copy.deepcopy(cfg)), installed="0.1.15")
+    return str(caught.value)
+
+
+def test_each_bad_kernel_is_named_before_any_job(tmp_path):
+    broken = tmp_path / "broken.py"
+    broken.write_text("def build(N):\n    return (\n")
+    plain = tmp_path / "plain.py"
+    plain.write_text("def make(N, block=64):\n    pass\n")
+    missing = tmp_path / "nowhere.py"
+    cases = [
+        (
+            {"name": "k", "file": str(missing), "params": [{}]},
+            f"config kernels[0].file: kernel 'k': '{missing}' is not a file",
+        ),
+        (
+            {"name": "k", "file": str(broken), "params": [{}]},
+            f"config kernels[0]: kernel 'k': {broken}, line 3: does not parse",
+        ),
+        (
+            {"name": "k", "file": str(plain), "params": [{}]},
+            f"config kernels[0]: kernel 'k': {plain}: no function 'build'",
+        ),
+        (
+            {"name": "k", "file": str(plain), "function": "make", "params": [{"N": 1, "blocks": 2}]},
+            f"config kernels[0].params[0]: kernel 'k': make() in {plain} takes no parameter 'blocks'",
+        ),
+        (
+            {"name": "k", "file": str(plain), "function": "make", "params": [{"block": 2}]},
+            f"config kernels[0].params[0]: kernel 'k': make() in {plain} needs N",
+        ),
+        (
+            {"name": "k", "shipped": "nope", "params": [{}]},
+            "config kernels[0].shipped: kernel 'k': no shipped kernel 'nope'",
+        ),
+        (
+            {"name": "my kernel", "shipped": "rmsnorm", "params": [{}]},
+            "config kernels[0].name: 'my kernel' does not match",
+        ),
+        (
+            {"name": "gemm", "shipped": "rmsnorm", "params": [{}]},
+            "config kernels[0].name: 'gemm' is also the name of the GEMM",
+        ),
+        ({"name": "k", "shipped": "rmsnorm", "file": str(plain), "params": [{}]}, "config kernels[0]:"),
+    ]
+    for entry, message in cases:
+        assert refused(tmp_path, entry).startswith(message), (entry, refused(tmp_path, entry))
+
+
+def test_a_duplicate_kernel_or_parameter_set_is_refused(tmp_path):
+    cfg = {"shapes": [], "targets": ["hip"], "modes": ["instrument"]}
+    cfg["kernels"] = [
+        {"name": "r", "shipped": "rmsnorm", "params": [{}]},
+        {"name": "r", "shipped": "rmsnorm", "params": [{"N": 8}]},
+    ]
+    with pytest.raises(ConfigError, match=r"config kernels\[1\].name: 'r' is also the name of kernels\[0\]"):
+        job_grid.build_grid(job_grid.validate_config(cfg), installed="0.1.15")
+    cfg["kernels"] = [{"name": "r", "shipped": "rmsnorm", "params": [{"N": 8}, {"N": 8}]}]
+    with pytest.raises(
+        ConfigError, match=r"config kernels\[0\].params\[1\]: kernel 'r': .* the two jobs would be identical"
+    ):
+        job_grid.build_grid(job_grid.validate_config(cfg), installed="0.1.15")
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        ("    raise NotImplementedError('T.gemm_sp needs 0.1.16')\n", "NotImplementedError: T.gemm_sp needs 0.1.16"),
+        ("    return 42\n", "returned int, not a T.prim_func (PrimFunc)"),
+    ],
+)
+def test_a_kernel_that_raises_or_returns_no_primfunc_is_a_failed_row(tmp_path, body, error):
+    """For one release a function may fail (an old release lacks a language feature): data, not a crash."""
+    pytest.importorskip("tilelang")
+    kernel = tmp_path / "odd.py"
+    kernel.write_text(f"def build(N=8):\n{body}")
+    out = tmp_path / "out"
+    proc = run_script("--mode", "instrument", "--kernel-file", str(kernel), "--out", str(out))
+    assert proc.returncode == 1, proc.stderr
+    (row,) = passes_table.read_rows(out / "passes.csv")
+    assert (row["status"], row["pass"], row["kernel"]) == ("failed", "setup", "odd") and error in row["error"]
+    assert "Traceback" not in proc.stderr
+
+
+def test_a_bad_kernel_argument_exits_2_naming_kernel_file_and_value(tmp_path):
+    proc = run_script("--mode", "instrument", "--kernel", "rmsnorm", "--params", '{"rows": 4}')
+    assert proc.returncode == 2
+    assert "argument --params: kernel 'rmsnorm': build() in " in proc.stderr and "'rows'" in proc.stderr
+    proc = run_script("--mode", "instrument", "--kernel", "rmsnorm", "--shape", "8,8,8")
+    assert proc.returncode == 2 and "argument --shape: a GEMM option" in proc.stderr
+
+
+def test_the_signature_is_read_without_importing_the_file(tmp_path):
+    kernel = tmp_path / "k.py"
+    kernel.write_text("import no_such_module\n\ndef build(N, *, block=64, dtype='float16', **extra):\n    pass\n")
+    signature = kernels.read_signature(kernel)
+    assert signature.params == {"N": kernels.REQUIRED, "block": 64, "dtype": "float16"} and signature.takes_any
+    assert signature.problem({"N": 1, "anything": 2}) is None
+    assert kernels.label("k", {"N": 1, "block": 64}, signature.defaults()) == "k(N=1)"
+    assert kernels.folder_id("k", {"N": 1, "block": 64}, signature.defaults()) == "k_N1"
