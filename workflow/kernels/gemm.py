@@ -1,0 +1,42 @@
+"""GEMM, C = A @ B: the book's standard TileLang GEMM (chapter 12, example 4).
+
+The kernel of ``scripts/tilelang_trace.py`` ``build_gemm``, with the same T.prim_func body, so the same
+parameters give the very same IR: A (M x K) times B (K x N) into C (M x N), each block computes a
+block_M x block_N tile of C, walking K in steps of block_K through a software pipeline of ``stages`` stages
+(0: not pipelined), accumulating in ``accum_dtype``.
+
+Parameters: M, N, K (the problem), block_M, block_N, block_K (the tile), dtype (A, B and C), accum_dtype
+(the accumulator fragment), threads (per block), stages (num_stages of T.Pipelined).
+"""
+
+import tilelang.language as T
+
+
+def build(
+    M,
+    N,
+    K,
+    block_M=128,
+    block_N=128,
+    block_K=32,
+    dtype="float16",
+    accum_dtype="float32",
+    threads=128,
+    stages=3,
+):
+    """The GEMM as a T.prim_func (the kernel contract: ``build(**params) -> T.prim_func``)."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_K), dtype)
+            B_shared = T.alloc_shared((block_K, block_N), dtype)
+            C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+            T.clear(C_local)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=stages):
+                T.copy(A[by * block_M, k * block_K], A_shared)
+                T.copy(B[k * block_K, bx * block_N], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            T.copy(C_local, C[by * block_M, bx * block_N])
+
+    return main
