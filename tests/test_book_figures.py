@@ -288,11 +288,19 @@ def test_without_a_one_change_configuration_figure_4_is_not_made_and_why(tmp_pat
     assert "fig4_variants not made: no configuration" in proc.stdout
 
 
-@pytest.mark.parametrize("width", ["nan", "inf", "-inf", "0", "4", "40.5"])
-def test_a_width_not_finite_or_out_of_range_is_refused_before_drawing(tmp_path, width):
-    churn, ref = tables(tmp_path)
-    out = tmp_path / "book"
+@pytest.fixture(scope="module")
+def drawn_book(tmp_path_factory):
+    """The book drawn once from hand-made tables: (churn, reference, out dir)."""
+    root = tmp_path_factory.mktemp("drawn_book")
+    churn, ref = tables(root)
+    out = root / "book"
     assert run_cli("--churn", str(churn), "--reference", str(ref), "--out-dir", str(out)).returncode == 0
+    return churn, ref, out
+
+
+@pytest.mark.parametrize("width", ["nan", "inf", "-inf", "0", "4", "40.5"])
+def test_a_width_not_finite_or_out_of_range_is_refused_before_drawing(drawn_book, tmp_path, width):
+    churn, ref, out = drawn_book
     before = digests(out)
     proc = run_cli("--churn", str(churn), "--reference", str(ref), "--out-dir", str(out), f"--width-cm={width}")
     assert proc.returncode == 2 and proc.stdout == ""
