@@ -40,7 +40,7 @@ static: $(STAMP)
 
 # make bench: the performance goals (minutes); numbers to results/bench/*.csv and README.md's table
 bench: $(STAMP)
-	$(PY) -m pytest -q -p no:cacheprovider benchmarks
+	$(PY) -m pytest -q -n 0 -p no:cacheprovider benchmarks
 	$(PY) benchmarks/bench_table.py README.md
 
 clean-results:

@@ -24,10 +24,18 @@ SLOW_FIXTURES |= {"built_0_1_14", "uv_bin"}
 SLOW_MODULES = {"test_workflow_failures", "test_trace_batch", "test_batch_signals", "test_release_mismatch"}
 
 
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        if SLOW_FIXTURES & set(item.fixturenames) or item.module.__name__ in SLOW_MODULES:
-            item.add_marker(pytest.mark.slow)
+# The tests run on two pytest-xdist workers (`-n 2 --dist loadgroup`, pyproject.toml): the tests that share an
+# expensive fixture go to one worker, so it is built once, and the rest spread over both.
+SHARED_FIXTURES = ("finished_run", "book_run", "compared_run", "trace_runs", "api_runs", "cluster", "built_0_1_14")
+
+
+def pytest_itemcollected(item):
+    """Marked as each test is collected: xdist's own collection hook reads the groups right after."""
+    if SLOW_FIXTURES & set(item.fixturenames) or item.module.__name__ in SLOW_MODULES:
+        item.add_marker(pytest.mark.slow)
+    shared = next((name for name in SHARED_FIXTURES if name in item.fixturenames), None)
+    if shared:
+        item.add_marker(pytest.mark.xdist_group(shared))
 
 
 def run_script(*args: str, cwd: Path | None = None, python_flags: tuple[str, ...] = (), env: dict | None = None):

@@ -27,7 +27,7 @@ def one_line_error(proc) -> str:
 # ------------------------------------------------------------------------------------- tables cut short
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def real_passes_csv(trace_runs):
     pytest.importorskip("tilelang")
     proc, out = trace_runs.get("--mode", "trace-env", "--target", "cuda-sm90")

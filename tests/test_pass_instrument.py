@@ -61,7 +61,7 @@ DRIVER = textwrap.dedent(
 )
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def instrument_runs(tmp_path_factory) -> dict:
     """{job name: {rows, error, info}} of the instrument, all jobs in one subprocess."""
     root = tmp_path_factory.mktemp("pass_instrument")

@@ -252,7 +252,7 @@ def test_build_never_clears_a_folder_that_is_not_an_environment(tmp_path):
     assert keep.read_text() == "mine"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def uv_bin() -> Path:
     found = release_envs.find_uv()
     if found is None:
@@ -274,7 +274,7 @@ def test_failed_install_exits_3_naming_the_step_and_the_log(tmp_path, uv_bin):
     assert not (root / "tilelang-0.1.14" / "environment.json").exists()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def built_0_1_14(tmp_path_factory, uv_bin):
     """One real build of 0.1.14 through the command line, as a Snakemake rule would run it."""
     root = tmp_path_factory.mktemp("release_envs")

@@ -115,7 +115,7 @@ def test_the_profile_holds_the_cluster_settings_and_the_rules_their_resources():
     assert checked >= 7
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def cluster():
     system_packages.require("slurm-wlm")
     system_packages.require("munge")
@@ -134,7 +134,7 @@ def cluster():
     shutil.rmtree(root, ignore_errors=True)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def local_run(tmp_path_factory):
     pytest.importorskip("tilelang")
     workdir = make_workdir(tmp_path_factory.mktemp("local"))
@@ -143,7 +143,7 @@ def local_run(tmp_path_factory):
     return workdir
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def slurm_run(cluster, tmp_path_factory):
     pytest.importorskip("tilelang")
     base = tmp_path_factory.mktemp("slurm")

@@ -76,7 +76,7 @@ def job_args(mode: str, target_name: str, shape: str) -> tuple[str, ...]:
     return ("--mode", mode, "--target", target_name, "--shape", ",".join(map(str, SHAPES[shape])))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def api_runs(tmp_path_factory):
     """Every mode x target x shape of this module in one trace batch, as the workflow runs its jobs."""
     jobs = [job_args(mode, target, shape) for mode in TOOLS for target in TARGETS for shape in SHAPES]
