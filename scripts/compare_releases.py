@@ -49,7 +49,7 @@ values; booleans are ``True``/``False``.
 ``churn_by_version.csv`` (``BY_VERSION_COLUMNS``), one row per configuration x release with a job:
 
 - configuration, target_name, M, N, K, block_M, block_N, block_K, dtype, accum_dtype, threads, stages,
-  mode: the configuration (label, then key columns).
+  mode, kernel, params: the configuration (label, then key columns; the GEMM's empty for another kernel).
 - tilelang_version: the release. source: the tool that counted added/deleted (from the job's first row).
 - pass_runs: pass runs of the job (rows other than codegen and unsupported).
 - changed_runs: rows with status changed.
@@ -352,7 +352,7 @@ def config_label(row: Mapping) -> str:
     """``target MxNxK bBMxBNxBK dtype/accum tTHREADS sSTAGES mode`` for the GEMM, ``target LABEL mode`` for another
     kernel (its configuration label): the configuration's one-line name."""
     if row.get("kernel", "gemm") != "gemm":
-        return f"{row['target_name']} {row['configuration']} {row['mode']}"
+        return f"{row['target_name']} {row['kernel_label']} {row['mode']}"
     return (
         f"{row['target_name']} {row['M']}x{row['N']}x{row['K']} "
         f"b{row['block_M']}x{row['block_N']}x{row['block_K']} {row['dtype']}/{row['accum_dtype']} "

@@ -293,7 +293,7 @@ def resolve_kernels(cfg: dict, shapes: dict) -> dict[str, KernelConfig]:
         except kernels.KernelError as error:
             raise ConfigError(f"config {key}: kernel {name!r}: {error}") from None
         for j, params in enumerate(entry["params"]):
-            params = {**entry["defaults"], **params}
+            params = signature.ordered({**entry["defaults"], **params})
             problem = signature.problem(params)
             if problem:
                 raise ConfigError(f"config {key}.params[{j}]: kernel {name!r}: {problem}")

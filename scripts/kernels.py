@@ -52,6 +52,12 @@ class Signature:
     def defaults(self) -> dict:
         return {name: default for name, default in self.params.items() if default is not REQUIRED}
 
+    def ordered(self, params: dict) -> dict:
+        """params in the function's parameter order (then any others, sorted): one spelling of a set however
+        the config wrote it, for its label and its folder."""
+        position = {name: i for i, name in enumerate(self.params)}
+        return dict(sorted(params.items(), key=lambda item: (position.get(item[0], len(position)), item[0])))
+
 
 def shipped(name: str) -> Path:
     """The file of a kernel shipped with the workflow (workflow/kernels/<name>.py)."""

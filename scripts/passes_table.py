@@ -67,9 +67,9 @@ PROVENANCE_COLUMNS = [
     # (sorted keys), a readable label; the GEMM's columns above are empty for another kernel
     "kernel",
     "params",
-    "configuration",
+    "kernel_label",
 ]
-KERNEL_COLUMNS = ("kernel", "params", "configuration")
+KERNEL_COLUMNS = ("kernel", "params", "kernel_label")
 COLUMNS = STEP_COLUMNS + PROVENANCE_COLUMNS
 PROVENANCE_INT_COLUMNS = ("M", "N", "K", "block_M", "block_N", "block_K", "threads", "stages")
 INT_COLUMNS = ("step", "added", "deleted", "added_stripped", "deleted_stripped", "depth") + PROVENANCE_INT_COLUMNS
@@ -77,7 +77,8 @@ BOOL_COLUMNS = ("changed",)
 FLOAT_COLUMNS = ("seconds",)
 
 # A job is told apart by its provenance: target_name names the target dict and mode fixes the source.
-JOB_KEY = [column for column in PROVENANCE_COLUMNS if column not in ("target", "source")]
+# kernel_label is derived from kernel and params.
+JOB_KEY = [column for column in PROVENANCE_COLUMNS if column not in ("target", "source", "kernel_label")]
 
 # The respects in which one job's kernel can differ from another's, each with its provenance columns (the
 # book's figure 4 shows the configurations that differ from the reference in exactly one; the workflow decides

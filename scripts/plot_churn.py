@@ -294,7 +294,7 @@ def plot_job_bars(rows_or_df, path, measure: str = "raw") -> None:
             f"stages {first['stages']}",
         ]
     else:
-        kernel_parts = [str(first["configuration"])]
+        kernel_parts = [str(first["kernel_label"])]
     title_parts = [
         f"{first['target_name']}",
         *kernel_parts,
@@ -357,7 +357,7 @@ def _config_labels(jobs: pd.DataFrame) -> list[str]:
         if r["kernel"] == GEMM:
             parts = [str(r["target_name"]), _shape(r)] + [f(r) for f in version + extra]
         else:
-            parts = [str(r["target_name"]), str(r["configuration"])] + [f(r) for f in version]
+            parts = [str(r["target_name"]), str(r["kernel_label"])] + [f(r) for f in version]
         labels.append("\n".join(parts))
     return labels
 

@@ -89,7 +89,7 @@ class TraceSpec:
     kernel_file: str  # the file whose function builds it (kernels.py's contract)
     function: str
     params: dict  # function(**params) is the kernel
-    configuration: str  # a readable label: the kernel and the parameters it sets away from the defaults
+    kernel_label: str  # a readable label: the kernel and the parameters it sets away from the defaults
     keep_ir: bool = False  # instrument: write the IR after every pass to ir.json.gz (not provenance)
 
     @property
@@ -122,7 +122,7 @@ class TraceSpec:
             "source": trace_modes.source_of(self.mode),
             "kernel": self.kernel,
             "params": kernels.canonical(self.params),
-            "configuration": self.configuration,
+            "kernel_label": self.kernel_label,
         }
 
     def as_dict(self) -> dict:
@@ -480,7 +480,7 @@ def _kernel_of(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dic
         "kernel_file": str(Path(file).resolve()),
         "function": function,
         "params": params,
-        "configuration": kernels.label(name, params, signature.defaults()),
+        "kernel_label": kernels.label(name, signature.ordered(params), signature.defaults()),
     }
 
 

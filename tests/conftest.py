@@ -174,6 +174,7 @@ def run_batch(root: Path, jobs: list[tuple[str, ...]], workers: int = 2) -> dict
 def job_provenance(
     target_name: str = "cuda-sm90", mode: str = "trace-env", tilelang_version: str = "0.1.15", **kernel
 ) -> dict:
+    import kernels
     import trace_cli
     import trace_modes
 
@@ -190,6 +191,7 @@ def job_provenance(
         stages=3,
     )
     spec.update(kernel)
+    gemm = kernels.read_signature(kernels.shipped(kernels.GEMM))
     return dict(
         tilelang_version=tilelang_version,
         target_name=target_name,
@@ -197,6 +199,9 @@ def job_provenance(
         **spec,
         mode=mode,
         source=trace_modes.source_of(mode),
+        kernel=kernels.GEMM,
+        params=kernels.canonical(spec),
+        kernel_label=kernels.label(kernels.GEMM, gemm.ordered(spec), gemm.defaults()),
     )
 
 

@@ -73,6 +73,13 @@ SETTERS = {
     "figure_language": lambda c: c.update(figure_language=HOSTILE),
     "book_reference.target": lambda c: c.update(book_reference={"target": HOSTILE}),
     "book_reference.shape": lambda c: c.update(book_reference={"shape": HOSTILE}),
+    "kernels[].name": lambda c: c.update(kernels=[{"name": HOSTILE, "shipped": "rmsnorm", "params": [{}]}]),
+    "kernels[].shipped": lambda c: c.update(kernels=[{"name": "k", "shipped": HOSTILE, "params": [{}]}]),
+    # no such file: refused; an existing file of any name reaches the trace script as one argv element
+    "kernels[].file": lambda c: c.update(kernels=[{"name": "k", "file": HOSTILE, "params": [{}]}]),
+    "kernels[].function": lambda c: c.update(
+        kernels=[{"name": "k", "shipped": "rmsnorm", "function": HOSTILE, "params": [{}]}]
+    ),
     # not in the schema's string keys (free-form or untyped), but strings all the same
     "versions[]": lambda c: c.update(versions=[HOSTILE]),
     "targets[].target.arch": lambda c: c.update(targets=[{"name": "t", "target": {"kind": "cuda", "arch": HOSTILE}}]),

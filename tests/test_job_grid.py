@@ -84,8 +84,9 @@ def test_a_jobs_arguments_parse_back_to_its_spec_with_the_trace_scripts_own_pars
     )
     job = grid.job(INSTALLED, "sm90a", "1000x512x64_b64x32x16_bfloat16", "trace-api")
     spec = trace_cli.parse_args(shlex.split(job.command_args)).spec
-    assert (spec.M, spec.N, spec.K, spec.block_M, spec.block_N, spec.block_K) == (1000, 512, 64, 64, 32, 16)
-    assert (spec.dtype, spec.accum_dtype, spec.threads, spec.stages) == ("bfloat16", "float32", 128, 0)
+    gemm = spec.gemm
+    assert [gemm[name] for name in ("M", "N", "K", "block_M", "block_N", "block_K")] == [1000, 512, 64, 64, 32, 16]
+    assert [gemm[name] for name in ("dtype", "accum_dtype", "threads", "stages")] == ["bfloat16", "float32", 128, 0]
     assert spec.target == {"kind": "cuda", "arch": "sm_90a"} and spec.mode == "trace-api"
     assert spec.passes == trace_cli.DEFAULT_PASSES  # api_passes not set: the script's own default list
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import job_grid
 import kernels
+import pandas as pd
 import passes_table
 import pytest
 import yaml
@@ -47,7 +48,7 @@ MODES = ["trace-env", "trace-api", "pass-diff", "instrument"]
 def kernel_config(user_file: Path) -> dict:
     entries = [{"name": name, "shipped": name, "params": params} for name, params in SMALL.items()]
     entries.append({"name": "scale", "file": str(user_file), "params": [{"M": 256, "N": 512}]})
-    return {"shapes": [], "targets": ["cuda-sm90", "hip"], "modes": MODES, "kernels": entries}
+    return {"shapes": [], "targets": ["cuda-sm90"], "modes": MODES, "kernels": entries}
 
 
 @pytest.fixture(scope="session")
@@ -73,15 +74,15 @@ def test_every_kernel_runs_in_every_mode_with_its_own_columns(kernels_run):
     workdir, user_file = kernels_run
     churn = passes_table.read_frame(workdir / "results" / "churn.csv")
     jobs = churn.groupby(["kernel", "params", "target_name", "mode"]).ngroups
-    assert jobs == (2 + 1 + 1) * 2 * len(MODES)
+    assert jobs == (2 + 1 + 1) * len(MODES)
     assert set(churn["kernel"]) == {"flash_attention", "rmsnorm", "scale"}
-    assert churn[["M", "block_M", "dtype", "threads"]].isna().all().all()  # the GEMM's columns: empty
+    assert churn[["M", "block_M", "threads"]].isna().all().all() and (churn["dtype"] == "").all()  # the GEMM's
     causal = churn[churn["params"] == kernels.canonical({"seq_q": 128, "seq_kv": 128, "is_causal": True})]
-    assert set(causal["configuration"]) == {"flash_attention(seq_q=128, seq_kv=128, is_causal=True)"}
+    assert set(causal["kernel_label"]) == {"flash_attention(seq_q=128, seq_kv=128, is_causal=True)"}
     # a pandas user selects rows by one kernel parameter in one line (README)
     selected = churn[churn["params"].map(json.loads).str.get("is_causal") == True]  # noqa: E712
     assert selected.equals(causal)
-    summary = passes_table.read_frame(workdir / "results" / "churn_summary.csv")
+    summary = pd.read_csv(workdir / "results" / "churn_summary.csv")
     assert len(summary) == jobs and list(summary.columns[-3:]) == list(passes_table.KERNEL_COLUMNS)
     for status in ("failed", "unsupported"):
         assert not (churn["status"] == status).any(), churn[churn["status"] == status][["kernel", "error"]]
@@ -128,10 +129,18 @@ def test_trace_api_rows_equal_what_lower_trace_returns(kernels_run):
 def test_the_heatmap_and_the_job_figures_name_each_kernel(kernels_run):
     workdir, _ = kernels_run
     figures = list((workdir / "results" / "figures" / "churn").rglob("*.png"))
-    assert len(figures) == 4 * 2 * len(MODES)
-    svg = (workdir / "results" / "figures" / "churn_heatmap.svg").read_text()
-    for label in ("flash_attention(seq_q=128, seq_kv=128, is_causal=True)", "rmsnorm(M=256, N=256)", "scale(M=256"):
-        assert label.replace(" ", "") in svg.replace(" ", "") or label in svg, label
+    assert len(figures) == 4 * len(MODES)
+    assert (workdir / "results" / "figures" / "churn_heatmap.png").stat().st_size > 10_000
+    import plot_churn  # the heatmap's column labels (its SVG draws text as outlines)
+
+    jobs = passes_table.read_frame(workdir / "results" / "churn.csv").drop_duplicates(list(passes_table.JOB_KEY))
+    labels = set(plot_churn._config_labels(jobs))
+    for label in (
+        "flash_attention(seq_q=128, seq_kv=128, is_causal=True)",
+        "rmsnorm(M=256, N=256)",
+        "scale(M=256, N=512)",
+    ):
+        assert f"cuda-sm90\n{label}" in labels, (label, labels)
 
 
 def test_editing_a_users_kernel_retraces_exactly_its_jobs(kernels_run):
@@ -179,7 +188,7 @@ def test_each_bad_kernel_is_named_before_any_job(tmp_path):
         ),
         (
             {"name": "k", "file": str(broken), "params": [{}]},
-            f"config kernels[0]: kernel 'k': {broken}, line 3: does not parse",
+            f"config kernels[0]: kernel 'k': {broken}, line 2: does not parse",
         ),
         (
             {"name": "k", "file": str(plain), "params": [{}]},
