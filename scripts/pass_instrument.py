@@ -612,7 +612,7 @@ def main(argv: list[str] | None = None) -> int:
     import trace_cli
 
     spec = trace_cli.parse_args(["--mode", "trace-env", "--target", args.target]).spec
-    func = tilelang_trace.build_gemm(spec)
+    func = tilelang_trace.build_kernel(spec)
     rows, error, info = run_instrument(func, tilelang_trace.make_target(spec), keep_ir=bool(args.ir_archive))
     for row in rows:
         counts = "" if row["status"] == "failed" else f" +{row['added']} -{row['deleted']}"

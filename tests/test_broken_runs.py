@@ -181,7 +181,7 @@ def test_a_tool_failing_before_any_pass_is_not_blamed_on_the_first_pass(lower_tr
     spec = trace_cli.parse_args(["--mode", "trace-api", "--shape", "256,256,256"]).spec
     target = tilelang_trace.make_target(spec)
     with target:
-        rows, error = tilelang_trace.run_api_tool("lower_trace", tilelang_trace.build_gemm(spec),
+        rows, error = tilelang_trace.run_api_tool("lower_trace", tilelang_trace.build_kernel(spec),
                                                   tilelang_trace.resolve_passes(spec, target))  # fmt: skip
     assert isinstance(error, RuntimeError)
     assert [(row["pass"], row["status"]) for row in rows] == [("lower_trace", passes_table.STATUS_FAILED)]

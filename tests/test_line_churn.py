@@ -93,7 +93,7 @@ def test_the_api_modes_count_stripped_lines_the_tools_way(trace_runs, mode, tool
     target = tilelang_trace.make_target(spec)
     tool = lower_trace if mode == "trace-api" else pass_diff
     with target, contextlib.redirect_stdout(io.StringIO()):
-        results = tool(tilelang_trace.build_gemm(spec), tilelang_trace.resolve_passes(spec, target), mode="terminal")
+        results = tool(tilelang_trace.build_kernel(spec), tilelang_trace.resolve_passes(spec, target), mode="terminal")
     proc, out = trace_runs.get("--mode", mode, "--shape", "256,256,256")
     assert proc.returncode == 0, proc.stderr
     rows = passes_table.read_rows(out / "passes.csv")

@@ -48,7 +48,7 @@ DRIVER = textwrap.dedent(
             pass_instrument.print_ir = broken_print
         try:
             rows, error, info = pass_instrument.run_instrument(
-                tilelang_trace.build_gemm(spec), tilelang_trace.make_target(spec), keep_ir=bool(job.get("archive"))
+                tilelang_trace.build_kernel(spec), tilelang_trace.make_target(spec), keep_ir=bool(job.get("archive"))
             )
         finally:
             pass_instrument.print_ir = real_print

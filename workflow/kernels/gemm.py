@@ -1,9 +1,8 @@
 """GEMM, C = A @ B: the book's standard TileLang GEMM (chapter 12, example 4).
 
-The kernel of ``scripts/tilelang_trace.py`` ``build_gemm``, with the same T.prim_func body, so the same
-parameters give the very same IR: A (M x K) times B (K x N) into C (M x N), each block computes a
-block_M x block_N tile of C, walking K in steps of block_K through a software pipeline of ``stages`` stages
-(0: not pipelined), accumulating in ``accum_dtype``.
+The kernel every job of config `shapes` and the book's script `gemm_lower_trace.py` trace: A (M x K) times
+B (K x N) into C (M x N), each block computes a block_M x block_N tile of C, walking K in steps of block_K
+through a software pipeline of ``stages`` stages (0: not pipelined), accumulating in ``accum_dtype``.
 
 Parameters: M, N, K (the problem), block_M, block_N, block_K (the tile), dtype (A, B and C), accum_dtype
 (the accumulator fragment), threads (per block), stages (num_stages of T.Pipelined).
