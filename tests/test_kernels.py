@@ -235,6 +235,7 @@ def test_a_duplicate_kernel_or_parameter_set_is_refused(tmp_path):
         job_grid.build_grid(job_grid.validate_config(cfg), installed="0.1.15")
 
 
+@pytest.mark.slow  # two TileLang imports, in make test only: make check keeps its 3 minutes
 @pytest.mark.parametrize(
     ("body", "error"),
     [
