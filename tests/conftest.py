@@ -20,13 +20,15 @@ TRACE_SCRIPT = SCRIPTS / "gemm_lower_trace.py"
 # release environment, a cluster or a browser: these fixtures and modules. Marked here, from what a test uses,
 # so that a new test of that kind is slow without anyone remembering to say so.
 SLOW_FIXTURES = {"finished_run", "compared_run", "book_run", "local_run", "slurm_run", "cluster", "api_runs", "browser"}
+SLOW_FIXTURES |= {"kernels_run"}
 SLOW_FIXTURES |= {"built_0_1_14", "uv_bin"}
 SLOW_MODULES = {"test_workflow_failures", "test_trace_batch", "test_batch_signals", "test_release_mismatch"}
 
 
 # The tests run on two pytest-xdist workers (`-n 2 --dist loadgroup`, pyproject.toml): the tests that share an
 # expensive fixture go to one worker, so it is built once, and the rest spread over both.
-SHARED_FIXTURES = ("finished_run", "book_run", "compared_run", "trace_runs", "api_runs", "cluster", "built_0_1_14")
+SHARED_FIXTURES = ("finished_run", "book_run", "compared_run", "kernels_run", "trace_runs", "api_runs", "cluster")
+SHARED_FIXTURES += ("built_0_1_14",)
 
 
 def pytest_itemcollected(item):
