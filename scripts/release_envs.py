@@ -413,7 +413,7 @@ def stale_reason(marker_path: str | Path) -> str | None:
     or None while it can: the marker unreadable, the environment's bin/python missing or not executable, or its
     installed tilelang (read from the package metadata) not the marker's release. A missing marker has a
     reason too. Fast (a few file checks, no interpreter started): Snakemake calls it for every release each
-    time it parses the workflow, and deletes a stale marker so that rule release_env rebuilds the environment."""
+    time it builds the DAG, and deletes a stale marker so that rule release_env rebuilds the environment."""
     marker = Path(marker_path)
     env = marker.parent
     if not marker.exists():
@@ -527,13 +527,19 @@ def build_env(
     root = Path(root).absolute()
     dest = env_dir(root, version)
     marker = dest / MARKER_NAME
-    if marker_matches(read_marker(marker), version, release.requirements, torch_pin) and not stale_reason(marker):
+
+    def usable() -> bool:  # built from the same inputs, and still sound
+        return marker_matches(read_marker(marker), version, release.requirements, torch_pin) and not stale_reason(
+            marker
+        )
+
+    if usable():
         return marker
     root.mkdir(parents=True, exist_ok=True)
     # two processes building one release (two workflow runs, a test and a run) must not interleave
     with open(root / f".tilelang-{version}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if marker_matches(read_marker(marker), version, release.requirements, torch_pin) and not stale_reason(marker):
+        if usable():
             return marker  # built by the process that held the lock
         return _build(release, dest, torch_pin, uv=uv, log=log, python=python)
 
