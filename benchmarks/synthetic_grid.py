@@ -21,7 +21,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
-import passes_table as pt  # noqa: E402
+from tilelang_churn.core import passes_table as pt  # noqa: E402
 
 
 def shapes(count: int) -> list[dict]:

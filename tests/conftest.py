@@ -176,9 +176,8 @@ def run_batch(root: Path, jobs: list[tuple[str, ...]], workers: int = 2) -> dict
 def job_provenance(
     target_name: str = "cuda-sm90", mode: str = "trace-env", tilelang_version: str = "0.1.15", **kernel
 ) -> dict:
-    import kernels
-    import trace_cli
-    import trace_modes
+    from tilelang_churn.core import trace_modes
+    from tilelang_churn.lowering import kernels, trace_cli
 
     spec = dict(
         M=1024,
@@ -220,7 +219,7 @@ def make_row(
     depth: int = 1,
 ) -> dict:
     """One passes.csv row; changed follows the status as the trace script sets it."""
-    import passes_table as pt
+    from tilelang_churn.core import passes_table as pt
 
     changed = {pt.STATUS_CHANGED: True, pt.STATUS_NOOP: False, pt.STATUS_CODEGEN: True}.get(status)
     return dict(
@@ -239,7 +238,7 @@ def make_row(
 
 def write_passes(directory: Path, name: str, rows: list[dict]) -> Path:
     """rows written as DIRECTORY/NAME/passes.csv by the project's one writer."""
-    import passes_table as pt
+    from tilelang_churn.core import passes_table as pt
 
     path = directory / name / "passes.csv"
     pt.write_rows(path, rows)

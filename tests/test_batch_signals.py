@@ -15,9 +15,9 @@ import sys
 import time
 from pathlib import Path
 
-import passes_table as pt
 import pytest
 from conftest import SCRIPTS
+from tilelang_churn.core import passes_table as pt
 
 BATCH_SCRIPT = SCRIPTS / "trace_batch.py"
 PROC = Path("/proc")
@@ -127,7 +127,7 @@ def test_a_job_killed_by_a_signal_is_named_with_signal_job_and_environment(tmp_p
 WRAPPER = """
 import json, sys, types
 sys.path.insert(0, sys.argv[1])
-import trace_batch
+from tilelang_churn.lowering import trace_batch
 spec = json.loads(sys.stdin.read())
 smk = types.SimpleNamespace(
     params=types.SimpleNamespace(jobs=spec["jobs"], tolerate=[1], release_env=""),

@@ -14,12 +14,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import book_figures
-import figure_style as fs
 import matplotlib.image as mpimg
 import matplotlib.pyplot as plt
 import numpy as np
-import passes_table as pt
 import pytest
 from conftest import (
     WorkflowRun,
@@ -30,6 +27,9 @@ from conftest import (
     trace_batch_counts,
     version_of,
 )
+from tilelang_churn.core import passes_table as pt
+from tilelang_churn.figures import book_figures
+from tilelang_churn.figures import figure_style as fs
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "book_figures.py"
@@ -136,8 +136,7 @@ def test_a_missing_glyph_stops_a_strict_save(tmp_path):
 
 
 def test_every_figure_of_the_project_uses_the_style_module(tmp_path):
-    import compare_releases
-    import plot_churn
+    from tilelang_churn.figures import compare_releases, plot_churn
 
     assert plot_churn.fs is fs and compare_releases.fs is fs
     assert plot_churn.DPI == compare_releases.DPI == fs.SCREEN_DPI

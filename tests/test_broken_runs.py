@@ -8,10 +8,10 @@ from __future__ import annotations
 import os
 import re
 
-import churn_table
-import passes_table
 import pytest
 from conftest import run_script
+from tilelang_churn.core import passes_table
+from tilelang_churn.tables import churn_table
 
 SHADOW = "x = 1  # a module named tilelang that is not TileLang\n"
 
@@ -169,8 +169,7 @@ def lower_trace_tool(monkeypatch):
 
 
 def test_a_tool_failing_before_any_pass_is_not_blamed_on_the_first_pass(lower_trace_tool):
-    import tilelang_trace
-    import trace_cli
+    from tilelang_churn.lowering import tilelang_trace, trace_cli
 
     monkeypatch, module = lower_trace_tool
 
@@ -190,7 +189,7 @@ def test_a_tool_failing_before_any_pass_is_not_blamed_on_the_first_pass(lower_tr
 
 def test_an_empty_pass_list_is_an_error_not_an_index_error():
     pytest.importorskip("tilelang")
-    import tilelang_trace
+    from tilelang_churn.lowering import tilelang_trace
 
     rows, error = tilelang_trace.run_api_tool("pass_diff", None, [])
     assert rows == [] and isinstance(error, ValueError) and "empty" in str(error)

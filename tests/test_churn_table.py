@@ -8,11 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import churn_table
 import pandas as pd
-import passes_table as pt
 import pytest
 from conftest import job_provenance, make_row, write_passes
+from tilelang_churn.core import passes_table as pt
+from tilelang_churn.tables import churn_table
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "churn_table.py"
 

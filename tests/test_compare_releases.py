@@ -11,13 +11,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-import compare_releases as cr
 import matplotlib.image as mpimg
 import numpy as np
 import pandas as pd
-import passes_table as pt
 import pytest
 from conftest import job_provenance
+from tilelang_churn.core import passes_table as pt
+from tilelang_churn.figures import compare_releases as cr
 
 # one configuration: a job's provenance without its release
 CONFIG = {key: value for key, value in job_provenance(K=1024).items() if key != "tilelang_version"}

@@ -9,11 +9,11 @@ from __future__ import annotations
 import copy
 import re
 
-import job_grid
 import pytest
 import yaml
 from conftest import REPO
-from job_grid import ConfigError
+from tilelang_churn.lowering import job_grid
+from tilelang_churn.lowering.job_grid import ConfigError
 
 HOSTILE = "x y;touch /tmp/tlchurn-pwned;$(touch /tmp/tlchurn-pwned2)`id`"
 RULES = sorted((REPO / "workflow" / "rules").glob("*.smk")) + [REPO / "Snakefile"]

@@ -14,10 +14,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import passes_table as pt
 import pytest
 from conftest import write_passes
 from test_book_figures import REFERENCE_PASSES, job, tables
+from tilelang_churn.core import passes_table as pt
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 

@@ -7,11 +7,10 @@ import importlib.util
 import json
 import shlex
 
-import job_grid
 import pytest
-import trace_cli
-import trace_modes
-from job_grid import ConfigError
+from tilelang_churn.core import trace_modes
+from tilelang_churn.lowering import job_grid, trace_cli
+from tilelang_churn.lowering.job_grid import ConfigError
 
 INSTALLED = "0.1.15"
 

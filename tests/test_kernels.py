@@ -14,15 +14,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-import job_grid
-import kernels
 import pandas as pd
-import passes_table
 import pytest
 import yaml
 from conftest import REPO, make_workdir, rule_counts, run_script, snakemake, trace_batch_counts
-from job_grid import ConfigError
 from test_trace_env import report_passes, report_view
+from tilelang_churn.core import passes_table
+from tilelang_churn.lowering import job_grid, kernels
+from tilelang_churn.lowering.job_grid import ConfigError
 
 # A user's kernel: C = A * scale, row by row (a file outside the repository).
 USER_KERNEL = """
@@ -105,7 +104,8 @@ def test_trace_api_rows_equal_what_lower_trace_returns(kernels_run):
     """The shipped RMSNorm, built by its own file, through TileLang's lower_trace with the default pass list."""
     workdir, _ = kernels_run
     code = (
-        "import sys, json, contextlib, io; sys.path.insert(0, sys.argv[1]); import trace_cli, tilelang_trace, kernels\n"
+        "import sys, json, contextlib, io; sys.path.insert(0, sys.argv[1])\n"
+        "from tilelang_churn.lowering import kernels, tilelang_trace, trace_cli\n"
         "spec = trace_cli.parse_args(['--mode', 'trace-api', '--kernel', 'rmsnorm', '--params', sys.argv[2]]).spec\n"
         "from tilelang import tvm\n"
         "from tilelang.tools.lower_trace import lower_trace\n"
@@ -131,7 +131,7 @@ def test_the_heatmap_and_the_job_figures_name_each_kernel(kernels_run):
     figures = list((workdir / "results" / "figures" / "churn").rglob("*.png"))
     assert len(figures) == 4 * len(MODES)
     assert (workdir / "results" / "figures" / "churn_heatmap.png").stat().st_size > 10_000
-    import plot_churn  # the heatmap's column labels (its SVG draws text as outlines)
+    from tilelang_churn.figures import plot_churn  # the heatmap's column labels (its SVG draws text as outlines)
 
     jobs = passes_table.read_frame(workdir / "results" / "churn.csv").drop_duplicates(list(passes_table.JOB_KEY))
     labels = set(plot_churn._config_labels(jobs))

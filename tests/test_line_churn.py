@@ -5,10 +5,9 @@ from __future__ import annotations
 import difflib
 from pathlib import Path
 
-import line_churn
-import passes_table
 import pytest
-import run_record
+from tilelang_churn.core import line_churn, passes_table
+from tilelang_churn.lowering import run_record
 
 WRAPPED = """def main():
     for i in range(4):
@@ -84,10 +83,9 @@ def test_the_api_modes_count_stripped_lines_the_tools_way(trace_runs, mode, tool
     import contextlib
     import io
 
-    import tilelang_trace
-    import trace_cli
     from tilelang.tools.lower_trace import lower_trace
     from tilelang.utils.pass_diff import pass_diff
+    from tilelang_churn.lowering import tilelang_trace, trace_cli
 
     spec = trace_cli.parse_args(["--mode", mode, "--shape", "256,256,256"]).spec
     target = tilelang_trace.make_target(spec)
@@ -109,7 +107,7 @@ def test_the_api_modes_count_stripped_lines_the_tools_way(trace_runs, mode, tool
 def test_the_heatmap_can_show_either_count(trace_runs):
     pytest.importorskip("tilelang")
     import numpy as np
-    import plot_churn
+    from tilelang_churn.figures import plot_churn
 
     _, out = trace_runs.get("--mode", "trace-env", "--target", "cuda-sm90")
     df = passes_table.read_frame(out / "passes.csv")

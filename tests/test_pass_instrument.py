@@ -14,10 +14,9 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pass_instrument
-import passes_table
 import pytest
-import run_record
+from tilelang_churn.core import passes_table
+from tilelang_churn.lowering import pass_instrument, run_record
 
 pytest.importorskip("tilelang")
 
@@ -29,8 +28,9 @@ DRIVER = textwrap.dedent(
     """
     import json, sys
     sys.path.insert(0, sys.argv[1])
-    import trace_cli
-    import pass_instrument, passes_table, tilelang_trace
+    from tilelang_churn.lowering import trace_cli
+    from tilelang_churn.core import passes_table
+    from tilelang_churn.lowering import pass_instrument, tilelang_trace
 
     jobs, results = json.loads(sys.argv[2]), {}
     for job in jobs:

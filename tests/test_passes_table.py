@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import passes_table
 import pytest
+from tilelang_churn.core import passes_table
 
 README = Path(__file__).resolve().parents[1] / "config" / "README.md"
 

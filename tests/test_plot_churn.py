@@ -6,14 +6,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-import churn_table
 import matplotlib.image as mpimg
 import numpy as np
 import pandas as pd
-import passes_table as pt
-import plot_churn
 import pytest
 from conftest import job_provenance, write_passes
+from tilelang_churn.core import passes_table as pt
+from tilelang_churn.figures import plot_churn
+from tilelang_churn.tables import churn_table
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "plot_churn.py"
 

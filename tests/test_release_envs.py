@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-import release_envs
-from release_envs import BuildError, ReleaseError, build_env, check_versions, load_releases
+from tilelang_churn.lowering import release_envs
+from tilelang_churn.lowering.release_envs import BuildError, ReleaseError, build_env, check_versions, load_releases
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "release_envs.py"
@@ -151,7 +151,10 @@ def test_the_installed_release_is_always_accepted(installed):
 
 
 def test_installed_release_reads_metadata_without_importing_tilelang():
-    code = "import sys, release_envs; print(release_envs.installed_release()); print('tilelang' in sys.modules)"
+    code = (
+        "import sys; from tilelang_churn.lowering import release_envs; "
+        "print(release_envs.installed_release()); print('tilelang' in sys.modules)"
+    )
     proc = subprocess.run(
         [sys.executable, "-c", code], cwd=REPO / "scripts", capture_output=True, text=True, check=True
     )

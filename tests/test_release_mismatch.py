@@ -13,10 +13,10 @@ import sysconfig
 from importlib import metadata
 from pathlib import Path
 
-import passes_table as pt
 import pytest
-import release_envs
 from conftest import SCRIPTS, run_script
+from tilelang_churn.core import passes_table as pt
+from tilelang_churn.lowering import release_envs
 
 KERNEL = ("--shape", "64,64,64", "--block", "32,32,32")
 

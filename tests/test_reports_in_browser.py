@@ -19,9 +19,9 @@ from pathlib import Path
 
 import matplotlib.image as mpimg
 import numpy as np
-import passes_table as pt
 import pytest
 import system_packages
+from tilelang_churn.core import passes_table as pt
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 WINDOW = (1280, 900)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import run_record
+from tilelang_churn.lowering import run_record
 
 
 def write_pair(run_dir: Path, phase: str, stem: str, before: str, after: str, after_ext: str = "tir") -> None:

@@ -27,10 +27,10 @@ import time
 from pathlib import Path
 
 import pytest
-import release_envs
 import system_packages
 import yaml
 from slurm_cluster import PARTITION, SlurmCluster, SlurmSetupError
+from tilelang_churn.lowering import release_envs
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"

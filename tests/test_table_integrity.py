@@ -15,9 +15,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import passes_table as pt
 import pytest
 from conftest import WorkflowRun, copy_of_finished_run
+from tilelang_churn.core import passes_table as pt
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
@@ -74,7 +74,9 @@ def test_an_edited_churn_csv_is_refused_by_its_readers_and_rebuilt_once_deleted(
         assert proc.returncode == 1 and proc.stderr.count("\n") == 1, proc.stderr
         assert f"{workdir}/{why}{churn} to rebuild it" in proc.stderr and "Traceback" not in proc.stderr
     assert not (tmp_path / "heat.png").exists() and not list(tmp_path.glob("fig*"))
-    import compare_releases  # reads passes.csv files through the same reader: a churn.csv given to it too
+    from tilelang_churn.figures import (
+        compare_releases,  # reads passes.csv files through the same reader: a churn.csv given to it too
+    )
 
     with pytest.raises(pt.TableError, match="changed after churn_table.py wrote it"):
         compare_releases.read_jobs([churn])

@@ -9,11 +9,10 @@ from __future__ import annotations
 import contextlib
 import io
 
-import passes_table
 import pytest
-import trace_cli
-import trace_modes
 from conftest import run_batch
+from tilelang_churn.core import passes_table, trace_modes
+from tilelang_churn.lowering import trace_cli
 
 tilelang = pytest.importorskip("tilelang")
 import tilelang.language as T  # noqa: E402

@@ -10,9 +10,9 @@ import sys
 import time
 from pathlib import Path
 
-import passes_table as pt
 import pytest
 from conftest import SCRIPTS
+from tilelang_churn.core import passes_table as pt
 
 BATCH_SCRIPT = SCRIPTS / "trace_batch.py"
 KERNEL = ("--shape", "256,256,256", "--block", "64,64,32")

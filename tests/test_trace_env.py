@@ -5,8 +5,8 @@ from __future__ import annotations
 from html.parser import HTMLParser
 from pathlib import Path
 
-import passes_table
 import pytest
+from tilelang_churn.core import passes_table
 
 pytest.importorskip("tilelang")
 

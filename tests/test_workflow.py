@@ -13,9 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import passes_table
 import pytest
-import release_envs
 import yaml
 from conftest import (  # noqa: F401 - also imported from here by other tests
     REPO,
@@ -28,6 +26,8 @@ from conftest import (  # noqa: F401 - also imported from here by other tests
     version_of,
 )
 from test_broken_runs import tilelang_blocked_env
+from tilelang_churn.core import passes_table
+from tilelang_churn.lowering import release_envs
 
 
 def load_test_config():

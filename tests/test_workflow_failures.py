@@ -13,7 +13,6 @@ import subprocess
 import time
 from pathlib import Path
 
-import passes_table
 import pytest
 from conftest import (
     REPO,
@@ -26,6 +25,7 @@ from conftest import (
     version_of,
 )
 from test_broken_runs import tilelang_blocked_env
+from tilelang_churn.core import passes_table
 
 TEST_CONFIG = ("--configfile", "config/test_config.yaml")
 

@@ -10,7 +10,7 @@ why). scripts/book_figures.py draws them; scripts/figure_style.py is the style o
 from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
-import passes_table  # scripts/, on sys.path from common.smk (standard library only)
+from tilelang_churn.core import passes_table  # scripts/, on sys.path from common.smk (standard library only)
 
 # the stems of scripts/book_figures.py FIGURES (a test keeps the two in step; the script is not imported here:
 # it loads matplotlib, which the DAG does not need)

@@ -17,9 +17,9 @@ from snakemake.logging import logger
 PROJECT = Path(str(workflow.current_basedir)).parents[1]
 SCRIPTS = str(PROJECT / "scripts")
 sys.path.insert(0, SCRIPTS)
-import job_grid  # noqa: E402
-import release_envs  # noqa: E402
-import trace_modes  # noqa: E402
+from tilelang_churn.lowering import job_grid  # noqa: E402
+from tilelang_churn.lowering import release_envs  # noqa: E402
+from tilelang_churn.core import trace_modes  # noqa: E402
 
 try:
     GRID = job_grid.build_grid(job_grid.validate_config(config))

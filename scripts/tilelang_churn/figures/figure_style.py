@@ -3,7 +3,7 @@
 Used by ``plot_churn.py`` (per-job bars, heatmap), ``compare_releases.py`` (release figures) and
 ``book_figures.py`` (the book's figures, ``results/book/``)::
 
-    import figure_style as fs
+    from tilelang_churn.figures import figure_style as fs
 
     with fs.context("zh", book=True):          # rcParams: fonts of the language, book sizes, determinism
         fig, ax = plt.subplots(figsize=fs.book_size(15.0, 9.0))   # width and height in cm
@@ -43,8 +43,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import passes_table as pt  # noqa: E402
 from matplotlib import font_manager  # noqa: E402
+
+from tilelang_churn.core import passes_table as pt  # noqa: E402
 
 LANGUAGES = ("en", "zh")
 SCREEN_DPI = 100  # the workflow's own figures (results/figures, results/compare): looked at on a screen

@@ -14,9 +14,8 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import kernels
-import tilelang_source
-import trace_modes
+from tilelang_churn.core import trace_modes
+from tilelang_churn.lowering import kernels, tilelang_source
 
 # Short target names -> TVM target dicts. The JSON dict form is accepted by every TileLang release;
 # CLI strings such as "cuda -arch=sm_90" are rejected from 0.1.10 on.

@@ -11,14 +11,12 @@ import importlib
 import inspect
 from pathlib import Path
 
-import kernels
-import line_churn
-import passes_table
-import run_record
 import tilelang
-import tilelang_source
 from tilelang import tvm
-from trace_cli import DERIVABLE_PASS_PARAMS, TraceSpec
+
+from tilelang_churn.core import line_churn, passes_table
+from tilelang_churn.lowering import kernels, run_record, tilelang_source
+from tilelang_churn.lowering.trace_cli import DERIVABLE_PASS_PARAMS, TraceSpec
 
 
 def build_kernel(spec: TraceSpec):
@@ -78,7 +76,7 @@ def _step_row(step: int, phase: str, result: dict) -> dict:
 
 def run_instrument(spec: TraceSpec, func, target, out_dir: Path, trace_dir: Path):
     """instrument: a TVM pass instrument over the full tilelang.lower (pass_instrument.py)."""
-    import pass_instrument
+    from tilelang_churn.lowering import pass_instrument
 
     rows, error, info = pass_instrument.run_instrument(func, target, keep_ir=spec.keep_ir)
     ir = info.pop("ir", None)

@@ -1,6 +1,6 @@
 """--mode instrument: one TVM pass instrument that traces tilelang.lower in every release from 0.1.8 to 0.1.15.
 
-    import pass_instrument
+    from tilelang_churn.lowering import pass_instrument
     rows, error, info = pass_instrument.run_instrument(func, target, keep_ir=True)
     pass_instrument.write_ir_archive(info["ir"], "ir.json.gz")
 
@@ -83,9 +83,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-import line_churn
-import passes_table
-import run_record
+from tilelang_churn.core import line_churn, passes_table
+from tilelang_churn.lowering import run_record
 
 IR_ARCHIVE_FORMAT = 1
 UNSCOPED_PHASE = "unscoped"  # TL_LOWER_TRACE's label for a pass outside every phase scope
@@ -608,8 +607,7 @@ def main(argv: list[str] | None = None) -> int:
     # TileLang's own trace would run (and print) too: it reads TL_LOWER_TRACE when tilelang is imported
     if "tilelang" not in sys.modules:
         os.environ["TL_LOWER_TRACE"] = "0"
-    import tilelang_trace
-    import trace_cli
+    from tilelang_churn.lowering import tilelang_trace, trace_cli
 
     spec = trace_cli.parse_args(["--mode", "trace-env", "--target", args.target]).spec
     func = tilelang_trace.build_kernel(spec)

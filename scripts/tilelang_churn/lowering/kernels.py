@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 SHIPPED_DIR = REPO / "workflow" / "kernels"
 GEMM = "gemm"  # the book's kernel: its parameters are also passes.csv's GEMM columns
 DEFAULT_FUNCTION = "build"

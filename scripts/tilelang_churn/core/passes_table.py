@@ -17,7 +17,7 @@ import os
 import re
 from pathlib import Path
 
-import trace_modes
+from tilelang_churn.core import trace_modes
 
 # status of a step: changed/noop are IR-to-IR passes; codegen compares TIR with generated source and is never
 # churn; failed is a pass (or codegen, or the set-up) that raised, its text in ``error``; unsupported is the one

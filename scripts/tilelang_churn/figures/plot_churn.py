@@ -1,0 +1,569 @@
+"""Figures of TileLang pass churn (matplotlib, Agg backend).
+
+Usage::
+
+    python scripts/plot_churn.py bars --passes PASSES_CSV --out FIG.png
+    python scripts/plot_churn.py heatmap --churn CHURN_CSV --out FIG.png [FIG.svg ...] [--mode trace-env]
+
+``bars``: one job's passes, in execution order: +added above the axis (green), -deleted below it (red),
+no-op passes as grey markers on the axis, a failed step as a red x with its error, the codegen step as a
+hatched band (not churn).
+
+``heatmap``: pass occurrences (rows, e.g. "Simplify #3") x configurations (columns) of one mode; a cell is
+added+deleted of that occurrence; 0 (no-op) is pale, an occurrence absent from a configuration is hatched
+grey, a failed pass is a red x. codegen rows are left out. A churn.csv changed since churn_table.py wrote it
+(checked against churn.json beside it) is refused.
+
+Exit status 1 with one line on stderr for a refused table or a figure that cannot be written (a full disk:
+the file named, no temporary left).
+"""
+
+# no `from __future__` import: Snakemake's script: directive puts its preamble above this file
+import argparse
+import multiprocessing
+import os
+import sys
+import textwrap
+import warnings
+
+import matplotlib.colors as mcolors
+import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker as mticker  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
+
+from tilelang_churn.core import passes_table as pt  # noqa: E402
+from tilelang_churn.core import trace_modes  # noqa: E402
+from tilelang_churn.figures import (
+    figure_style as fs,  # the one style of every figure: fonts, colours, DPI, saving (sets the Agg backend)
+)
+
+ADDED_COLOR = fs.ADDED_COLOR
+DELETED_COLOR = fs.DELETED_COLOR
+NOOP_COLOR = fs.NOOP_COLOR
+FAILED_COLOR = fs.FAILED_COLOR
+CODEGEN_COLOR = fs.CODEGEN_COLOR
+ZERO_COLOR = fs.ZERO_COLOR  # heatmap: pass ran, 0 lines changed
+ABSENT_COLOR = fs.ABSENT_COLOR  # heatmap: occurrence not in this configuration
+DPI = fs.SCREEN_DPI
+HASHSALT = "tilelang-churn/plot_churn"
+CBAR_LABEL = "lines changed (+added + -deleted)"
+# a heatmap wider than this is unreadable: merge_configurations folds the rest into fewer columns
+MAX_HEATMAP_COLUMNS = 40
+SYMLOG_SPREAD = 100  # bars: symlog y when largest/smallest nonzero bar exceeds this
+
+
+# ---------------------------------------------------------------------------------------------- helpers
+
+
+def _as_frame(rows_or_df) -> pd.DataFrame:
+    """A DataFrame in passes.csv columns from passes_table.read_rows() dicts or a passes_table frame."""
+    df = rows_or_df.copy() if isinstance(rows_or_df, pd.DataFrame) else pt.to_frame(list(rows_or_df))
+    missing = [c for c in pt.COLUMNS if c not in df.columns]
+    if missing:
+        raise ValueError(f"rows lack columns {missing}")
+    if df.empty:
+        raise ValueError("no rows to plot")
+    return df
+
+
+GEMM = "gemm"  # kernels.GEMM: its rows carry the GEMM's own columns, every other kernel's a configuration label
+
+
+def _shape(row) -> str:
+    return f"{row['M']}x{row['N']}x{row['K']}"
+
+
+def _block(row) -> str:
+    return f"{row['block_M']}x{row['block_N']}x{row['block_K']}"
+
+
+def _shorten(text: str, limit: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def _save(fig, paths) -> None:
+    """Save one figure to every path (format from the suffix), each atomically, with figure_style's fixed
+    metadata (same rows, same bytes)."""
+    fs.save(fig, paths, dpi=DPI, hashsalt=HASHSALT)
+
+
+# ------------------------------------------------------------------------------------------------- bars
+
+
+# Which count a figure shows (config churn_measure): the raw line churn, or the churn with lines compared
+# without leading and trailing whitespace (passes.csv added_stripped/deleted_stripped).
+MEASURES = ("raw", "stripped")
+
+
+def _measured(df: pd.DataFrame, measure: str) -> tuple[pd.DataFrame, str]:
+    """df whose added/deleted hold the chosen count, and the words that say which one the figure shows.
+
+    A table without whitespace-insensitive counts (a mode without the IR text) keeps its raw counts, and the
+    figure says so."""
+    if measure not in MEASURES:
+        raise ValueError(f"measure {measure!r} is not one of {', '.join(MEASURES)}")
+    if measure == "raw":
+        return df, "raw line churn"
+    churn = df[df["status"].isin(pt.CHURN_STATUSES)]
+    if churn[["added_stripped", "deleted_stripped"]].isna().any().any():
+        return df, "raw line churn (no whitespace-insensitive counts in this table)"
+    df = df.assign(added=df["added_stripped"], deleted=df["deleted_stripped"])
+    return df, "churn ignoring leading/trailing whitespace"
+
+
+@fs.styled("en", hashsalt=HASHSALT)
+def plot_job_bars(rows_or_df, path, measure: str = "raw") -> None:
+    """Bar chart of one job's per-pass churn; ``path`` is one output path (or a list of paths)."""
+    df, measure_words = _measured(_as_frame(rows_or_df), measure)
+    jobs = df.groupby(pt.JOB_KEY, sort=False, dropna=False).ngroups
+    if jobs != 1:
+        raise ValueError(f"plot_job_bars wants the rows of one job, got {jobs} jobs")
+    df = df.sort_values("step", kind="stable").reset_index(drop=True)
+    first = df.iloc[0]
+    n = len(df)
+    x = np.arange(n)
+    status = df["status"].to_numpy()
+    is_churn = np.isin(status, pt.CHURN_STATUSES)
+    added = np.where(is_churn, df["added"].fillna(0).to_numpy(dtype=float), 0.0)
+    deleted = np.where(is_churn, df["deleted"].fillna(0).to_numpy(dtype=float), 0.0)
+    total = added + deleted
+
+    width_in = max(8.0, 0.22 * n)
+    fig, ax = plt.subplots(figsize=(width_in, 6.5), layout="constrained")
+    ax.bar(x, added, width=0.75, color=ADDED_COLOR, label="+added lines", zorder=3)
+    ax.bar(x, -deleted, width=0.75, color=DELETED_COLOR, label="-deleted lines", zorder=3)
+    ax.axhline(0, color="black", linewidth=0.8, zorder=4)
+
+    noop = status == pt.STATUS_NOOP
+    failed = status == pt.STATUS_FAILED
+    codegen = status == pt.STATUS_CODEGEN
+    if noop.any():
+        ax.plot(
+            x[noop],
+            np.zeros(noop.sum()),
+            linestyle="none",
+            marker="o",
+            markersize=4,
+            color=NOOP_COLOR,
+            zorder=5,
+            label="no-op pass (0 lines)",
+        )
+    if failed.any():
+        ax.plot(
+            x[failed],
+            np.zeros(failed.sum()),
+            linestyle="none",
+            marker="x",
+            markersize=11,
+            markeredgewidth=2.5,
+            color=FAILED_COLOR,
+            zorder=6,
+            label="failed pass",
+        )
+    for i in x[codegen]:
+        ax.axvspan(i - 0.45, i + 0.45, facecolor="none", edgecolor=CODEGEN_COLOR, hatch="///", linewidth=0.8, zorder=2)
+
+    # y scale: linear unless a few huge bars would flatten the small ones
+    nonzero = np.concatenate([added[added > 0], deleted[deleted > 0]])
+    top = added.max(initial=0.0)
+    bottom = deleted.max(initial=0.0)
+    symlog = nonzero.size > 0 and nonzero.max() / nonzero.min() > SYMLOG_SPREAD
+    if symlog:
+        ax.set_yscale("symlog", linthresh=1, linscale=0.5)
+        pad = lambda v: (v + 1) * 4.0  # noqa: E731  room for value labels on a log axis
+    else:
+        span = max(top, bottom, 4.0)  # a job without churn still gets a 0..1-ish integer axis
+        pad = lambda v: v + 0.18 * span  # noqa: E731
+    ax.set_ylim(-pad(bottom) if bottom > 0 else -pad(0) * 0.5, pad(top))
+    # codegen band label: placed in the band, inside the axes
+    for i in x[codegen]:
+        ax.text(
+            i,
+            0.5,
+            "codegen (not churn)",
+            transform=ax.get_xaxis_transform(),
+            rotation=90,
+            ha="center",
+            va="center",
+            fontsize=8,
+            color=CODEGEN_COLOR,
+            bbox=dict(boxstyle="round,pad=0.2", facecolor="white", edgecolor="none", alpha=0.85),
+        )
+
+    # value labels: every nonzero bar for small jobs, else the 10 steps with the most churn
+    if n <= 40:
+        label_idx = np.flatnonzero(total > 0)
+    else:
+        order = sorted(np.flatnonzero(total > 0), key=lambda i: (-total[i], i))
+        label_idx = np.array(order[:10], dtype=int)
+    fontsize = 8 if n <= 40 else 7
+    for i in label_idx:
+        if added[i] > 0:
+            ax.annotate(
+                f"+{int(added[i])}",
+                (i, added[i]),
+                xytext=(0, 2),
+                textcoords="offset points",
+                ha="center",
+                va="bottom",
+                fontsize=fontsize,
+                color=ADDED_COLOR,
+            )
+        if deleted[i] > 0:
+            ax.annotate(
+                f"-{int(deleted[i])}",
+                (i, -deleted[i]),
+                xytext=(0, -2),
+                textcoords="offset points",
+                ha="center",
+                va="top",
+                fontsize=fontsize,
+                color=DELETED_COLOR,
+            )
+
+    # x tick labels "14 LayoutInference", coloured by status
+    ax.set_xticks(x)
+    ax.set_xticklabels([f"{s} {p}" for s, p in zip(df["step"], df["pass"])], rotation=90, fontsize=9 if n <= 60 else 8)
+    for label, st in zip(ax.get_xticklabels(), status):
+        if st == pt.STATUS_NOOP:
+            label.set_color(NOOP_COLOR)
+        elif st == pt.STATUS_FAILED:
+            label.set_color(FAILED_COLOR)
+            label.set_fontweight("bold")
+        elif st == pt.STATUS_CODEGEN:
+            label.set_color(CODEGEN_COLOR)
+            label.set_fontstyle("italic")
+    ax.set_xlim(-0.7, n - 0.3)
+    ax.set_xlabel("pass step (execution order)")
+    ax.set_ylabel("lines" + (" (symlog scale)" if symlog else ""))
+    ax.yaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{abs(v):g}"))
+    if not symlog:
+        ax.yaxis.set_major_locator(mticker.MaxNLocator(integer=True, steps=[1, 2, 2.5, 5, 10]))
+    ax.grid(axis="y", color="#dddddd", linewidth=0.6, zorder=0)
+    ax.set_axisbelow(True)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+
+    # failure text box, in the upper left of the axes (above the bars: headroom reserved by pad)
+    if failed.any():
+        fi = int(np.flatnonzero(failed)[0])
+        err = _shorten(df.at[fi, "error"] or "(no error text)", 300)
+        wrap = max(40, int(width_in * 9))
+        text = f"failed at step {df.at[fi, 'step']} {df.at[fi, 'pass']}:\n" + textwrap.fill(err, wrap)
+        ax.text(
+            0.01,
+            0.98,
+            text,
+            transform=ax.transAxes,
+            ha="left",
+            va="top",
+            fontsize=8.5,
+            color=FAILED_COLOR,
+            zorder=7,
+            bbox=dict(boxstyle="round,pad=0.4", facecolor="#fff3f3", edgecolor=FAILED_COLOR),
+        )
+        ax.set_ylim(ax.get_ylim()[0], _grow_top(ax, 1.0 + 0.14 * (text.count("\n") + 1), symlog))
+
+    # legend: the bar kinds, plus codegen when present
+    handles, labels = ax.get_legend_handles_labels()
+    order = ["+added lines", "-deleted lines", "no-op pass (0 lines)", "failed pass"]
+    handles = [h for _, h in sorted(zip(labels, handles), key=lambda hl: order.index(hl[0]))]
+    if codegen.any():
+        handles.append(Patch(facecolor="none", edgecolor=CODEGEN_COLOR, hatch="///", label="codegen (not churn)"))
+    # above the axes, under the title (constrained layout makes room for it)
+    ncols = len(handles) if width_in >= 12 or len(handles) <= 4 else 3
+    ax.legend(
+        handles=handles,
+        loc="lower center",
+        bbox_to_anchor=(0.5, 1.01),
+        ncols=ncols,
+        fontsize=8.5,
+        frameon=False,
+        borderaxespad=0.2,
+    )
+
+    # title: provenance; subtitle: totals
+    churn_rows = int(is_churn.sum())
+    if first["kernel"] == GEMM:
+        kernel_parts = [
+            f"{_shape(first)}",
+            f"block {_block(first)}",
+            f"{first['dtype']} (acc {first['accum_dtype']})",
+            f"threads {first['threads']}",
+            f"stages {first['stages']}",
+        ]
+    else:
+        kernel_parts = [str(first["kernel_label"])]
+    title_parts = [
+        f"{first['target_name']}",
+        *kernel_parts,
+        f"mode {first['mode']}",
+        f"source {first['source']}",
+        f"tilelang {first['tilelang_version']}",
+    ]
+    sub_parts = [
+        f"changed {int((status == 'changed').sum())} / {churn_rows} IR passes",
+        f"({n} step{'s' if n != 1 else ''}: {int(noop.sum())} no-op, {int(failed.sum())} failed, "
+        f"{int(codegen.sum())} codegen)",
+        f"+{int(added.sum())} added / -{int(deleted.sum())} deleted lines ({measure_words})",
+    ]
+    chars = max(60, int(width_in * 11))
+    title = _join_lines(title_parts, chars) + "\n" + _join_lines(sub_parts, chars)
+    fig.suptitle(title, fontsize=11)
+    paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
+    try:
+        _save(fig, paths)
+    finally:
+        plt.close(fig)
+
+
+def _join_lines(parts: list[str], chars: int, sep: str = "   ") -> str:
+    """Join parts with sep, breaking lines between parts (never inside one) at about ``chars`` characters."""
+    lines = [parts[0]]
+    for part in parts[1:]:
+        if len(lines[-1]) + len(sep) + len(part) > chars:
+            lines.append(part)
+        else:
+            lines[-1] += sep + part
+    return "\n".join(lines)
+
+
+def _grow_top(ax, factor: float, symlog: bool) -> float:
+    """A new upper y limit that leaves room for a text box at the top of the axes."""
+    lo, hi = ax.get_ylim()
+    if symlog:
+        return hi * (10 ** (factor * 1.2))
+    return hi + (hi - lo) * (factor - 1.0) * 1.3
+
+
+# ---------------------------------------------------------------------------------------------- heatmap
+
+
+def _config_labels(jobs: pd.DataFrame) -> list[str]:
+    """Column labels: target_name + shape, plus whatever other key column varies between the GEMM jobs; another
+    kernel's jobs: target_name + their configuration label (the kernel and the parameters it sets)."""
+    gemm = jobs[jobs["kernel"] == GEMM]
+    version = [lambda r: f"tl {r['tilelang_version']}"] if jobs["tilelang_version"].nunique() > 1 else []
+    extra = []
+    if gemm[["block_M", "block_N", "block_K"]].drop_duplicates().shape[0] > 1:
+        extra.append(lambda r: f"blk {_block(r)}")
+    if gemm[["dtype", "accum_dtype"]].drop_duplicates().shape[0] > 1:
+        extra.append(lambda r: f"{r['dtype']}/{r['accum_dtype']}")
+    if gemm[["threads", "stages"]].drop_duplicates().shape[0] > 1:
+        extra.append(lambda r: f"t{r['threads']} s{r['stages']}")
+    labels = []
+    for _, r in jobs.iterrows():
+        if r["kernel"] == GEMM:
+            parts = [str(r["target_name"]), _shape(r)] + [f(r) for f in version + extra]
+        else:
+            parts = [str(r["target_name"]), str(r["kernel_label"])] + [f(r) for f in version]
+        labels.append("\n".join(parts))
+    return labels
+
+
+def heatmap_matrix(df: pd.DataFrame, mode: str = "trace-env", measure: str = "raw"):
+    """(values, failed, row_labels, col_labels) for one mode.
+
+    values[r, c]: added+deleted (float; NaN when the occurrence is absent from the configuration or failed);
+    failed[r, c]: the occurrence failed in that configuration. Codegen rows are left out. ``measure``: raw, or
+    stripped (the whitespace-insensitive counts).
+    """
+    df, _ = _measured(_as_frame(df), measure)
+    modes = list(dict.fromkeys(df["mode"]))
+    df = df[(df["mode"] == mode) & (df["status"] != pt.STATUS_CODEGEN)]
+    if df.empty:
+        raise ValueError(f"no pass rows of mode {mode!r}; modes present: {modes}")
+    df = df.copy()
+    groups = [g.sort_values("step", kind="stable") for _, g in df.groupby(pt.JOB_KEY, sort=False, dropna=False)]
+    cells = []  # per job: {(pass, occurrence): (value, failed)}
+    order_per_job = []
+    for g in groups:
+        seen: dict[str, int] = {}
+        cell = {}
+        order = []
+        for p, st, a, d in zip(g["pass"], g["status"], g["added"].fillna(0), g["deleted"].fillna(0)):
+            seen[p] = seen.get(p, 0) + 1
+            key = (p, seen[p])
+            order.append(key)
+            cell[key] = (float(a + d) if st in pt.CHURN_STATUSES else np.nan, st == pt.STATUS_FAILED)
+        cells.append(cell)
+        order_per_job.append(order)
+    ref = max(range(len(groups)), key=lambda j: (len(order_per_job[j]), -j))
+    row_keys = list(dict.fromkeys(order_per_job[ref] + [k for o in order_per_job for k in o]))
+    repeated = {p for p, occ in row_keys if occ > 1}
+    row_labels = [f"{p} #{occ}" if p in repeated else p for p, occ in row_keys]
+    jobs = pd.DataFrame([g.iloc[0] for g in groups])
+    col_labels = _config_labels(jobs)
+    values = np.full((len(row_keys), len(groups)), np.nan)
+    failed = np.zeros_like(values, dtype=bool)
+    for c, cell in enumerate(cells):
+        for r, key in enumerate(row_keys):
+            if key in cell:
+                values[r, c], failed[r, c] = cell[key]
+    return values, failed, row_labels, col_labels
+
+
+def merge_configurations(values, failed, col_labels, max_columns: int = MAX_HEATMAP_COLUMNS):
+    """Columns for a heatmap that stays readable at any number of configurations.
+
+    Configurations with the same cells (churn and failures in every pass occurrence) share one column,
+    labelled with the first of them and how many more it stands for. When more than max_columns distinct
+    columns remain, the max_columns - 1 shared by the most configurations stay (ties: first in grid order)
+    and one last column holds, per pass, the maximum over all the others. Returns (values, failed, labels,
+    note), note saying what was merged ("" when nothing was).
+    """
+    groups: dict[bytes, list[int]] = {}
+    for c in range(values.shape[1]):
+        key = np.nan_to_num(values[:, c], nan=-1.0).tobytes() + failed[:, c].tobytes()
+        groups.setdefault(key, []).append(c)
+    columns = list(groups.values())  # in order of first appearance
+    rest: list[int] = []
+    if len(columns) > max_columns:
+        ranked = sorted(columns, key=len, reverse=True)  # stable: equal counts keep grid order
+        columns = sorted(ranked[: max_columns - 1], key=lambda group: group[0])
+        rest = sorted(c for group in ranked[max_columns - 1 :] for c in group)
+    if len(columns) == values.shape[1]:
+        return values, failed, col_labels, ""
+    firsts = [group[0] for group in columns]
+    merged_values, merged_failed = values[:, firsts], failed[:, firsts]
+    labels = [col_labels[g[0]] + (f"\n+{len(g) - 1} alike" if len(g) > 1 else "") for g in columns]
+    if rest:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a pass absent from all of them stays NaN
+            others = np.nanmax(values[:, rest], axis=1)
+        merged_values = np.column_stack([merged_values, others])
+        merged_failed = np.column_stack([merged_failed, failed[:, rest].any(axis=1)])
+        labels.append(f"{len(rest)} others:\nmax per pass")
+    columns_word = "column" if len(labels) == 1 else "columns"
+    note = f"{values.shape[1]} configurations in {len(labels)} {columns_word}: identical ones merged"
+    if rest:
+        note += f", the {len(rest)} least common in the last column"
+    return merged_values, merged_failed, labels, note
+
+
+@fs.styled("en", hashsalt=HASHSALT)
+def plot_heatmap(df, paths, mode: str = "trace-env", measure: str = "raw") -> None:
+    """Heatmap of pass occurrences x configurations for one mode, saved to every path in ``paths``.
+    Identical configurations share a column, and at most MAX_HEATMAP_COLUMNS are drawn (merge_configurations)."""
+    values, failed, row_labels, col_labels = heatmap_matrix(df, mode, measure)
+    values, failed, col_labels, merge_note = merge_configurations(values, failed, col_labels)
+    frame = _as_frame(df)
+    measure_words = _measured(frame[frame["mode"] == mode], measure)[1]
+    nrows, ncols = values.shape
+    paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    label_chars = max(len(s) for s in row_labels)
+    col_chars = max(len(line) for label in col_labels for line in label.split("\n"))
+    col_w = max(0.6, 0.068 * col_chars + 0.2)  # inches per column: the widest label line plus a gap
+    width = 1.2 + 0.075 * label_chars + col_w * ncols + 1.6
+    height = 3.2 + 0.2 * nrows
+    fig, ax = plt.subplots(figsize=(max(6.0, width), max(4.0, height)), layout="constrained")
+
+    # absent cells: the axes background, grey with hatching; zeros: a pale solid colour; >0: log colour map
+    ax.set_facecolor(ABSENT_COLOR)
+    ax.patch.set_hatch("///")
+    ax.patch.set_edgecolor("#c4c4c4")
+    vmax = max(2.0, np.nanmax(values, initial=0.0))
+    norm = mcolors.LogNorm(vmin=1, vmax=vmax)
+    # viridis reversed, without its palest yellow end so that 1 line stays distinct from the pale 0 cells
+    cmap = fs.churn_cmap()
+    positive = np.ma.masked_where(~(values > 0), values)
+    zero = np.ma.masked_where(~(values == 0), values)
+    edges_x = np.arange(ncols + 1) - 0.5
+    edges_y = np.arange(nrows + 1) - 0.5
+    mesh = ax.pcolormesh(edges_x, edges_y, positive, cmap=cmap, norm=norm, edgecolors="white", linewidth=0.6)
+    ax.pcolormesh(
+        edges_x,
+        edges_y,
+        zero,
+        cmap=mcolors.ListedColormap([ZERO_COLOR]),
+        vmin=0,
+        vmax=1,
+        edgecolors="white",
+        linewidth=0.6,
+    )
+    fr, fc = np.nonzero(failed)
+    for r, c in zip(fr, fc):
+        ax.add_patch(plt.Rectangle((c - 0.5, r - 0.5), 1, 1, facecolor="#ffd6d6", edgecolor="white", lw=0.6))
+        ax.text(c, r, "\u2715 failed", ha="center", va="center", fontsize=8, color=FAILED_COLOR, fontweight="bold")
+
+    # numbers in the cells (>0), dark text on light colours, light text on dark
+    for r, c in zip(*np.nonzero(values > 0)):
+        v = values[r, c]
+        rgba = cmap(norm(v))
+        lum = 0.299 * rgba[0] + 0.587 * rgba[1] + 0.114 * rgba[2]
+        ax.text(c, r, f"{int(v)}", ha="center", va="center", fontsize=7.5, color="black" if lum > 0.5 else "white")
+
+    fs.matrix_axes(ax, row_labels, col_labels, row_fontsize=8, col_fontsize=8.5)  # first pass on top
+    ax.tick_params(axis="x", top=True, labeltop=True, bottom=True, labelbottom=True)
+    ax.set_ylabel("pass occurrence (execution order of the longest job)")
+
+    cbar = fig.colorbar(
+        mesh, ax=ax, shrink=min(1.0, 12.0 / max(height, 1.0)) if height > 12 else 0.8, aspect=30, pad=0.02
+    )
+    cbar.set_label(CBAR_LABEL)
+    ticks = [t for t in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000) if t <= vmax]
+    cbar.set_ticks(ticks if len(ticks) <= 10 else ticks[::2])
+    cbar.ax.yaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    cbar.ax.yaxis.set_minor_formatter(mticker.NullFormatter())
+    handles = [
+        Patch(facecolor=ZERO_COLOR, edgecolor="#bbbbbb", label="no-op (0 lines)"),
+        Patch(facecolor=ABSENT_COLOR, edgecolor="#c4c4c4", hatch="///", label="absent in this configuration"),
+        Patch(facecolor="#ffd6d6", edgecolor=FAILED_COLOR, label="\u2715 failed"),
+    ]
+    fig.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=8.5, frameon=False)
+    subtitle = measure_words + (f"; {merge_note}" if merge_note else "")
+    fig.suptitle(f"TileLang pass churn per configuration, mode {mode} (codegen excluded)\n{subtitle}", fontsize=12)
+    try:
+        _save(fig, paths)
+    finally:
+        plt.close(fig)
+
+
+def plot_jobs(passes_paths, figure_paths, measure: str = "raw", workers: int = 1) -> None:
+    """One bar chart per job: figure_paths[i] from passes_paths[i]. One process imports pandas and matplotlib
+    (2 s, more than a figure's 0.2-0.5 s) and forks ``workers`` children that draw the figures."""
+    if len(passes_paths) != len(figure_paths):
+        raise ValueError(f"{len(passes_paths)} passes.csv file(s) but {len(figure_paths)} figure path(s)")
+    tasks = [(passes, figure, measure) for passes, figure in zip(passes_paths, figure_paths)]
+    if workers <= 1 or len(tasks) <= 1:
+        for task in tasks:
+            _plot_one_job(task)
+        return
+    with multiprocessing.get_context("fork").Pool(min(workers, len(tasks))) as pool:
+        pool.map(_plot_one_job, tasks, chunksize=max(1, len(tasks) // (8 * workers)))
+
+
+def _plot_one_job(task) -> None:
+    passes, figure, measure = task
+    plot_job_bars(pt.read_frame(passes), figure, measure)
+
+
+# -------------------------------------------------------------------------------------------------- CLI
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description="Figures of TileLang pass churn.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    bars = sub.add_parser("bars", help="per-pass churn bars of each job (one process draws them all)")
+    bars.add_argument("--passes", required=True, nargs="+", help="each job's passes.csv")
+    bars.add_argument("--out", required=True, nargs="+", help="a figure per passes.csv, in order")
+    bars.add_argument("--measure", default="raw", choices=MEASURES, help="raw, or ignoring whitespace")
+    bars.add_argument("--workers", type=int, default=1, help="figures drawn at the same time (forked processes)")
+    heat = sub.add_parser("heatmap", help="passes x configurations heatmap of one mode")
+    heat.add_argument("--churn", required=True, help="churn.csv from churn_table.py")
+    heat.add_argument("--out", required=True, nargs="+", help="figure path(s); format from the suffix")
+    heat.add_argument("--mode", default="trace-env", choices=trace_modes.MODE_NAMES)
+    heat.add_argument("--measure", default="raw", choices=MEASURES, help="raw, or ignoring whitespace")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "bars":
+            plot_jobs(args.passes, args.out, args.measure, args.workers)
+        else:
+            plot_heatmap(pt.read_frame(args.churn), args.out, args.mode, args.measure)
+    except (OSError, ValueError) as exc:
+        print(f"plot_churn: error: {exc}", file=sys.stderr)
+        return 1
+    return 0

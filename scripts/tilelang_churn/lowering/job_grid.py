@@ -1,0 +1,552 @@
+"""The job grid: a validated config dict -> one record per trace job (releases x targets x shapes x modes).
+
+The workflow's ``common.smk`` validates the config against its JSON schema (which fills defaults), then calls
+``build_grid``; unit tests call it directly. Every problem raises ``ConfigError`` naming the config key and
+the bad value, before any job runs.
+
+    python scripts/job_grid.py config/config.yaml     # prints the jobs (needs PyYAML)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shlex
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tilelang_churn.core import trace_modes
+from tilelang_churn.lowering import kernels, release_envs, trace_cli
+
+KERNEL_FIELDS = ("dtype", "accum_dtype", "threads", "stages")
+REPO = Path(__file__).resolve().parents[3]
+SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
+REQUIREMENTS = REPO / "requirements.txt"
+
+
+class ConfigError(ValueError):
+    """A bad config value; the message starts with ``config <key>:``."""
+
+
+@dataclass(frozen=True)
+class Job:
+    """One trace job: its wildcard values (which name its folders) and the trace script's arguments."""
+
+    version: str
+    target: str
+    shape: str
+    mode: str
+    args: tuple[str, ...] = field(compare=False)
+    # the release's own environment (release_envs.py); None: the release installed beside the workflow
+    release_env: str | None = field(default=None, compare=False)
+    # a user's kernel file (an input of the job's batch: editing it retraces its jobs); None: a shipped kernel
+    kernel_file: str | None = field(default=None, compare=False)
+
+    @property
+    def wildcards(self) -> dict:
+        return {"version": self.version, "target": self.target, "shape": self.shape, "mode": self.mode}
+
+    @property
+    def command_args(self) -> str:
+        """The arguments as one shell-quoted string (the trace rule's params)."""
+        return shlex.join(self.args)
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Trace jobs that one process runs (trace_batch.py): it imports TileLang once and forks a child per job.
+
+    One release each, and TL_LOWER_TRACE (read when tilelang is imported) on for all or none: trace-env jobs
+    get batches of their own. At most config trace_batch_size jobs, so that no Snakemake rule has more
+    outputs than that (its lookup of a file's producer goes through every output of the rule).
+    """
+
+    name: str  # the Snakemake rule that runs it, e.g. trace_env_0_1_15_1
+    version: str
+    lower_trace_env: bool
+    jobs: tuple[Job, ...]
+
+    @property
+    def kernel_files(self) -> list[str]:
+        """The user kernel files its jobs trace (inputs of the batch's rule)."""
+        return list(dict.fromkeys(job.kernel_file for job in self.jobs if job.kernel_file))
+
+
+@dataclass(frozen=True)
+class KernelConfig:
+    """One parameter set of a kernel of config `kernels` (scripts/kernels.py's contract)."""
+
+    kernel: str
+    source: str  # a shipped kernel's name (workflow/kernels/<source>.py), or the user's file as configured
+    function: str
+    params: dict
+    user_file: bool  # source is a file of the user's (an input of its jobs), not a kernel shipped with the workflow
+
+    @property
+    def arguments(self) -> tuple[str, ...]:
+        return (
+            "--kernel-file" if self.user_file else "--kernel", self.source,
+            "--function", self.function,
+            "--params", kernels.canonical(self.params),
+            "--kernel-name", self.kernel,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Grid:
+    versions: tuple[str, ...]  # TileLang releases, config order
+    installed: str | None  # the release installed beside the workflow (needs no environment of its own)
+    release_env_dir: str  # where the other releases' environments live
+    shapes: dict[str, dict]  # the GEMM's configurations: shape id -> its parameters, config order
+    targets: dict[str, tuple[str, ...]]  # target folder name -> the trace script's target arguments, config order
+    modes: tuple[str, ...]
+    # (version, target, shape, mode) -> job, in versions x targets x shapes x modes order
+    jobs: dict[tuple[str, str, str, str], Job]
+    batches: list[Batch] = field(default_factory=list)
+    # every other kernel's configurations: folder id -> KernelConfig, config order
+    kernel_configs: dict[str, KernelConfig] = field(default_factory=dict)
+
+    @property
+    def configurations(self) -> list[str]:
+        """Every configuration's folder id: the GEMM's shapes, then the other kernels' parameter sets."""
+        return [*self.shapes, *self.kernel_configs]
+
+    def job(self, version: str, target: str, shape: str, mode: str) -> Job:
+        return self.jobs[(version, target, shape, mode)]
+
+    @property
+    def compares_releases(self) -> bool:
+        return len(self.versions) > 1
+
+    def release_env(self, version: str) -> str | None:
+        """The environment folder of a release, None for the installed one."""
+        if version == self.installed:
+            return None
+        return str(release_envs.env_dir(self.release_env_dir, version))
+
+
+# ------------------------------------------------------------------------------------------------ schema
+
+
+def validate_config(cfg: dict, schema: str | Path = SCHEMA) -> dict:
+    """Validate against the JSON schema and fill its defaults in place (Snakemake's validate); a schema error
+    becomes a ConfigError naming the key and the value."""
+    from snakemake.exceptions import WorkflowError
+    from snakemake.utils import validate
+
+    check_finite_numbers(cfg)
+    try:
+        validate(cfg, str(schema))
+    except WorkflowError as exc:
+        import jsonschema
+
+        error = exc.__context__  # validate() raises WorkflowError while handling the schema error
+        if not isinstance(error, jsonschema.ValidationError):
+            raise
+        raise ConfigError(schema_error_message(error, cfg)) from None
+    return cfg
+
+
+def check_finite_numbers(data, path=()) -> None:
+    """NaN and infinity pass every schema bound (each comparison with NaN is false): refuse them by key."""
+    if isinstance(data, float) and not math.isfinite(data):
+        raise ConfigError(f"config {_key(list(path)) or '(top level)'}: {data!r} is not a finite number")
+    items = data.items() if isinstance(data, dict) else enumerate(data) if isinstance(data, list) else ()
+    for part, value in items:
+        check_finite_numbers(value, (*path, part))
+
+
+def schema_error_message(error, cfg: dict) -> str:
+    """``config <key>: <message>`` for a jsonschema ValidationError, naming the key and, for a list item, the list."""
+    if error.context:  # oneOf: report the branch of the value's own type, e.g. block: [1, 0, 1]
+        import jsonschema
+
+        same_type = [sub for sub in error.context if sub.validator != "type" or len(sub.relative_path) > 0]
+        error = jsonschema.exceptions.best_match(same_type or error.context)
+    path = list(error.absolute_path)
+    message = f"config {_key(path) or '(top level)'}: {error.message}"
+    if path and isinstance(path[-1], int):  # an item of a list of plain values: show the list
+        items = _lookup(cfg, path[:-1])
+        if not any(isinstance(item, (dict, list)) for item in items):
+            message += f" ({_key(path[:-1])} = {items!r})"
+    return message
+
+
+def _key(path) -> str:
+    """'shapes[2].block[1]' from a path such as ['shapes', 2, 'block', 1]."""
+    text = ""
+    for part in path:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else str(part)
+    return text
+
+
+def _lookup(data, path):
+    for part in path:
+        data = data[part]
+    return data
+
+
+# ------------------------------------------------------------------------------------------------ checks
+
+
+def check_path_key(cfg: dict, key: str) -> None:
+    """A folder named by the config: any characters a file name may hold (spaces and shell metacharacters
+    included: rules quote every path), but no braces, which Snakemake reads as wildcards in a path pattern,
+    and no control characters."""
+    value = cfg[key]
+    bad = sorted({char for char in value if char in "{}" or ord(char) < 32 or ord(char) == 127})
+    if bad:
+        raise ConfigError(
+            f"config {key}: {value!r} holds {', '.join(repr(char) for char in bad)}; a folder path here may not "
+            "hold braces (Snakemake would read them as wildcards) or control characters"
+        )
+
+
+def resolve_shapes(cfg: dict) -> dict[str, dict]:
+    """Shape id -> kernel parameters, in config order; ids and parameter sets must be unique."""
+    defaults = cfg["defaults"]
+    _check_kernel_types(defaults, "defaults")
+    shapes: dict[str, dict] = {}
+    where: dict[str, str] = {}
+    same_as: dict[str, str] = {}  # the parameters of a shape, as JSON -> its id
+    for i, shape in enumerate(cfg["shapes"]):
+        key = f"shapes[{i}]"
+        _check_kernel_types(shape, key)
+        block = shape["block"] if shape["block"] is not None else defaults["block"]
+        spec = {"M": shape["M"], "N": shape["N"], "K": shape["K"], "block": list(block)}
+        for name in KERNEL_FIELDS:
+            spec[name] = shape[name] if shape[name] is not None else defaults[name]
+        shape_id = shape["name"] or _derived_shape_id(shape, spec)
+        if shape_id in shapes:
+            raise ConfigError(
+                f"config {key}: shape id {shape_id!r} is also the id of {where[shape_id]}; "
+                "give one of them a distinct 'name'"
+            )
+        parameters = json.dumps(spec, sort_keys=True)  # one dict lookup per shape: 10,000 shapes in milliseconds
+        if parameters in same_as:
+            other_id = same_as[parameters]
+            set_keys = {name: value for name, value in shape.items() if value is not None}
+            raise ConfigError(
+                f"config {key}: {set_keys!r} has the same parameters as {where[other_id]} "
+                f"({other_id!r}); the two jobs would be identical"
+            )
+        shapes[shape_id] = spec
+        where[shape_id] = key
+        same_as[parameters] = shape_id
+    return shapes
+
+
+def _check_kernel_types(entry: dict, key: str) -> None:
+    # the trace script's own lists (trace_cli) are the only copy of the allowed element types
+    for name, allowed in (("dtype", trace_cli.DTYPES), ("accum_dtype", trace_cli.ACCUM_DTYPES)):
+        value = entry.get(name)
+        if value is not None and value not in allowed:
+            raise ConfigError(f"config {key}.{name}: {value!r} is not one of {', '.join(allowed)}")
+
+
+def _derived_shape_id(shape: dict, spec: dict) -> str:
+    shape_id = f"{spec['M']}x{spec['N']}x{spec['K']}"
+    if shape["block"] is not None:
+        shape_id += "_b{}x{}x{}".format(*spec["block"])
+    if shape["dtype"] is not None:
+        shape_id += f"_{spec['dtype']}"
+    return shape_id
+
+
+def resolve_kernels(cfg: dict, shapes: dict) -> dict[str, KernelConfig]:
+    """Folder id -> KernelConfig of every parameter set of config `kernels`, checked against the function's
+    signature (read from its file, not imported): a missing or unparsable file, a missing function, a parameter
+    it does not take, a name that is not unique."""
+    configs: dict[str, KernelConfig] = {}
+    where: dict[str, str] = dict.fromkeys(shapes, "shapes")
+    names: dict[str, str] = {}
+    for i, entry in enumerate(cfg["kernels"]):
+        key = f"kernels[{i}]"
+        name = entry["name"]
+        if name in names or name == kernels.GEMM:
+            also = names.get(name, "the GEMM of config shapes")
+            raise ConfigError(f"config {key}.name: {name!r} is also the name of {also}; give each kernel its own")
+        names[name] = key
+        if entry.get("shipped") is not None:
+            file, user_file = kernels.shipped(entry["shipped"]), False
+            if not file.is_file():
+                raise ConfigError(
+                    f"config {key}.shipped: kernel {name!r}: no shipped kernel {entry['shipped']!r}; shipped kernels "
+                    f"are {', '.join(kernels.shipped_names())} (workflow/kernels/)"
+                )
+        else:
+            file, user_file = Path(entry["file"]), True
+            if not file.is_file():
+                raise ConfigError(
+                    f"config {key}.file: kernel {name!r}: {entry['file']!r} is not a file "
+                    f"(relative to the working directory {Path.cwd()})"
+                )
+        try:
+            signature = kernels.read_signature(file, entry["function"])
+        except kernels.KernelError as error:
+            raise ConfigError(f"config {key}: kernel {name!r}: {error}") from None
+        for j, params in enumerate(entry["params"]):
+            params = signature.ordered({**entry["defaults"], **params})
+            problem = signature.problem(params)
+            if problem:
+                raise ConfigError(f"config {key}.params[{j}]: kernel {name!r}: {problem}")
+            config_id = kernels.folder_id(name, params, signature.defaults())
+            if config_id in where:
+                raise ConfigError(
+                    f"config {key}.params[{j}]: kernel {name!r}: {params!r} gets the folder {config_id!r}, as "
+                    f"{where[config_id]} does; the two jobs would be identical"
+                )
+            where[config_id] = f"{key}.params"
+            source = entry["file"] if user_file else entry["shipped"]
+            configs[config_id] = KernelConfig(name, source, entry["function"], params, user_file)
+    return configs
+
+
+def resolve_targets(cfg: dict) -> dict[str, tuple[str, ...]]:
+    """Target folder name -> the trace script's target arguments, in config order. A named JSON target is
+    called by its config name in the tables (--target-name), so renaming it reaches them."""
+    targets: dict[str, tuple[str, ...]] = {}
+    where: dict[str, str] = {}
+    same_dict: dict[str, str] = {}  # the target dict, as JSON -> its config key
+    for i, entry in enumerate(cfg["targets"]):
+        key = f"targets[{i}]"
+        if isinstance(entry, str):
+            if entry not in trace_cli.TARGETS:
+                raise ConfigError(
+                    f"config {key}: unknown target {entry!r}; short names are {', '.join(trace_cli.TARGETS)}, "
+                    'or give a mapping {name: NAME, target: {"kind": ..., ...}}'
+                )
+            name, target, arguments = entry, dict(trace_cli.TARGETS[entry]), ("--target", entry)
+        else:
+            name, target = entry["name"], entry["target"]
+            if not isinstance(target.get("kind"), str) or not target["kind"]:
+                raise ConfigError(
+                    f'config {key}.target: {target!r} has no "kind"; a JSON target needs a string "kind" '
+                    'such as "cuda" or "hip"'
+                )
+            problem = trace_cli.target_kind_problem(target)
+            if problem:
+                raise ConfigError(f"config {key}.target.kind: {problem}")
+            known = trace_cli.TARGETS.get(name)
+            if known is not None and known != target:
+                raise ConfigError(
+                    f"config {key}.name: {name!r} is the short name of {known!r}, not of {target!r}; "
+                    "choose another name"
+                )
+            arguments = ("--target", json.dumps(target, sort_keys=True))
+            if name != trace_cli.target_name_for(target):
+                arguments += ("--target-name", name)
+        if name in targets:
+            raise ConfigError(f"config {key}: duplicate target name {name!r} (also {where[name]})")
+        text = json.dumps(target, sort_keys=True)
+        if text in same_dict:
+            raise ConfigError(
+                f"config {key}: target {target!r} is also {same_dict[text]}; the two targets' jobs would be identical"
+            )
+        same_dict[text] = key
+        targets[name] = arguments
+        where[name] = key
+    return targets
+
+
+def resolve_versions(cfg: dict, installed: str | None) -> tuple[str, ...]:
+    """config versions, checked against the release data; default: the installed release (or, with none
+    installed, the release requirements.txt pins, which then gets an environment of its own)."""
+    if cfg.get("versions") is None:
+        return (installed or pinned_release(),)
+    try:
+        return tuple(release_envs.check_versions(cfg["versions"], installed))
+    except release_envs.ReleaseError as error:
+        raise ConfigError(str(error)) from None
+
+
+def pinned_release(requirements: Path = REQUIREMENTS) -> str:
+    for line in requirements.read_text(encoding="utf-8").splitlines():
+        if line.strip().startswith("tilelang=="):
+            return line.split("==", 1)[1].split("#")[0].strip()
+    raise ConfigError(f"config versions: not set, no tilelang installed and no tilelang== pin in {requirements}")
+
+
+def resolve_modes(cfg: dict) -> tuple[str, ...]:
+    for i, mode in enumerate(cfg["modes"]):
+        if mode not in trace_modes.MODES:
+            raise ConfigError(f"config modes[{i}]: unknown mode {mode!r}; modes are {', '.join(trace_modes.MODES)}")
+    return tuple(cfg["modes"])
+
+
+def resolve_api_passes(cfg: dict, modes: tuple[str, ...]) -> tuple[str, ...]:
+    """The pass list of the modes that take one (config api_passes, else trace_cli.DEFAULT_PASSES)."""
+    passes = tuple(cfg.get("api_passes") or trace_cli.DEFAULT_PASSES)
+    if any(trace_modes.MODES[mode].takes_passes for mode in modes):
+        problem = trace_cli.check_pass_names(passes)
+        if problem:
+            raise ConfigError(f"config api_passes: {problem}")
+    return passes
+
+
+# -------------------------------------------------------------------------------------------------- grid
+
+
+def gemm_arguments(spec: dict) -> tuple[str, ...]:
+    """The trace script's options of one GEMM configuration (a shape of config `shapes`)."""
+    return (
+        "--shape", f"{spec['M']},{spec['N']},{spec['K']}",
+        "--block", ",".join(str(size) for size in spec["block"]),
+        "--dtype", spec["dtype"],
+        "--accum-dtype", spec["accum_dtype"],
+        "--threads", str(spec["threads"]),
+        "--stages", str(spec["stages"]),
+    )  # fmt: skip
+
+
+def trace_args(
+    kernel_arguments: tuple[str, ...],
+    target_arguments: tuple[str, ...],
+    mode: str,
+    api_passes: tuple[str, ...],
+    release_env: str | None = None,
+    keep_ir: bool = False,
+    keep: str = "all",
+    release: str | None = None,
+) -> tuple[str, ...]:
+    """gemm_lower_trace.py's arguments for one job (without --out); release: the TileLang release the job must
+    import (it exits 3 naming both when its environment holds another)."""
+    args = ["--mode", mode, *kernel_arguments, *target_arguments]
+    if trace_modes.MODES[mode].takes_passes:  # a mode that runs every pass gets none, so api_passes cannot rerun it
+        args += ["--passes", ",".join(api_passes)]
+    if keep_ir and mode in trace_modes.KEEPS_IR:
+        args += ["--keep-ir"]
+    if keep != "all":
+        args += ["--keep", keep]
+    if release_env:
+        args += ["--release-env", release_env]
+    if release:
+        args += ["--expect-release", release]
+    return tuple(args)
+
+
+def build_grid(cfg: dict, installed: str | None = None) -> Grid:
+    """Every trace job of a schema-validated config: releases x targets x shapes x modes, in config order.
+
+    installed: the TileLang release beside the workflow (default: read from the package metadata).
+    """
+    installed = installed if installed is not None else release_envs.installed_release()
+    versions = resolve_versions(cfg, installed)
+    shapes = resolve_shapes(cfg)
+    targets = resolve_targets(cfg)
+    modes = resolve_modes(cfg)
+    api_passes = resolve_api_passes(cfg, modes)
+    check_path_key(cfg, "release_env_dir")
+    kernel_configs = resolve_kernels(cfg, shapes)
+    grid = Grid(versions, installed, cfg["release_env_dir"], shapes, targets, modes, jobs={})
+    grid.kernel_configs.update(kernel_configs)
+    # (folder id, the kernel's options, its user file) of every configuration, the GEMM's first
+    configurations = [(shape, gemm_arguments(spec), None) for shape, spec in shapes.items()]
+    configurations += [(id_, c.arguments, c.source if c.user_file else None) for id_, c in kernel_configs.items()]
+    # the comparison of releases needs the IR after every pass; a single release does not
+    keep_ir = grid.compares_releases
+    for version in versions:
+        env = grid.release_env(version)
+        for target, argument in targets.items():
+            for config_id, kernel_arguments, user_file in configurations:
+                for mode in modes:
+                    args = trace_args(kernel_arguments, argument, mode, api_passes, env, keep_ir, cfg["job_files"],
+                                      version)  # fmt: skip
+                    job = Job(version, target, config_id, mode, args, env, user_file)
+                    grid.jobs[(version, target, config_id, mode)] = job
+    check_job_arguments(cfg, grid)
+    grid.batches.extend(make_batches(grid, cfg["trace_batch_size"]))
+    return grid
+
+
+# which config fields each trace-script option comes from
+_OPTION_FIELDS = {
+    "--shape": ("M", "N", "K"),
+    "--block": ("block",),
+    "--dtype": ("dtype",),
+    "--accum-dtype": ("accum_dtype",),
+    "--threads": ("threads",),
+    "--stages": ("stages",),
+}
+
+
+def check_job_arguments(cfg: dict, grid: Grid) -> None:
+    """Run each configuration's arguments through the trace script's own argument rules
+    (trace_cli.job_argument_problem), so that no job the check accepts exits 2 later (M: 256.0, threads:
+    128.0, sizes beyond int64). The modes only add arguments the grid makes itself: one mode per
+    configuration is enough."""
+    shape_index = {shape: i for i, shape in enumerate(grid.shapes)}
+    target_index = {target: i for i, target in enumerate(grid.targets)}
+    checked = set()
+    for job in grid.jobs.values():
+        if (job.target, job.shape) in checked:
+            continue
+        checked.add((job.target, job.shape))
+        problem = trace_cli.job_argument_problem(job.args)
+        if problem is None:
+            continue
+        option = re.match(r"argument (--[\w-]+)", problem)
+        option = option.group(1) if option else None
+        if job.shape in grid.kernel_configs:
+            key = f"kernels (kernel {grid.kernel_configs[job.shape].kernel!r}, folder {job.shape!r})"
+        elif option in _OPTION_FIELDS:
+            i = shape_index[job.shape]
+            own = [f for f in _OPTION_FIELDS[option] if cfg["shapes"][i].get(f) is not None]
+            key = (
+                f"shapes[{i}]"
+                if len(own) > 1
+                else f"shapes[{i}].{own[0]}"
+                if own
+                else f"defaults.{_OPTION_FIELDS[option][0]}"
+            )
+        else:
+            key = f"targets[{target_index[job.target]}]"
+        raise ConfigError(f"config {key}: {problem} (the job of shape {job.shape!r} on target {job.target!r})")
+
+
+def make_batches(grid: Grid, size: int) -> list[Batch]:
+    """The jobs of each release, trace-env jobs apart, in grid order, cut into batches of at most size jobs."""
+    batches = []
+    for version in grid.versions:
+        for kind, lower_trace_env in (("trace_env", True), ("trace", False)):
+            jobs = [
+                job
+                for job in grid.jobs.values()
+                if job.version == version and trace_modes.MODES[job.mode].sets_lower_trace_env == lower_trace_env
+            ]
+            # the shipped kernels' jobs share batches; each user kernel file gets its own, so that editing it
+            # retraces its jobs and no other
+            by_file: dict[str | None, list[Job]] = {}
+            for job in jobs:
+                by_file.setdefault(job.kernel_file, []).append(job)
+            number = 0
+            for group in by_file.values():
+                for start in range(0, len(group), size):
+                    number += 1
+                    name = f"{kind}_{version.replace('.', '_')}_{number}"
+                    batches.append(Batch(name, version, lower_trace_env, tuple(group[start : start + size])))
+    return batches
+
+
+def main(argv: list[str] | None = None) -> int:
+    import yaml
+
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print("usage: job_grid.py CONFIG.yaml", file=sys.stderr)
+        return 2
+    with open(argv[0], encoding="utf-8") as handle:
+        cfg = yaml.safe_load(handle)
+    try:
+        grid = build_grid(validate_config(cfg))
+    except ConfigError as error:
+        print(error, file=sys.stderr)
+        return 2
+    for job in grid.jobs.values():
+        print(f"{job.version}/{job.target}/{job.shape}/{job.mode}: {job.command_args}")
+    return 0

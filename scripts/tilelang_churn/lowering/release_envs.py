@@ -1,0 +1,701 @@
+"""TileLang releases to compare: their data, the check of the `versions` config key, and one isolated uv
+environment per release.
+
+The data of every supported release (extra pins, what it can trace) is config/tilelang_releases.yaml;
+the supported range is its oldest to its newest entry. Each release gets its own environment
+ROOT/tilelang-<version>/ with torch (the pin of requirements.txt, CPU build) and tilelang==<version> plus
+the release's pins, all in ONE install. ROOT/tilelang-<version>/environment.json is the marker: written
+only after the environment imported the right tilelang, so it can be a Snakemake rule's output.
+
+Command line:
+
+    python scripts/release_envs.py check 0.1.14 0.1.15
+    python scripts/release_envs.py build --version 0.1.14 --root .envs [--requirements requirements.txt]
+                                        [--log FILE] [--uv PATH]
+
+Exit status: 0 done (build prints the marker path); 2 a bad version, one line on stderr; 3 the build or
+its verification failed, one line on stderr naming the step and the log file with uv's and Python's
+output (default ROOT/tilelang-<version>.build.log, outside the environment so a rebuild keeps it).
+
+From Python or a Snakefile (put scripts/ on sys.path first):
+
+    from tilelang_churn.lowering import release_envs
+    versions = release_envs.check_versions(config["versions"], release_envs.installed_release())
+    release = release_envs.load_releases()["0.1.14"]      # .pins, .has_lower_trace, .has_pass_diff, ...
+    marker = release_envs.build_env("0.1.14", ".envs")    # ROOT/tilelang-0.1.14/environment.json
+    release_envs.stale_reason(marker)                     # why that environment needs a rebuild, or None
+
+Standard library plus PyYAML (pinned in requirements.txt). TileLang itself is never imported here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import fcntl
+import json
+import os
+import re
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[3]
+RELEASES_FILE = REPO / "config" / "tilelang_releases.yaml"
+MARKER_NAME = "environment.json"
+MARKER_SCHEMA = 1
+CACHE_DIR_NAME = "tilelang_cache"
+
+# X.Y.Z with an optional .postN: the form of every TileLang release on PyPI (0.1.7.post3, 0.1.15, ...)
+VERSION_RE = re.compile(r"^(\d+)\.(\d+)\.(\d+)(?:\.post(\d+))?$")
+# A pin is an exact requirement: anything looser re-opens the resolution the pin exists to close.
+PIN_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9][A-Za-z0-9.+!]*$")
+TORCH_PIN_RE = re.compile(r"^\s*torch\s*==\s*([A-Za-z0-9.+!]+)\s*(?:#.*)?$")
+RELEASE_FIELDS = ("pins", "has_lower_trace", "has_pass_diff", "hip_lowers")
+
+# Run inside the new environment. Imports may print to stdout, so the result is the line with the prefix.
+VERIFY_PREFIX = "release_envs-verify: "
+VERIFY_CODE = f"""
+import json, sys
+import tilelang
+import torch
+print({VERIFY_PREFIX!r} + json.dumps({{
+    "tilelang": tilelang.__version__, "torch": torch.__version__, "torch_cuda": torch.version.cuda,
+    "python_version": sys.version.split()[0], "executable": sys.executable}}))
+"""
+
+
+class ReleaseError(ValueError):
+    """A bad release value (config key, command-line argument) or a bad release data file."""
+
+
+class BuildError(RuntimeError):
+    """An environment build or its verification failed; `step` names what failed, `log` holds the output."""
+
+    def __init__(self, version: str, step: str, detail: str, log: Path | None = None):
+        self.version, self.step, self.detail, self.log = version, step, detail, log
+        where = f"; output in {log}" if log else ""
+        super().__init__(f"tilelang {version}: step '{step}' failed: {detail}{where}")
+
+
+@dataclass(frozen=True)
+class Pin:
+    """An extra requirement installed with a release, and how it was found to be needed."""
+
+    requirement: str
+    found: str
+
+    def __str__(self) -> str:
+        return self.requirement
+
+
+@dataclass(frozen=True)
+class Release:
+    """One supported TileLang release: its extra pins and what its tools can do."""
+
+    version: str
+    pins: tuple[Pin, ...]
+    has_lower_trace: bool  # trace-env and trace-api modes (tilelang.tools.lower_trace, TL_LOWER_TRACE)
+    has_pass_diff: bool  # pass-diff mode (tilelang.utils.pass_diff)
+    hip_lowers: bool  # tilelang.lower() works for the hip target
+
+    def has_module(self, module: str | None) -> bool:
+        """Whether the release has the module a trace mode requires (trace_modes.TraceMode.requires)."""
+        flags = {"tilelang.tools.lower_trace": self.has_lower_trace, "tilelang.utils.pass_diff": self.has_pass_diff}
+        return module is None or flags.get(module, True)
+
+    @property
+    def requirements(self) -> tuple[str, ...]:
+        """The pins as requirement strings, as given to the installer."""
+        return tuple(pin.requirement for pin in self.pins)
+
+
+# ------------------------------------------------------------------------------------ release data
+
+
+def version_key(version: str) -> tuple[int, int, int, int]:
+    """Sort key of an X.Y.Z[.postN] string; a .postN sorts after its X.Y.Z."""
+    match = VERSION_RE.match(version)
+    if not match:
+        raise ValueError(f"not an X.Y.Z[.postN] release: {version!r}")
+    major, minor, patch, post = match.groups()
+    return int(major), int(minor), int(patch), int(post) if post is not None else -1
+
+
+def load_releases(path: str | Path | None = None) -> dict[str, Release]:
+    """Version -> Release from the data file (default config/tilelang_releases.yaml), oldest first."""
+    path = Path(path) if path is not None else RELEASES_FILE
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise ReleaseError(f"{path}: cannot read the release data: {exc}") from None
+    entries = data.get("releases") if isinstance(data, dict) else None
+    if not isinstance(entries, dict) or not entries:
+        raise ReleaseError(f"{path}: expected a non-empty mapping 'releases: {{VERSION: {{...}}}}'")
+    releases = []
+    for version, entry in entries.items():
+        where = f"{path}: releases[{version!r}]"
+        if not isinstance(version, str) or not VERSION_RE.match(version):
+            raise ReleaseError(f"{where}: the key must be a quoted X.Y.Z[.postN] release string")
+        if not isinstance(entry, dict) or set(entry) != set(RELEASE_FIELDS):
+            raise ReleaseError(f"{where}: expected exactly the keys {', '.join(RELEASE_FIELDS)}")
+        for flag in RELEASE_FIELDS[1:]:
+            if not isinstance(entry[flag], bool):
+                raise ReleaseError(f"{where}.{flag}: expected true or false, got {entry[flag]!r}")
+        releases.append(
+            Release(
+                version=version,
+                pins=_load_pins(entry["pins"], f"{where}.pins"),
+                has_lower_trace=entry["has_lower_trace"],
+                has_pass_diff=entry["has_pass_diff"],
+                hip_lowers=entry["hip_lowers"],
+            )
+        )
+    releases.sort(key=lambda release: version_key(release.version))
+    return {release.version: release for release in releases}
+
+
+def _load_pins(pins, where: str) -> tuple[Pin, ...]:
+    if not isinstance(pins, list):
+        raise ReleaseError(f"{where}: expected a list (use [] for none), got {pins!r}")
+    loaded = []
+    for i, pin in enumerate(pins):
+        if not isinstance(pin, dict) or set(pin) != {"requirement", "found"}:
+            raise ReleaseError(f"{where}[{i}]: expected exactly the keys requirement, found")
+        requirement, found = pin["requirement"], pin["found"]
+        if not isinstance(requirement, str) or not PIN_RE.match(requirement):
+            raise ReleaseError(f"{where}[{i}].requirement: expected NAME==VERSION, got {requirement!r}")
+        # tilelang and torch come from the release and requirements.txt: a pin of either would conflict
+        if re.split(r"[=\s]", requirement)[0].lower() in ("tilelang", "torch"):
+            raise ReleaseError(f"{where}[{i}].requirement: {requirement!r} is set elsewhere, not by a pin")
+        if not isinstance(found, str) or not found.strip():
+            raise ReleaseError(f"{where}[{i}].found: say how the pin was found")
+        loaded.append(Pin(requirement, " ".join(found.split())))
+    return tuple(loaded)
+
+
+def supported_range(releases: dict[str, Release]) -> str:
+    """'OLDEST to NEWEST' of the release data."""
+    versions = list(releases)
+    return f"{versions[0]} to {versions[-1]}"
+
+
+SUPPORTED_RANGE = supported_range(load_releases())
+
+
+def installed_release() -> str | None:
+    """Version of the `tilelang` distribution of the running interpreter (metadata only, no import)."""
+    try:
+        return metadata.version("tilelang")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def release_problem(value, releases: dict[str, Release]) -> str | None:
+    """Why VALUE is not a supported release, as '<value> is ...', or None when it is one."""
+    span = supported_range(releases)
+    if not isinstance(value, str) or not VERSION_RE.match(value):
+        hint = "; quote it in YAML" if isinstance(value, (int, float)) else ""
+        return (
+            f"{value!r} is not a release of the form X.Y.Z or X.Y.Z.postN such as '0.1.14'{hint}"
+            f" (supported range {span})"
+        )
+    if version_key(value) < version_key(next(iter(releases))):
+        return f"{value!r} is older than the supported range {span}"
+    if value not in releases:
+        return f"{value!r} is not a known TileLang release: not in {_display(RELEASES_FILE)} (supported range {span})"
+    return None
+
+
+def check_versions(
+    values, installed: str | None, key: str = "versions", releases: dict[str, Release] | None = None
+) -> list[str]:
+    """The releases of config key KEY, in the given order; ReleaseError naming key, value and range.
+
+    The installed release (`installed`, see installed_release()) is always accepted: it needs no
+    environment of its own.
+    """
+    releases = releases if releases is not None else load_releases()
+    span = supported_range(releases)
+    if not isinstance(values, (list, tuple)):
+        raise ReleaseError(
+            f"config {key}: {values!r} is not a list; give a list of TileLang releases such as ['0.1.14']"
+            f" (supported range {span})"
+        )
+    if not values:
+        raise ReleaseError(f"config {key}: the list is empty; give at least one release (supported range {span})")
+    first_index: dict[str, int] = {}
+    for i, value in enumerate(values):
+        where = f"config {key}[{i}]"
+        problem = None if (installed is not None and value == installed) else release_problem(value, releases)
+        if problem:
+            raise ReleaseError(f"{where}: {problem}")
+        if value in first_index:
+            raise ReleaseError(
+                f"{where}: {value!r} is a duplicate of {key}[{first_index[value]}] (supported range {span})"
+            )
+        first_index[value] = i
+    return list(values)
+
+
+# ------------------------------------------------------------------------------------ tools
+
+
+def find_uv(uv: str | Path | None = None) -> Path | None:
+    """The uv executable: UV argument, the one next to the running interpreter, the uv package's, PATH."""
+    if uv is not None:
+        return Path(uv)
+    # not resolved: sys.executable of a venv is a symlink whose directory also holds the venv's uv
+    beside_python = Path(sys.executable).parent / "uv"
+    if beside_python.is_file() and os.access(beside_python, os.X_OK):
+        return beside_python
+    try:
+        import uv as uv_package  # the PyPI `uv` package ships the binary
+
+        return Path(uv_package.find_uv_bin())
+    except (ImportError, FileNotFoundError):
+        pass
+    from shutil import which
+
+    found = which("uv")
+    return Path(found) if found else None
+
+
+def find_links(python: str | Path | None = None, environ: dict[str, str] | None = None) -> list[str]:
+    """pip's find-links locations, for uv, which does not read pip's configuration.
+
+    From `python -m pip config list` (PIP_FIND_LINKS, then an [install], then a [global] setting, as pip
+    ranks them); PIP_FIND_LINKS alone when that python has no pip. Values are whitespace-separated.
+    """
+    environ = dict(os.environ if environ is None else environ)
+    by_section: dict[str, str] = {}
+    try:
+        proc = subprocess.run(
+            [str(python or sys.executable), "-m", "pip", "config", "list"],
+            check=False,
+            capture_output=True,
+            text=True,
+            env=environ,
+            timeout=120,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        proc = None
+    if proc is not None and proc.returncode == 0:
+        for line in proc.stdout.splitlines():  # lines such as  global.find-links='/opt/wheels'
+            name, _, raw = line.partition("=")
+            section, _, option = name.rpartition(".")
+            if option != "find-links":
+                continue
+            try:
+                by_section[section] = str(ast.literal_eval(raw))
+            except (ValueError, SyntaxError):
+                by_section[section] = raw.strip("'\"")
+    chosen = next((by_section[s] for s in (":env:", "install", "global") if s in by_section), None)
+    if chosen is None:
+        chosen = environ.get("PIP_FIND_LINKS", "")
+    return chosen.split()
+
+
+def torch_requirement(requirements: str | Path) -> str:
+    """'torch==X' from the requirements file: the torch every release environment gets."""
+    path = Path(requirements)
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as exc:
+        raise ReleaseError(f"{path}: cannot read the requirements: {exc}") from None
+    for line in lines:
+        match = TORCH_PIN_RE.match(line)
+        if match:
+            return f"torch=={match.group(1)}"
+    raise ReleaseError(f"{path}: no 'torch==VERSION' line; torch must be pinned (an unpinned torch is a CUDA build)")
+
+
+def disk_usage(paths) -> int:
+    """Bytes allocated under PATHS, each inode counted once (like `du -s PATHS` in one call)."""
+    seen: set[tuple[int, int]] = set()
+    total = 0
+    stack = [str(p) for p in paths]
+    while stack:
+        path = stack.pop()
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if (info.st_dev, info.st_ino) in seen:
+            continue
+        seen.add((info.st_dev, info.st_ino))
+        total += info.st_blocks * 512
+        if stat.S_ISDIR(info.st_mode):
+            try:
+                with os.scandir(path) as entries:
+                    stack.extend(entry.path for entry in entries)
+            except OSError:
+                pass
+    return total
+
+
+def _display(path: Path) -> str:
+    try:
+        return str(path.relative_to(REPO))
+    except ValueError:
+        return str(path)
+
+
+def _normalized(name: str) -> str:
+    """PEP 503 form of a distribution name, as uv pip freeze prints it (apache_tvm_ffi -> apache-tvm-ffi)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _base_version(version: str) -> str:
+    return version.split("+", 1)[0]
+
+
+# ------------------------------------------------------------------------------------ environments
+
+
+def env_dir(root: str | Path, version: str) -> Path:
+    """The environment folder of a release under ROOT."""
+    return Path(root) / f"tilelang-{version}"
+
+
+def read_marker(marker: Path) -> dict | None:
+    try:
+        data = json.loads(marker.read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def marker_matches(data: dict | None, version: str, pins: tuple[str, ...], torch_pin: str) -> bool:
+    """A marker stands for an environment built from the same inputs, whose python still exists."""
+    if not data or data.get("schema") != MARKER_SCHEMA:
+        return False
+    return (
+        data.get("version") == version
+        and _base_version(str(data.get("tilelang_version"))) == version
+        and data.get("pins") == list(pins)
+        and data.get("torch_requirement") == torch_pin
+        and Path(str(data.get("python"))).is_file()
+    )
+
+
+def installed_tilelang(env: str | Path) -> list[str]:
+    """Versions of the tilelang distributions in ENV's site-packages, from their METADATA: no import, no
+    interpreter started (a broken environment can crash on import)."""
+    versions = []
+    for dist_info in sorted(Path(env).glob("lib/python*/site-packages/tilelang-*.dist-info")):
+        version = None
+        try:
+            with open(dist_info / "METADATA", encoding="utf-8", errors="replace") as metadata_file:
+                for line in metadata_file:
+                    if line.startswith("Version:"):
+                        version = line.split(":", 1)[1].strip()
+                        break
+                    if not line.strip():  # the headers end at the first blank line
+                        break
+        except OSError:
+            pass
+        versions.append(version or dist_info.name[len("tilelang-") : -len(".dist-info")])
+    return versions
+
+
+def stale_reason(marker_path: str | Path) -> str | None:
+    """Why the environment of MARKER_PATH (ROOT/tilelang-<version>/environment.json) cannot be used any more,
+    or None while it can: the marker unreadable, the environment's bin/python missing or not executable, or its
+    installed tilelang (read from the package metadata) not the marker's release. A missing marker has a
+    reason too. Fast (a few file checks, no interpreter started): Snakemake calls it for every release each
+    time it builds the DAG, and deletes a stale marker so that rule release_env rebuilds the environment."""
+    marker = Path(marker_path)
+    env = marker.parent
+    if not marker.exists():
+        return f"{marker} does not exist"
+    data = read_marker(marker)
+    if data is None:
+        return f"{marker} cannot be read as a JSON object"
+    if data.get("schema") != MARKER_SCHEMA or not isinstance(data.get("version"), str):
+        return f"{marker} is not a marker of schema {MARKER_SCHEMA} with a version"
+    version = data["version"]
+    if env.name != f"tilelang-{version}":
+        return f"{marker} is the marker of release {version}, not of its folder {env.name}"
+    python = env / "bin" / "python"
+    if not python.exists():  # a symlink to a removed interpreter does not exist either
+        gone = f" (a link to {os.readlink(python)}, which is gone)" if python.is_symlink() else ""
+        return f"{python} is missing{gone}"
+    if not python.is_file() or not os.access(python, os.X_OK):
+        return f"{python} is not an executable file"
+    installed = installed_tilelang(env)
+    if not installed:
+        return f"{env} has no tilelang installed (no tilelang-*.dist-info in its site-packages)"
+    if len(installed) > 1:
+        return f"{env} has several tilelang installs ({', '.join(installed)}); the marker says {version}"
+    if _base_version(installed[0]) != version:
+        return f"{env} holds tilelang {installed[0]}, not the release {version} of its marker"
+    return None
+
+
+def _write_json_atomically(path: Path, data: dict) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; the marker is an ordinary output file
+        with os.fdopen(fd, "w") as out:
+            json.dump(data, out, indent=2)
+            out.write("\n")
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)  # readers see the old marker or the whole new one, never half of it
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class _StepRunner:
+    """Runs the build's commands, appending their output to the log and timing each step."""
+
+    def __init__(self, version: str, log_path: Path, log):
+        self.version, self.log_path, self.log = version, log_path, log
+        self.seconds: dict[str, float] = {}
+
+    def note(self, text: str) -> None:
+        self.log.write(text.rstrip("\n") + "\n")
+        self.log.flush()
+
+    def run(self, step: str, argv: list[str], env: dict | None = None, timeout: int = 1800) -> str:
+        """stdout of ARGV; stdout and stderr go to the log; BuildError naming STEP when it fails."""
+        self.note(f"\n### {step}\n$ {' '.join(argv)}")
+        start = time.monotonic()
+        try:
+            proc = subprocess.run(argv, check=False, capture_output=True, text=True, env=env, timeout=timeout)
+        except OSError as exc:
+            raise BuildError(self.version, step, f"cannot run {argv[0]}: {exc}", self.log_path) from None
+        except subprocess.TimeoutExpired:
+            raise BuildError(self.version, step, f"no result after {timeout} s", self.log_path) from None
+        finally:
+            self.seconds[step] = round(time.monotonic() - start, 3)
+        self.note(proc.stdout)
+        self.note(proc.stderr)
+        self.note(f"(exit {proc.returncode}, {self.seconds[step]:.1f} s)")
+        if proc.returncode != 0:
+            if proc.returncode < 0:
+                how = f"killed by {signal.Signals(-proc.returncode).name}"
+            else:
+                how = f"exit {proc.returncode}"
+            raise BuildError(self.version, step, f"{how}: {_gist(proc.stdout + proc.stderr)}", self.log_path)
+        return proc.stdout
+
+
+def _gist(output: str) -> str:
+    """The line of a failed command's output that says why: uv's error line, else the last line (a traceback's)."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    uv_error = next((line for line in lines if line.startswith(("error:", "×"))), None)
+    return (uv_error or (lines[-1] if lines else "no output"))[:300]
+
+
+def build_env(
+    version: str,
+    root: str | Path,
+    *,
+    requirements: str | Path = "requirements.txt",
+    uv: str | Path | None = None,
+    log: str | Path | None = None,
+    python: str | Path | None = None,
+) -> Path:
+    """Build (or keep) ROOT/tilelang-VERSION with uv; return the path of its environment.json marker.
+
+    With a marker of the same inputs (release, pins, torch pin) the environment is kept as it is.
+    Otherwise it is rebuilt from scratch: `uv venv --clear`, one `uv pip install` of torch, tilelang and
+    the release's pins (with pip's find-links, so torch is the local CPU build), an import of tilelang
+    with TILELANG_CACHE_DIR inside the environment, `uv pip freeze`; the marker is written last.
+    ReleaseError for a release not in the data; BuildError naming the failed step.
+    """
+    releases = load_releases()
+    if version not in releases:
+        raise ReleaseError(f"release {release_problem(version, releases) or repr(version)}")
+    release = releases[version]
+    try:
+        torch_pin = torch_requirement(requirements)
+    except ReleaseError as exc:  # not a bad version: the build's own input is missing
+        raise BuildError(version, "read requirements", str(exc)) from None
+    root = Path(root).absolute()
+    dest = env_dir(root, version)
+    marker = dest / MARKER_NAME
+
+    def usable() -> bool:  # built from the same inputs, and still sound
+        return marker_matches(read_marker(marker), version, release.requirements, torch_pin) and not stale_reason(
+            marker
+        )
+
+    if usable():
+        return marker
+    root.mkdir(parents=True, exist_ok=True)
+    # two processes building one release (two workflow runs, a test and a run) must not interleave
+    with open(root / f".tilelang-{version}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if usable():
+            return marker  # built by the process that held the lock
+        return _build(release, dest, torch_pin, uv=uv, log=log, python=python)
+
+
+def _build(
+    release: Release,
+    dest: Path,
+    torch_pin: str,
+    *,
+    uv: str | Path | None,
+    log: str | Path | None,
+    python: str | Path | None,
+) -> Path:
+    """build_env's work, under its lock: rebuild DEST from scratch, verify it, write the marker last."""
+    version, root = release.version, dest.parent
+    marker = dest / MARKER_NAME
+    env_python = dest / "bin" / "python"
+    log_path = Path(log).absolute() if log else root / f"tilelang-{version}.build.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    # a stale marker must not outlive a failed rebuild
+    marker.unlink(missing_ok=True)
+    with open(log_path, "w") as log_file:
+        steps = _StepRunner(version, log_path, log_file)
+        uv_bin = find_uv(uv)
+        if uv_bin is None:
+            raise BuildError(version, "find uv", "no uv executable (pass --uv, or pip install uv)", log_path)
+        if dest.exists() and any(dest.iterdir()) and not (dest / "pyvenv.cfg").exists():
+            # uv venv --clear refuses such a folder; never delete what is not an environment of ours
+            raise BuildError(version, "uv venv", f"{dest} exists and is not a virtual environment", log_path)
+
+        uv_said = steps.run("uv version", [str(uv_bin), "--version"]).split()  # "uv 0.13.9 (...)"
+        if len(uv_said) < 2 or uv_said[0] != "uv":
+            raise BuildError(version, "uv version", f"{uv_bin} is not uv: {' '.join(uv_said)!r}", log_path)
+        uv_version = uv_said[1]
+        cache_dir = Path(steps.run("uv cache dir", [str(uv_bin), "cache", "dir"]).strip())
+        links = find_links(python)
+        steps.note(f"find-links from pip's configuration: {links or 'none'}")
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        # uv hardlinks from its cache only on the same filesystem; elsewhere every env is a full copy
+        same_filesystem = os.stat(cache_dir).st_dev == os.stat(root).st_dev
+        if not same_filesystem:
+            steps.note(f"warning: uv cache {cache_dir} and {root} are on different filesystems: files are copied")
+        start = time.monotonic()
+        bytes_before = disk_usage([cache_dir, dest])
+        disk_seconds = time.monotonic() - start
+
+        base_python = str(python or sys.executable)
+        steps.run("uv venv", [str(uv_bin), "venv", "--clear", "--no-python-downloads", "-p", base_python, str(dest)])
+        install = [str(uv_bin), "pip", "install", "--python", str(env_python)]
+        for link in links:
+            install += ["--find-links", link]
+        install += [torch_pin, f"tilelang=={version}", *release.requirements]
+        steps.run("uv pip install", install)
+
+        # verify in a clean child: this release's own tilelang cache, nothing of the caller's Python paths
+        verify_env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+        verify_env["TILELANG_CACHE_DIR"] = str(dest / CACHE_DIR_NAME)
+        output = steps.run("verify import", [str(env_python), "-c", VERIFY_CODE], env=verify_env)
+        line = next((ln for ln in output.splitlines() if ln.startswith(VERIFY_PREFIX)), None)
+        if line is None:
+            raise BuildError(version, "verify import", "the check printed no versions", log_path)
+        imported = json.loads(line[len(VERIFY_PREFIX) :])
+        if _base_version(imported["tilelang"]) != version:
+            raise BuildError(version, "verify import", f"imported tilelang {imported['tilelang']}", log_path)
+        if _base_version(imported["torch"]) != torch_pin.split("==", 1)[1]:
+            raise BuildError(version, "verify import", f"imported torch {imported['torch']} ({torch_pin})", log_path)
+
+        freeze = steps.run("uv pip freeze", [str(uv_bin), "pip", "freeze", "--python", str(env_python)])
+        packages = {_normalized(name): v for name, _, v in (ln.partition("==") for ln in freeze.splitlines()) if v}
+        for requirement in release.requirements:
+            name, wanted = requirement.split("==", 1)
+            got = packages.get(_normalized(name))
+            if got != wanted:
+                raise BuildError(version, "check pins", f"{name} is {got}, the pin is {wanted}", log_path)
+        if "+cpu" not in imported["torch"] or imported["torch_cuda"]:
+            steps.note(f"warning: torch {imported['torch']} is not the CPU build (find-links: {links or 'none'})")
+
+        start = time.monotonic()
+        bytes_added = disk_usage([cache_dir, dest]) - bytes_before
+        # walking the uv cache twice is not part of the build: kept apart from build_seconds
+        steps.seconds["measure disk"] = round(disk_seconds + time.monotonic() - start, 3)
+        build_seconds = round(sum(s for step, s in steps.seconds.items() if step != "measure disk"), 3)
+        data = {
+            "schema": MARKER_SCHEMA,
+            "version": version,
+            "python": str(env_python),
+            "base_python": base_python,
+            "python_version": imported["python_version"],
+            "pins": list(release.requirements),
+            "pins_found": {pin.requirement: pin.found for pin in release.pins},
+            "torch_requirement": torch_pin,
+            "torch_version": imported["torch"],
+            "torch_cuda": imported["torch_cuda"],
+            "tilelang_version": imported["tilelang"],
+            "tilelang_cache_dir": str(dest / CACHE_DIR_NAME),
+            "has_lower_trace": release.has_lower_trace,
+            "has_pass_diff": release.has_pass_diff,
+            "hip_lowers": release.hip_lowers,
+            "build_seconds": build_seconds,
+            "step_seconds": steps.seconds,
+            "uv": str(uv_bin),
+            "uv_version": uv_version,
+            "uv_cache_dir": str(cache_dir),
+            "same_filesystem_as_uv_cache": same_filesystem,
+            "find_links": links,
+            "disk_bytes_added": bytes_added,
+            "packages": packages,
+            "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "log": str(log_path),
+        }
+        steps.note(
+            f"\nverified tilelang {imported['tilelang']}, torch {imported['torch']}; {build_seconds} s, "
+            f"{bytes_added} bytes added; marker {marker}"
+        )
+        _write_json_atomically(marker, data)
+    return marker
+
+
+# ------------------------------------------------------------------------------------ command line
+
+
+def _describe(version: str, releases: dict[str, Release]) -> str:
+    release = releases.get(version)
+    if release is None:
+        return f"{version}: the installed release (not in {_display(RELEASES_FILE)})"
+    yes_no = {True: "yes", False: "no"}
+    return (
+        f"{version}: pins={','.join(release.requirements) or '-'} lower_trace={yes_no[release.has_lower_trace]}"
+        f" pass_diff={yes_no[release.has_pass_diff]} hip={yes_no[release.hip_lowers]}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    check = commands.add_parser("check", help="validate releases (as the config key `versions`)")
+    check.add_argument("versions", nargs="+", metavar="VERSION")
+    build = commands.add_parser("build", help="build ROOT/tilelang-VERSION and print its marker path")
+    build.add_argument("--version", required=True)
+    build.add_argument("--root", required=True, type=Path)
+    build.add_argument("--requirements", default="requirements.txt", type=Path)
+    build.add_argument("--log", type=Path, help="default ROOT/tilelang-VERSION.build.log")
+    build.add_argument("--uv", type=Path, help="the uv executable (default: beside python, then PATH)")
+    args = parser.parse_args(argv)
+
+    try:
+        if args.command == "check":
+            releases = load_releases()
+            for version in check_versions(args.versions, installed_release(), releases=releases):
+                print(_describe(version, releases))
+        else:
+            print(build_env(args.version, args.root, requirements=args.requirements, uv=args.uv, log=args.log))
+    except ReleaseError as exc:
+        print(f"release_envs: error: {exc}", file=sys.stderr)
+        return 2
+    except (BuildError, OSError) as exc:
+        print(f"release_envs: error: {exc}", file=sys.stderr)
+        return 3
+    return 0

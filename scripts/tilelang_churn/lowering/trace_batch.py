@@ -1,0 +1,319 @@
+#!/usr/bin/env python3
+"""Run many trace jobs in one process: TileLang is imported once, then each job runs in a child forked from it.
+
+    python3 scripts/trace_batch.py --jobs JOBS.json [--workers N] [--release-env DIR]    # or --jobs - (stdin)
+
+JOBS.json is a list of ``{"args": [gemm_lower_trace.py arguments, --out included], "log": PATH}``. Every job
+writes exactly the files, log and exit status that ``gemm_lower_trace.py ARGS > LOG 2>&1`` would: the child
+runs that script's ``main``. Only the fixed cost is shared: ``import tilelang`` (2-4 s, most of a job's run)
+is paid once per process instead of once per job; the child inherits the imported modules, copy-on-write.
+
+TL_LOWER_TRACE is read when tilelang is imported, so one process runs either trace-env jobs only or no
+trace-env job; the job grid (job_grid.py) makes its batches that way. Exit status: 0 when every job exited 0
+or a status given by --tolerate (e.g. 1, a recorded pass failure); otherwise the highest job status, with one
+line per such job on stderr. A job killed by a signal (SIGBUS from a broken shared library, SIGKILL) is named
+with its signal and environment on stderr and in its own log; the children die with the batch (SIGKILL on Linux),
+so none writes after the batch is gone.
+"""
+
+# no `from __future__` import: Snakemake's script: directive puts its preamble above this file
+import argparse
+import ctypes
+import json
+import os
+import shlex
+import signal
+import sys
+import time
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+from tilelang_churn.core import trace_modes  # noqa: E402
+from tilelang_churn.lowering import trace_cli  # noqa: E402
+
+PROG = "trace_batch.py"
+SCRIPTS_DIR = Path(__file__).resolve().parents[2]  # the entry files
+SCRIPT = SCRIPTS_DIR / "trace_batch.py"
+TRACE_SCRIPT = SCRIPTS_DIR / "gemm_lower_trace.py"
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _prctl():
+    """libc's prctl on Linux, else None; loaded before forking, so a child only calls it."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+def die_with_parent(prctl, parent: int) -> None:
+    """In a child just forked from PARENT: SIGKILL when PARENT dies, so no job writes after the batch is gone.
+    The parent may have died before prctl ran: then exit at once."""
+    if prctl is not None:
+        prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(trace_cli.EXIT_NOT_RECORDED)
+
+
+def job_mode(args: list) -> str:
+    return args[args.index("--mode") + 1]
+
+
+def check_jobs(jobs: list) -> bool:
+    """Whether this process imports tilelang with TL_LOWER_TRACE on; every job must agree (ValueError if not)."""
+    if not jobs:
+        raise ValueError("no jobs given")
+    for number, job in enumerate(jobs, start=1):
+        args = job.get("args") if isinstance(job, dict) else None
+        if not isinstance(args, list) or not job.get("log") or "--mode" not in args or "--out" not in args:
+            raise ValueError(f"job {number} is not {{'args': [... --mode MODE ... --out DIR], 'log': PATH}}: {job!r}")
+        if args[args.index("--mode") + 1 :][:1] not in ([mode] for mode in trace_modes.MODES):
+            raise ValueError(f"job {number}: unknown --mode in {args!r}; modes are {', '.join(trace_modes.MODES)}")
+    wants = {trace_modes.MODES[job_mode(job["args"])].sets_lower_trace_env for job in jobs}
+    if len(wants) != 1:
+        raise ValueError(
+            "trace-env jobs need TL_LOWER_TRACE set when tilelang is imported: run them in a batch of their own"
+        )
+    return wants.pop()
+
+
+def expected_releases(jobs: list) -> list[str]:
+    """The releases the jobs ask for with --expect-release, in first-seen order."""
+    found = []
+    for job in jobs:
+        args = job["args"]
+        for i, arg in enumerate(args):
+            value = args[i + 1] if arg == "--expect-release" and i + 1 < len(args) else None
+            value = arg.split("=", 1)[1] if arg.startswith("--expect-release=") else value
+            if value is not None and value not in found:
+                found.append(value)
+    return found
+
+
+def cache_dir(jobs: list) -> Path:
+    """TileLang's cache of the importing process, beside the jobs' folders (each job then sets its own, as the
+    script alone does): the import must not write the user's ~/.tilelang."""
+    outs = [os.path.dirname(os.path.abspath(job["args"][job["args"].index("--out") + 1])) for job in jobs]
+    return Path(os.path.commonpath(outs)) / ".tilelang_cache"
+
+
+def import_tilelang(lower_trace_env: bool) -> dict:
+    """Import TileLang once for all jobs; its import time is the process's fixed cost, reported in each run.json.
+
+    A failing import is not fatal here: each job imports again in its child and records the failure as the
+    single job would (a failed setup row, exit 3)."""
+    os.environ["TL_LOWER_TRACE"] = "1" if lower_trace_env else "0"
+    started = time.perf_counter()
+    error = None
+    try:
+        from tilelang_churn.lowering import tilelang_trace  # noqa: F401 - the import is the point: the children inherit it
+    except Exception as exc:  # noqa: BLE001 - each child records it
+        error = f"{type(exc).__name__}: {exc}"
+    return {"import_seconds": round(time.perf_counter() - started, 4), "import_error": error}
+
+
+def run_child(job: dict, process: dict) -> int:
+    """In the forked child: the job's stdout and stderr go to its log, then gemm_lower_trace.main runs."""
+    from tilelang_churn.lowering import trace_job
+
+    Path(job["log"]).parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(job["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    sys.argv = [str(TRACE_SCRIPT), *job["args"]]  # run.json records the job's stand-alone command
+    trace_job.PROCESS.update(process)
+    try:
+        return trace_job.main(list(job["args"]))
+    except SystemExit as exc:  # argparse errors: exit 2, its message already on stderr
+        return exc.code if isinstance(exc.code, int) else 2
+    except BaseException as exc:  # noqa: BLE001 - one line, as the script alone would give
+        print(f"{PROG}: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return trace_cli.EXIT_NOT_RECORDED
+
+
+def report_signal(jobs: list, index: int, number: int, environment: str) -> None:
+    """A child killed by a signal recorded nothing and its log may be empty: say which signal, job and
+    environment on stderr (the batch log) and at the end of the job's log."""
+    job = jobs[index]
+    what = f"was killed by {signal_name(number)} (signal {number}) in the environment {environment}"
+    print(
+        f"{PROG}: error: job {index + 1} of {len(jobs)} {what}, nothing recorded: "
+        f"{shlex.join(['gemm_lower_trace.py', *job['args']])} (log: {job['log']})",
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        Path(job["log"]).parent.mkdir(parents=True, exist_ok=True)
+        with open(job["log"], "a", encoding="utf-8") as log:
+            log.write(f"{PROG}: error: this job {what}; nothing was recorded\n")
+    except OSError as exc:
+        print(f"{PROG}: error: cannot append to {job['log']}: {exc}", file=sys.stderr, flush=True)
+
+
+def run_jobs(jobs: list, workers: int, process: dict, environment: str | None = None) -> list:
+    """Fork one child per job, at most ``workers`` at a time; the exit status of each job, in job order."""
+    environment = environment or sys.prefix
+    statuses = [None] * len(jobs)
+    running: dict[int, int] = {}  # pid -> job index
+    pending = list(range(len(jobs)))
+    prctl, parent = _prctl(), os.getpid()
+    try:
+        while pending or running:
+            while pending and len(running) < workers:
+                index = pending.pop(0)
+                sys.stdout.flush()
+                sys.stderr.flush()
+                pid = os.fork()
+                if pid == 0:  # the child never returns into this loop
+                    die_with_parent(prctl, parent)
+                    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # stopped at once, as the script alone would be
+                    code = 3
+                    try:
+                        code = run_child(jobs[index], {**process, "job_in_process": index + 1})
+                    finally:
+                        sys.stdout.flush()
+                        sys.stderr.flush()
+                        os._exit(code)
+                running[pid] = index
+            pid, wait_status = os.wait()
+            index = running.pop(pid)
+            statuses[index] = os.waitstatus_to_exitcode(wait_status)  # -N: killed by signal N
+            if statuses[index] < 0:
+                report_signal(jobs, index, -statuses[index], environment)
+    finally:  # interrupted (SIGINT, SIGTERM): no child outlives the batch
+        for pid in running:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        for pid in list(running):
+            os.waitpid(pid, 0)
+    return statuses
+
+
+def check_release(jobs: list, environment: str | None) -> None:
+    """The jobs' own check, once for the batch: one line when the imported TileLang is not the release asked
+    for (each job then records it as a failed setup row, exit 3)."""
+    from tilelang_churn.lowering import trace_job
+
+    if "tilelang" not in sys.modules:
+        return  # not importable: each job records why
+    for expected in expected_releases(jobs):
+        problem = trace_job.release_mismatch(expected, environment)
+        if problem:
+            print(f"{PROG}: error: {problem}", file=sys.stderr, flush=True)
+
+
+def run_batch(jobs: list, workers: int, tolerate: tuple = (), release_env: str | None = None) -> int:
+    lower_trace_env = check_jobs(jobs)
+    started = time.perf_counter()
+    os.environ["TILELANG_CACHE_DIR"] = str(cache_dir(jobs))
+    process = {"pid": os.getpid(), "jobs_in_process": len(jobs), "tilelang_cache_dir": os.environ["TILELANG_CACHE_DIR"]}
+    process.update(import_tilelang(lower_trace_env))
+    print(
+        f"{PROG}: {len(jobs)} job(s), {min(workers, len(jobs))} at a time, TL_LOWER_TRACE="
+        f"{os.environ['TL_LOWER_TRACE']}; import {process['import_seconds']} s"
+        + (f", failed ({process['import_error']})" if process["import_error"] else "")
+    )
+    check_release(jobs, release_env)
+    statuses = run_jobs(jobs, max(1, workers), process, release_env)
+    bad = [(job, status) for job, status in zip(jobs, statuses) if status != 0 and status not in tolerate]
+    for job, status in zip(jobs, statuses):
+        how = f"{status} ({signal_name(-status)})" if status < 0 else status
+        print(f"{PROG}: exit {how}: {shlex.join(['gemm_lower_trace.py', *job['args']])} (log: {job['log']})")
+    print(f"{PROG}: {len(jobs)} job(s) in {time.perf_counter() - started:.1f} s, {len(bad)} failed")
+    for job, status in bad:
+        how = f"was killed by {signal_name(-status)}" if status < 0 else f"exited {status}"
+        print(f"{PROG}: error: job {how}; see {job['log']}", file=sys.stderr)
+    # a job killed by a signal recorded nothing: the batch says so as the script does, with status 3
+    return max((status if status > 0 else trace_cli.EXIT_NOT_RECORDED for _, status in bad), default=0)
+
+
+def _terminate(signum, frame):
+    raise SystemExit(128 + signum)
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    release_python = trace_cli.release_env_python(argv)
+    if release_python:  # the whole batch runs in the release's own environment
+        os.execv(release_python, [release_python, str(SCRIPT), *argv])
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    parser.add_argument("--jobs", required=True, help="JSON list of {args, log}; - reads standard input")
+    parser.add_argument("--workers", type=int, default=1, help="jobs traced at the same time (default 1)")
+    parser.add_argument("--tolerate", type=int, action="append", default=[], help="a job status that is no failure")
+    parser.add_argument("--release-env", help="run in this TileLang release environment (release_envs.py)")
+    args = parser.parse_args(argv)
+    text = sys.stdin.read() if args.jobs == "-" else Path(args.jobs).read_text(encoding="utf-8")
+    signal.signal(signal.SIGTERM, _terminate)
+    try:
+        return run_batch(json.loads(text), args.workers, tuple(args.tolerate), args.release_env)
+    except ValueError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return trace_cli.EXIT_BAD_ARGUMENTS
+
+
+def _tee(source, *sinks) -> None:
+    for line in source:
+        for sink in sinks:
+            sink.write(line)
+            sink.flush()
+
+
+def run_in_own_process(job_specs, workers: int, tolerate, release_env: str | None, batch_log: str) -> int:
+    """The trace rules' batch, run in a process of its own (in the release's environment
+    when the version has one), reading its jobs from standard input: no command line is long enough for 10,000.
+    Its stdout goes to the batch log, its stderr (the error lines) to the batch log and to Snakemake's console.
+    A batch killed by a signal (SIGBUS while importing a broken release, SIGKILL) is named there too, and the
+    rule fails with status 3 instead of Snakemake's bare 'exit status 249'."""
+    import subprocess
+    import threading
+
+    jobs = [{"args": [*args, "--out", out], "log": log} for args, out, log in job_specs]
+    command = [sys.executable, str(SCRIPT), "--jobs", "-", "--workers", str(workers)]
+    command += [f"--tolerate={status}" for status in tolerate]
+    command += ["--release-env", release_env] if release_env else []
+    environment = release_env or sys.prefix
+    console = sys.stderr
+    prctl, parent = _prctl(), os.getpid()
+    with open(batch_log, "w", encoding="utf-8") as log, redirect_stdout(log), redirect_stderr(log):
+        print(shlex.join(command), flush=True)
+        batch = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=log,
+            stderr=subprocess.PIPE,
+            encoding="utf-8",
+            errors="replace",
+            preexec_fn=lambda: die_with_parent(prctl, parent),  # the batch dies with this wrapper too
+        )
+        # a thread, not a loop here: a process the batch leaves behind may hold its stderr open
+        tee = threading.Thread(target=_tee, args=(batch.stderr, log, console), daemon=True)
+        tee.start()
+        try:
+            batch.stdin.write(json.dumps(jobs))
+            batch.stdin.close()
+        except BrokenPipeError:  # it died before reading its jobs: its status says how
+            pass
+        status = batch.wait()
+        tee.join(timeout=10)
+        if status >= 0:
+            return status
+        line = (
+            f"{PROG}: error: the batch process (pid {batch.pid}) of {len(jobs)} job(s) was killed by "
+            f"{signal_name(-status)} (signal {-status}) in the environment {environment}; first job's log: "
+            f"{jobs[0]['log'] if jobs else '-'}; batch log: {batch_log}"
+        )
+        for sink in (log, console):
+            print(line, file=sink, flush=True)
+        return trace_cli.EXIT_NOT_RECORDED

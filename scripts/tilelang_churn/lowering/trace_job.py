@@ -1,0 +1,319 @@
+#!/usr/bin/env python3
+"""See how TileLang lowers a GEMM, pass by pass (book chapter 12, example 4).
+
+    python3 gemm_lower_trace.py --static-only [--tilelang-src PATH]   # any machine, no TileLang needed
+    python3 gemm_lower_trace.py --mode trace-env    # TL_LOWER_TRACE=1: every pass of tilelang.lower
+    python3 gemm_lower_trace.py --mode trace-api    # lower_trace(func, passes)
+    python3 gemm_lower_trace.py --mode pass-diff    # pass_diff(func, passes)
+
+Each tracing mode prints ``pass=<name> changed=<True|False> +<added> -<deleted>`` per pass step and
+writes DIR/passes.csv (columns: scripts/passes_table.py) and DIR/run.json under --out DIR.
+Exit status: 0 done (an "unsupported" row included); 1 a pass failed and its row is recorded; 2 bad arguments;
+3 the run could not be recorded or the environment is broken (output not writable, TileLang not importable or
+shadowed, or not the release --expect-release names) -- each with one line on stderr and no traceback.
+Depends only on the standard library and TileLang; TL_LOWER_TRACE is read when tilelang is imported, so
+arguments are parsed and the environment set first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import os
+import platform
+import py_compile
+import shlex
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tilelang_churn.core import (
+    passes_table,  # noqa: E402
+    trace_modes,  # noqa: E402
+)
+from tilelang_churn.lowering import (
+    tilelang_source,  # noqa: E402
+    trace_cli,  # noqa: E402
+)
+
+SCRIPT_DIR = Path(__file__).resolve().parents[2]  # scripts/: the entry files and this package
+ENTRY = SCRIPT_DIR / "gemm_lower_trace.py"
+PROG = "gemm_lower_trace.py"
+# set by trace_batch.py in a job forked from a process that imported TileLang once for many jobs
+PROCESS: dict = {}
+
+
+def static_only(tilelang_src: str | None) -> int:
+    """py_compile the project's scripts, then locate the book's entry points in a TileLang source."""
+    scripts = sorted(SCRIPT_DIR.rglob("*.py"))
+    with tempfile.TemporaryDirectory() as scratch:
+        for index, path in enumerate(scripts):
+            try:
+                py_compile.compile(str(path), cfile=os.path.join(scratch, f"{index}.pyc"), doraise=True)
+            except py_compile.PyCompileError as exc:
+                print(f"py_compile: FAILED {path}: {exc.msg.strip()}")
+                return 1
+    print(f"py_compile: ok ({len(scripts)} files under {SCRIPT_DIR.name}/)")
+
+    if tilelang_src:
+        try:
+            source = tilelang_source.SourceTree.from_path(tilelang_src)
+        except (ValueError, OSError) as exc:
+            print(f"{PROG}: error: argument --tilelang-src: {exc}", file=sys.stderr)
+            return 2
+    else:
+        source = tilelang_source.find_installed_source()
+        shadow = tilelang_source.shadowing_module() if source is None else None
+        if shadow:
+            raise NotRecorded(f"a module named tilelang at {shadow} shadows the TileLang package: nothing verified")
+    if source is None:
+        print("Entry points to check against the pinned TileLang:")
+        for label, relpath, _ in tilelang_source.ENTRY_POINTS:
+            print(f"  {label:<38} {relpath} (not located)")
+        print(
+            "(no TileLang source found: tilelang is not installed here and --tilelang-src was not given; "
+            "only the syntax was checked: no entry point was verified and no report was generated.)"
+        )
+        return 0
+
+    print(f"Entry points to check against the pinned TileLang (source: {source.description}):")
+    locations = tilelang_source.locate_entry_points(source)
+    for location in locations:
+        print(f"  {location.label:<38} {location.where()}")
+    missing = [location for location in locations if not location.found]
+    if missing:
+        names = "; ".join(f"{', '.join(m.missing)} in {m.relpath}" for m in missing)
+        print(f"{PROG}: entry point missing: {names}", file=sys.stderr)
+        return 1
+    print(f"(all {len(locations)} entry points found by parsing {source.description}.)")
+    return 0
+
+
+def configure_environment(args) -> tuple[Path, Path]:
+    """Set TileLang's environment before it is imported; every file of the run lands under DIR."""
+    out_dir = Path(args.out or os.path.join("tmp", "gemm_lower_trace", args.mode)).resolve()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    # The book's TL_LOWER_TRACE_DIR=... form still works when no --out is given.
+    if args.out is None and os.environ.get("TL_LOWER_TRACE_DIR"):
+        trace_dir = Path(os.environ["TL_LOWER_TRACE_DIR"]).resolve()
+    else:
+        trace_dir = out_dir / "lower_trace"
+    os.environ["TL_LOWER_TRACE"] = "1" if trace_modes.MODES[args.mode].sets_lower_trace_env else "0"
+    os.environ["TL_LOWER_TRACE_DIR"] = str(trace_dir)
+    os.environ["TILELANG_CACHE_DIR"] = str(out_dir / "tilelang_cache")
+    return out_dir, trace_dir
+
+
+def versions() -> dict:
+    found = {"python": platform.python_version()}
+    for module in ("tilelang", "tvm", "torch"):
+        loaded = sys.modules.get(module)
+        found[module] = getattr(loaded, "__version__", None) if loaded else None
+    return found
+
+
+class NotRecorded(Exception):
+    """The run cannot be recorded, or the environment is broken: exit status 3, one line on stderr."""
+
+
+class ReleaseMismatch(Exception):
+    """The environment imported another TileLang release than the one the run was asked for."""
+
+
+def _base_version(version: str) -> str:
+    return version.split("+", 1)[0]  # 0.1.14+cu128 is release 0.1.14
+
+
+def release_mismatch(expected: str, release_env: str | None) -> str | None:
+    """Why the imported TileLang is not release EXPECTED, naming the environment, both versions and how to
+    rebuild it; None when it is that release. Rows under another release's name would be wrong data."""
+    tilelang = sys.modules.get("tilelang")
+    imported = getattr(tilelang, "__version__", None)
+    if isinstance(imported, str) and _base_version(imported) == _base_version(expected):
+        return None
+    env = release_env or sys.prefix
+    if release_env:
+        remedy = f"remove {env} and run snakemake again: rule release_env rebuilds it"
+    else:
+        remedy = f"install tilelang=={expected} in it, or run in that release's environment (--release-env)"
+    where = os.path.dirname(getattr(tilelang, "__file__", None) or "") or "?"
+    return (
+        f"the environment {env} holds TileLang {imported or '(no version)'} (imported from {where}), not release "
+        f"{expected} (--expect-release): {remedy}"
+    )
+
+
+def trace(args) -> int:
+    spec = args.spec
+    try:
+        out_dir, trace_dir = configure_environment(args)
+        log = open(out_dir / "tilelang.log", "w", encoding="utf-8")
+    except OSError as exc:
+        raise NotRecorded(f"cannot write the run's files under --out {args.out or '(default)'}: {exc}") from None
+    run_info = {
+        "command": [sys.executable, *sys.argv],
+        "command_line": shlex.join([sys.executable, *sys.argv]),
+        "cwd": os.getcwd(),
+        "spec": spec.as_dict(),
+        "out_dir": str(out_dir),
+        "trace_dir": str(trace_dir),
+        "platform": platform.platform(),
+        "warnings": trace_cli.warnings_for(args),
+    }
+    for warning in run_info["warnings"]:
+        print(f"{PROG}: warning: {warning}", file=sys.stderr)
+    rows: list[dict] = []
+    error: BaseException | None = None
+    broken: str | None = None  # the environment cannot run TileLang: recorded, then exit 3
+    started = time.perf_counter()
+    # TileLang and TVM print progress (and "ROCm not detected") on stdout: keep it in the run's log
+    with log, contextlib.redirect_stdout(log):
+        try:
+            from tilelang_churn.lowering import tilelang_trace  # imports tilelang: reads TL_LOWER_TRACE now
+        except Exception as exc:  # noqa: BLE001 - recorded as a row, then reported as a broken environment
+            error = exc
+            broken = f"TileLang cannot be imported here ({passes_table.error_text(exc)})"
+        if error is None and args.expect_release:
+            broken = release_mismatch(args.expect_release, args.release_env)
+            error = ReleaseMismatch(broken) if broken else None
+        run_info["import_seconds"] = round(time.perf_counter() - started, 4)
+        # the process's fixed cost (its import of TileLang) and how many jobs share it
+        run_info["process"] = {
+            "pid": os.getpid(),
+            "jobs_in_process": 1,
+            "import_seconds": run_info["import_seconds"],
+            **PROCESS,
+        }
+        if error is None:
+            try:
+                target = tilelang_trace.make_target(spec)
+            except Exception as exc:  # noqa: BLE001
+                print(
+                    f"{PROG}: error: argument --target: TVM rejects {spec.target_json}: {passes_table.error_text(exc)}",
+                    file=sys.stderr,
+                )
+                return trace_cli.EXIT_BAD_ARGUMENTS
+            lower_started = time.perf_counter()
+            mode = trace_modes.MODES[spec.mode]
+            if mode.requires and importlib.util.find_spec(mode.requires) is None:
+                rows = [unsupported_row(spec, mode)]  # a release without the mode's tool: data, not a failure
+            else:
+                try:
+                    func = tilelang_trace.build_kernel(spec)
+                    runner = getattr(tilelang_trace, mode.runner)
+                    rows, error, extra = runner(spec, func, target, out_dir, trace_dir)
+                    run_info.update(extra)
+                except OSError as exc:  # the run's own files (e.g. ir.json.gz) could not be written
+                    raise NotRecorded(f"cannot write the run's files under {out_dir}: {exc}") from None
+                except Exception as exc:  # noqa: BLE001 - a failure outside any pass is still a row
+                    error = exc
+            run_info["lower_seconds"] = round(time.perf_counter() - lower_started, 4)
+    run_info["versions"] = versions()
+    if error is not None and not any(row["status"] == passes_table.STATUS_FAILED for row in rows):
+        rows.append(
+            {
+                "step": len(rows),
+                "phase": spec.mode,
+                "pass": "setup",
+                "status": passes_table.STATUS_FAILED,
+                "error": passes_table.error_text(error),
+            }
+        )
+    provenance = spec.provenance(run_info["versions"]["tilelang"] or "")
+    rows = [{**row, **provenance} for row in rows]
+    failed = next((row for row in rows if row["status"] == passes_table.STATUS_FAILED), None)
+    status = trace_cli.EXIT_NOT_RECORDED if broken else trace_cli.EXIT_PASS_FAILED if failed else trace_cli.EXIT_OK
+    run_info["exit_status"] = status
+    run_info["failure"] = failed and {"step": failed["step"], "pass": failed["pass"], "error": failed.get("error")}
+    run_info["wall_seconds"] = round(time.perf_counter() - started, 4)
+    removed = files_not_kept(args.keep, status, out_dir, trace_dir)
+    run_info["removed_after_run"] = [str(path) for path in removed]
+    try:
+        passes_table.write_rows(out_dir / "passes.csv", rows)
+        # what the readers check passes.csv against: a file cut at a row boundary still parses
+        run_info["passes_csv"] = passes_table.fingerprint(out_dir / "passes.csv")
+        write_json(out_dir / "run.json", run_info)
+    except OSError as exc:
+        raise NotRecorded(f"cannot write the run's tables under {out_dir}: {exc}") from None
+
+    for path in removed:  # the rows are written: --keep tables drops what no reader needs
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+    for row in rows:
+        print(step_line(row))
+    print(trace_cli.NOTE_LINE)
+    if broken:
+        raise NotRecorded(f"{broken}; the failed setup row is in {out_dir / 'passes.csv'}")
+    if failed:
+        print(
+            f"{PROG}: pass {failed['pass']} failed at step {failed['step']}: {failed.get('error')} "
+            f"(rows kept in {out_dir / 'passes.csv'})",
+            file=sys.stderr,
+        )
+    return status
+
+
+def files_not_kept(keep: str, status: int, out_dir: Path, trace_dir: Path) -> list[Path]:
+    """What --keep tables removes: trace-env's run record (inside the run's folder only), TileLang's cache
+    folder and, after a clean run, TileLang's log. passes.csv, run.json and ir.json.gz (the comparison of
+    releases) always stay."""
+    if keep == "all":
+        return []
+    removed = [trace_dir] if trace_dir.is_dir() and trace_dir.is_relative_to(out_dir) else []
+    removed += [out_dir / "tilelang_cache"] if (out_dir / "tilelang_cache").is_dir() else []
+    if status == trace_cli.EXIT_OK:
+        removed.append(out_dir / "tilelang.log")
+    return removed
+
+
+def write_json(path: Path, data: dict) -> None:
+    """Write JSON atomically: no reader sees a half-written run.json."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def unsupported_row(spec, mode) -> dict:
+    return {
+        "step": 0,
+        "phase": spec.mode,
+        "pass": spec.mode,
+        "status": passes_table.STATUS_UNSUPPORTED,
+        "error": f"this TileLang release has no {mode.requires}: mode {spec.mode} cannot run here",
+    }
+
+
+def step_line(row: dict) -> str:
+    added = row.get("added") or 0
+    deleted = row.get("deleted") or 0
+    line = f"pass={row['pass']} changed={bool(row.get('changed'))} +{added} -{deleted}"
+    if row["status"] == passes_table.STATUS_CODEGEN:
+        line += "  [codegen: TIR -> source, not churn]"
+    elif row["status"] == passes_table.STATUS_UNSUPPORTED:
+        line += f"  [UNSUPPORTED: {row.get('error')}]"
+    elif row["status"] == passes_table.STATUS_FAILED:
+        line += f"  [FAILED: {row.get('error')}]"
+    return line
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    release_python = trace_cli.release_env_python(argv)
+    if release_python:  # run this very script in the release's own environment, before any check
+        os.execv(release_python, [release_python, str(ENTRY), *argv])
+    args = trace_cli.parse_args(argv)
+    try:
+        if args.static_only:
+            return static_only(args.tilelang_src)
+        return trace(args)
+    except NotRecorded as problem:
+        print(f"{PROG}: error: {problem}", file=sys.stderr)
+        return trace_cli.EXIT_NOT_RECORDED
