@@ -11,9 +11,7 @@ The figures, FIGURES.md and the exit statuses: tilelang_churn/figures/book_figur
 import sys
 from pathlib import Path
 
-sys.path.insert(
-    0, str(Path(__file__).resolve().parent)
-)  # the tilelang_churn package next to this file, even under python -I
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
 from contextlib import redirect_stderr, redirect_stdout  # noqa: E402
 
 from tilelang_churn.figures import book_figures  # noqa: E402

@@ -15,9 +15,7 @@ statuses in its docstring). Needs only the standard library and TileLang.
 import sys
 from pathlib import Path
 
-sys.path.insert(
-    0, str(Path(__file__).resolve().parent)
-)  # the tilelang_churn package next to this file, even under python -I
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
 from tilelang_churn.lowering import trace_job  # noqa: E402
 
 if __name__ == "__main__":

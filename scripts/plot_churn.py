@@ -11,9 +11,7 @@ The logic: tilelang_churn/figures/plot_churn.py.
 import sys
 from pathlib import Path
 
-sys.path.insert(
-    0, str(Path(__file__).resolve().parent)
-)  # the tilelang_churn package next to this file, even under python -I
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
 from contextlib import redirect_stderr, redirect_stdout  # noqa: E402
 
 from tilelang_churn.figures import plot_churn  # noqa: E402

@@ -8,9 +8,7 @@ The logic: tilelang_churn/lowering/release_envs.py.
 import sys
 from pathlib import Path
 
-sys.path.insert(
-    0, str(Path(__file__).resolve().parent)
-)  # the tilelang_churn package next to this file, even under python -I
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
 from tilelang_churn.lowering import release_envs  # noqa: E402
 
 if __name__ == "__main__":

@@ -8,9 +8,7 @@ The logic: tilelang_churn/lowering/run_record.py.
 import sys
 from pathlib import Path
 
-sys.path.insert(
-    0, str(Path(__file__).resolve().parent)
-)  # the tilelang_churn package next to this file, even under python -I
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
 from tilelang_churn.lowering import run_record  # noqa: E402
 
 if __name__ == "__main__":

@@ -10,9 +10,7 @@ The logic and its exit statuses: tilelang_churn/lowering/trace_batch.py.
 import sys
 from pathlib import Path
 
-sys.path.insert(
-    0, str(Path(__file__).resolve().parent)
-)  # the tilelang_churn package next to this file, even under python -I
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
 from tilelang_churn.lowering import trace_batch  # noqa: E402
 
 

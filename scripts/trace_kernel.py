@@ -14,9 +14,7 @@ the book's script's (``gemm_lower_trace.py --help``): the modes, targets, ``--ou
 import sys
 from pathlib import Path
 
-sys.path.insert(
-    0, str(Path(__file__).resolve().parent)
-)  # the tilelang_churn package next to this file, even under python -I
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
 from tilelang_churn.lowering import trace_job  # noqa: E402
 
 if __name__ == "__main__":

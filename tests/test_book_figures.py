@@ -136,11 +136,11 @@ def test_a_missing_glyph_stops_a_strict_save(tmp_path):
 
 
 def test_every_figure_of_the_project_uses_the_style_module(tmp_path):
-    from tilelang_churn.figures import compare_releases, plot_churn
+    from tilelang_churn.figures import plot_churn, release_figures
 
-    assert plot_churn.fs is fs and compare_releases.fs is fs
-    assert plot_churn.DPI == compare_releases.DPI == fs.SCREEN_DPI
-    assert compare_releases._SAVE_METADATA is fs.SAVE_METADATA
+    assert plot_churn.fs is fs and release_figures.fs is fs
+    assert plot_churn.DPI == release_figures.DPI == fs.SCREEN_DPI
+    assert release_figures._SAVE_METADATA is fs.SAVE_METADATA
     churn, _ = tables(tmp_path)
     frame = pt.read_frame(churn)
     saved = []

@@ -17,7 +17,9 @@ import pandas as pd
 import pytest
 from conftest import job_provenance
 from tilelang_churn.core import passes_table as pt
-from tilelang_churn.figures import compare_releases as cr
+from tilelang_churn.core import releases
+from tilelang_churn.figures import release_figures
+from tilelang_churn.tables import release_tables as cr
 
 # one configuration: a job's provenance without its release
 CONFIG = {key: value for key, value in job_provenance(K=1024).items() if key != "tilelang_version"}
@@ -101,14 +103,14 @@ ORDERED = ["0.1.7", "0.1.7.post3", "0.1.8.dev2", "0.1.8rc1", "0.1.8", "0.1.9", "
 
 
 def test_release_order_packaging():
-    assert cr._HAVE_PACKAGING
-    assert cr.sort_releases(VERSIONS) == ORDERED
+    assert releases._HAVE_PACKAGING
+    assert releases.sort_releases(VERSIONS) == ORDERED
 
 
 def test_release_order_fallback(monkeypatch):
-    monkeypatch.setattr(cr, "_HAVE_PACKAGING", False)
-    assert cr.sort_releases(VERSIONS) == ORDERED
-    assert cr.sort_releases(["not a version", "0.1.9"]) == ["0.1.9", "not a version"]
+    monkeypatch.setattr(releases, "_HAVE_PACKAGING", False)
+    assert releases.sort_releases(VERSIONS) == ORDERED
+    assert releases.sort_releases(["not a version", "0.1.9"]) == ["0.1.9", "not a version"]
 
 
 # ------------------------------------------------------------------------------------------- alignment
@@ -442,7 +444,7 @@ def test_heatmap_matrix_union_and_states():
         job_rows("0.1.12", [run("Z1"), run("Z2")]),
         job_rows("0.1.13", [run("A")], target_name="cuda-sm80"),  # a release without this configuration
     ]
-    data = cr.heatmap_matrix(frame(*jobs), LABEL)
+    data = release_figures.heatmap_matrix(frame(*jobs), LABEL)
     assert data["releases"] == ["0.1.8", "0.1.9", "0.1.10", "0.1.11", "0.1.12", "0.1.13"]
     assert data["row_labels"] == ["A", "S", "Gone", "B", "Z1", "Z2"]  # Gone keeps its row when it comes back
     assert data["states"] == ["", "failed", "", "unsupported", "shares no pass", "no job"]
@@ -452,7 +454,7 @@ def test_heatmap_matrix_union_and_states():
 
 def test_heatmap_unknown_configuration():
     with pytest.raises(ValueError, match="no configuration labelled 'nope'"):
-        cr.heatmap_matrix(tiny_table(), "nope")
+        release_figures.heatmap_matrix(tiny_table(), "nope")
 
 
 def write_jobs(root: Path) -> list[Path]:
@@ -490,7 +492,7 @@ def write_jobs(root: Path) -> list[Path]:
 def test_cli_writes_everything_deterministically(tmp_path):
     paths = [str(p) for p in write_jobs(tmp_path / "runs")]
     outputs = [tmp_path / "a", tmp_path / "b"]
-    assert cr.main(["--out-dir", str(outputs[0]), *paths]) == 0
+    assert release_figures.main(["--out-dir", str(outputs[0]), *paths]) == 0
     # the second run in a fresh interpreter with another hash seed: no set or dict order may leak out
     env = dict(os.environ, PYTHONHASHSEED="12345", PYTHONPATH=str(SCRIPT.parent))
     proc = subprocess.run(
@@ -524,12 +526,17 @@ def test_cli_writes_everything_deterministically(tmp_path):
 def test_cli_heatmap_config_and_errors(tmp_path, capsys):
     paths = [str(p) for p in write_jobs(tmp_path / "runs")]
     label = LABEL.replace("cuda-sm90", "hip")
-    assert cr.main(["--out-dir", str(tmp_path / "out"), "--heatmap-config", label, "--formats", "png", *paths]) == 0
+    assert (
+        release_figures.main(
+            ["--out-dir", str(tmp_path / "out"), "--heatmap-config", label, "--formats", "png", *paths]
+        )
+        == 0
+    )
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted(
         [*cr.OUTPUT_TABLES, "release_heatmap.png", "release_trend.png"]
     )
-    assert cr.main(["--out-dir", str(tmp_path / "bad"), "--heatmap-config", "nope", *paths]) == 1
+    assert release_figures.main(["--out-dir", str(tmp_path / "bad"), "--heatmap-config", "nope", *paths]) == 1
     assert "no configuration labelled 'nope'" in capsys.readouterr().err
     assert not (tmp_path / "bad").exists()  # nothing written before the inputs are known good
-    assert cr.main(["--out-dir", str(tmp_path / "dup"), paths[0], paths[0]]) == 1
+    assert release_figures.main(["--out-dir", str(tmp_path / "dup"), paths[0], paths[0]]) == 1
     assert "appears in" in capsys.readouterr().err

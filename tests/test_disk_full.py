@@ -1,5 +1,5 @@
 """A disk that fills up while the tables and figures are written: one line naming the file and "no space left"
-(exit 1, no traceback), and no temporary of passes_table.atomic_file left behind.
+(exit 1, no traceback), and no temporary of files.atomic_file left behind.
 
 The disk is real: a 200 KiB tmpfs mounted for each test (needs root; skipped otherwise), filled to the last
 byte or to a given room before the writer runs.
@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import write_passes
 from test_book_figures import REFERENCE_PASSES, job, tables
+from tilelang_churn.core import files
 from tilelang_churn.core import passes_table as pt
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
@@ -93,7 +94,7 @@ def test_the_tables_on_a_full_disk_stop_with_one_line_and_no_temporary(tmp_path,
         write_passes(tmp_path, name, job(REFERENCE_PASSES, M=m, N=m, K=m)) for name, m in (("a", 256), ("b", 200))
     ]
     fill(disk)
-    with pytest.raises(pt.WriteError) as caught:  # the one writer of passes.csv
+    with pytest.raises(files.WriteError) as caught:  # the one writer of passes.csv
         pt.write_rows(disk / "job" / "passes.csv", pt.read_rows(passes[0]))
     assert str(caught.value) == f"cannot write {disk / 'job' / 'passes.csv'}: no space left on device"
     assert not (disk / "job" / "passes.csv").exists() and not leftovers(disk)

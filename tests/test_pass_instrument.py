@@ -15,8 +15,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from tilelang_churn.core import passes_table
-from tilelang_churn.lowering import pass_instrument, run_record
+from tilelang_churn.core import ir_archive, passes_table
+from tilelang_churn.lowering import run_record
 
 pytest.importorskip("tilelang")
 
@@ -29,7 +29,7 @@ DRIVER = textwrap.dedent(
     import json, sys
     sys.path.insert(0, sys.argv[1])
     from tilelang_churn.lowering import trace_cli
-    from tilelang_churn.core import passes_table
+    from tilelang_churn.core import ir_archive, passes_table
     from tilelang_churn.lowering import pass_instrument, tilelang_trace
 
     jobs, results = json.loads(sys.argv[2]), {}
@@ -53,7 +53,7 @@ DRIVER = textwrap.dedent(
         finally:
             pass_instrument.print_ir = real_print
         if job.get("archive"):
-            info["archive_bytes"] = pass_instrument.write_ir_archive(info["ir"], job["archive"])
+            info["archive_bytes"] = ir_archive.write(info["ir"], job["archive"])
         results[job["name"]] = {"rows": rows, "error": error and passes_table.error_text(error), "info": info}
     with open(sys.argv[3], "w", encoding="utf-8") as handle:
         json.dump(results, handle)
@@ -135,14 +135,14 @@ def test_ir_archive_round_trips_and_its_texts_give_the_rows_counts(instrument_ru
     run = instrument_runs["cuda-sm90"]
     rows, ir = run["rows"], run["info"]["ir"]
     archive = run["archive"]
-    assert pass_instrument.read_ir_archive(archive) == ir
+    assert ir_archive.read(archive) == ir
     assert run["info"]["archive_bytes"] == archive.stat().st_size
     assert [name for name in os.listdir(archive.parent) if name.endswith(".tmp")] == []
     # deterministic bytes: no mtime and no file name in the gzip header, sorted keys
     data = archive.read_bytes()
     assert data[4:8] == b"\0\0\0\0" and not data[3] & 0x08
     again = tmp_path / "again.json.gz"
-    assert pass_instrument.write_ir_archive(pass_instrument.read_ir_archive(archive), again) == len(data)
+    assert ir_archive.write(ir_archive.read(archive), again) == len(data)
     assert again.read_bytes() == data
     assert len(set(ir["texts"])) == len(ir["texts"])  # each text stored once
 

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from tilelang_churn.core import passes_table
+from tilelang_churn.core import files, passes_table
 
 README = Path(__file__).resolve().parents[1] / "config" / "README.md"
 
@@ -67,12 +67,12 @@ def test_the_atomic_writer_removes_its_temporary_on_any_error(tmp_path):
     path = tmp_path / "passes.csv"
     for error in (ValueError("in the block"), KeyboardInterrupt()):
         with pytest.raises(type(error)):
-            with passes_table.atomic_file(path) as handle:
+            with files.atomic_file(path) as handle:
                 handle.write("half a table")
                 raise error
         assert not path.exists() and not list(tmp_path.iterdir())
-    with pytest.raises(passes_table.WriteError) as caught:  # an OSError names the file, never its temporary
-        with passes_table.atomic_file(path):
+    with pytest.raises(files.WriteError) as caught:  # an OSError names the file, never its temporary
+        with files.atomic_file(path):
             raise OSError(28, "No space left on device")
     assert str(caught.value) == f"cannot write {path}: no space left on device" and isinstance(caught.value, OSError)
     assert not list(tmp_path.iterdir())

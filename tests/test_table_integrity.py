@@ -74,12 +74,10 @@ def test_an_edited_churn_csv_is_refused_by_its_readers_and_rebuilt_once_deleted(
         assert proc.returncode == 1 and proc.stderr.count("\n") == 1, proc.stderr
         assert f"{workdir}/{why}{churn} to rebuild it" in proc.stderr and "Traceback" not in proc.stderr
     assert not (tmp_path / "heat.png").exists() and not list(tmp_path.glob("fig*"))
-    from tilelang_churn.figures import (
-        compare_releases,  # reads passes.csv files through the same reader: a churn.csv given to it too
-    )
+    from tilelang_churn.tables import release_tables  # the same reader: a churn.csv given to it too
 
     with pytest.raises(pt.TableError, match="changed after churn_table.py wrote it"):
-        compare_releases.read_jobs([churn])
+        release_tables.read_jobs([churn])
 
     # in the workflow: the edit makes the heatmap and the book outdated; both rules refuse it
     proc = run_copy.snakemake("--cores", "1", "--keep-going", "plot_heatmap", "book_figures")

@@ -13,11 +13,10 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
-import os
 import re
 from pathlib import Path
 
-from tilelang_churn.core import trace_modes
+from tilelang_churn.core import files, trace_modes
 
 # status of a step: changed/noop are IR-to-IR passes; codegen compares TIR with generated source and is never
 # churn; failed is a pass (or codegen, or the set-up) that raised, its text in ``error``; unsupported is the one
@@ -143,7 +142,7 @@ class TableError(ValueError):
 
 def write_rows(path: str | Path, rows: list[dict]) -> None:
     """Write rows in COLUMNS order; a missing key is an empty cell, an unknown key is an error."""
-    with atomic_file(path) as handle:
+    with files.atomic_file(path) as handle:
         writer = csv.DictWriter(handle, fieldnames=COLUMNS, extrasaction="raise", lineterminator="\n")
         writer.writeheader()
         for row in rows:
@@ -152,62 +151,8 @@ def write_rows(path: str | Path, rows: list[dict]) -> None:
 
 def write_frame(df, path: str | Path) -> None:
     """Write a DataFrame (churn.csv, churn_summary.csv) atomically."""
-    with atomic_file(path) as handle:
+    with files.atomic_file(path) as handle:
         df.to_csv(handle, index=False, lineterminator="\n")
-
-
-class WriteError(OSError):
-    """A file that could not be written (a full disk, a read-only folder): the message names the file, never
-    its temporary, in one line."""
-
-    def __str__(self) -> str:
-        reason = self.strerror or "write failed"
-        return f"cannot write {self.filename}: {reason[:1].lower()}{reason[1:]}"
-
-
-class atomic_file:
-    """Open a sibling temporary file for writing and rename it over ``path`` only when the block succeeds,
-    so no reader ever sees a half-written table. On any error (in the block, or when the last buffer is
-    flushed on a full disk) the temporary is removed; an OSError becomes a ``WriteError`` naming ``path``.
-    ``binary``: a byte stream (figures), else UTF-8 text with newlines as written."""
-
-    def __init__(self, path: str | Path, binary: bool = False):
-        self.path = Path(path)
-        self.tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        self.binary = binary
-
-    def __enter__(self):
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            if self.binary:
-                self.handle = open(self.tmp, "wb")
-            else:
-                self.handle = open(self.tmp, "w", newline="", encoding="utf-8")
-        except OSError as exc:
-            self.tmp.unlink(missing_ok=True)
-            raise self._error(exc) from None
-        return self.handle
-
-    def __exit__(self, exc_type, exc, tb):
-        try:
-            try:
-                self.handle.close()  # flushes: on a full disk this is where ENOSPC shows
-            except OSError:
-                if exc_type is None:
-                    raise
-            if exc_type is None:
-                os.replace(self.tmp, self.path)
-        except OSError as close_exc:
-            self.tmp.unlink(missing_ok=True)
-            raise self._error(close_exc) from None
-        if exc_type is not None:
-            self.tmp.unlink(missing_ok=True)
-            if issubclass(exc_type, OSError) and not isinstance(exc, WriteError):
-                raise self._error(exc) from None
-        return False
-
-    def _error(self, exc: OSError) -> WriteError:
-        return WriteError(exc.errno, exc.strerror or str(exc), str(self.path))
 
 
 def _cell(value):
@@ -252,7 +197,7 @@ def write_manifest(table: str | Path, sha256: str, parts: list[dict], writer: st
     rows = sum(part["lines"][1] - part["lines"][0] + 1 for part in parts)
     manifest = {"table": table.name, "written_by": writer, "rows": rows, "sha256": sha256, "parts": parts}
     path = manifest_path(table)
-    with atomic_file(path) as handle:
+    with files.atomic_file(path) as handle:
         json.dump(manifest, handle, indent=1)
         handle.write("\n")
     return path

@@ -47,7 +47,9 @@ import numpy as np  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch, Rectangle  # noqa: E402
 
+from tilelang_churn.core import files  # noqa: E402
 from tilelang_churn.core import passes_table as pt  # noqa: E402
+from tilelang_churn.core.releases import release_sort_key  # noqa: E402
 from tilelang_churn.figures import figure_style as fs  # noqa: E402
 
 FIGURES = ("fig1_reference_passes", "fig2_pass_heatmap", "fig3_releases", "fig4_variants")
@@ -600,12 +602,6 @@ def read_by_version(path: Path) -> list[dict]:
     return rows
 
 
-def _release_key(version: str):
-    from tilelang_churn.figures import compare_releases
-
-    return compare_releases.release_sort_key(version)
-
-
 def plot_releases(by_version: list[dict], reference: dict, out_dir: Path, language: str, width_cm: float):
     """fig3: pass runs and lines changed per release, the reference's kernel on every target."""
     words = _words(language)
@@ -618,7 +614,7 @@ def plot_releases(by_version: list[dict], reference: dict, out_dir: Path, langua
             f"the comparison of releases has no job of the reference kernel ({_describe(reference)}) in mode "
             f"{mode}; modes with that kernel: {modes or 'none'}"
         )
-    releases = sorted(dict.fromkeys(row["tilelang_version"] for row in rows), key=_release_key)
+    releases = sorted(dict.fromkeys(row["tilelang_version"] for row in rows), key=release_sort_key)
     targets = list(dict.fromkeys(row["target_name"] for row in rows))
     x_of = {release: x for x, release in enumerate(releases)}
     with fs.context(language, book=True, hashsalt=HASHSALT):
@@ -717,13 +713,13 @@ def write_manifest(out_dir: Path, written: dict, skipped: dict, reference: dict,
     ]
     for stem in FIGURES:
         if stem in written:
-            files = ", ".join(f"`{p.name}`" for p in written[stem])
-            lines.append(f"| {stem} | {files} | {about[stem]} |")
+            names = ", ".join(f"`{p.name}`" for p in written[stem])
+            lines.append(f"| {stem} | {names} | {about[stem]} |")
         else:
             lines.append(f"| {stem} | not made | {skipped[stem]} |")
     lines += ["", "Text churn is a clue to locate, not proof of a semantic or performance change.", ""]
     path = out_dir / MANIFEST
-    with pt.atomic_file(path) as handle:
+    with files.atomic_file(path) as handle:
         handle.write("\n".join(lines))
     return path
 
@@ -752,7 +748,7 @@ def build(
 ) -> dict:
     """Read the tables and write every figure and FIGURES.md; returns {"written": {stem: paths}, "skipped":
     {stem: why}}. Raises BookError (bad input, a bad width: before anything is read or drawn),
-    figure_style.MissingGlyphError, or passes_table.WriteError (a full disk: names the file)."""
+    figure_style.MissingGlyphError, or files.WriteError (a full disk: names the file)."""
     fs.check_language(language)
     problem = width_problem(width_cm)
     if problem:
@@ -773,7 +769,7 @@ def build(
     if by_version is not None:
         written[FIGURES[2]] = plot_releases(read_by_version(Path(by_version)), ref, out_dir, language, width_cm)
     else:
-        releases = sorted({row["tilelang_version"] for row in rows}, key=_release_key)
+        releases = sorted({row["tilelang_version"] for row in rows}, key=release_sort_key)
         skipped[FIGURES[2]] = (
             f"the config compares no releases (the tables hold TileLang {', '.join(releases)} only): "
             "set config `versions` to two or more releases to get it"

@@ -45,7 +45,7 @@ matplotlib.use("Agg")
 
 from matplotlib import font_manager  # noqa: E402
 
-from tilelang_churn.core import passes_table as pt  # noqa: E402
+from tilelang_churn.core import files  # noqa: E402
 
 LANGUAGES = ("en", "zh")
 SCREEN_DPI = 100  # the workflow's own figures (results/figures, results/compare): looked at on a screen
@@ -248,7 +248,7 @@ def save(
         fmt = _format(path)
         # passes_table's atomic writer: renamed into place only when complete, its temporary removed on any
         # error, and a full disk one WriteError naming the file
-        with pt.atomic_file(path, binary=True) as handle:
+        with files.atomic_file(path, binary=True) as handle:
             with warnings.catch_warnings(record=True) as caught, matplotlib.rc_context(rc_save):
                 warnings.simplefilter("always")
                 fig.savefig(handle, format=fmt, dpi=dpi, metadata=SAVE_METADATA.get(fmt))

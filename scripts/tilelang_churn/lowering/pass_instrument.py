@@ -2,7 +2,7 @@
 
     from tilelang_churn.lowering import pass_instrument
     rows, error, info = pass_instrument.run_instrument(func, target, keep_ir=True)
-    pass_instrument.write_ir_archive(info["ir"], "ir.json.gz")
+    ir_archive.write(info["ir"], "ir.json.gz")
 
     python scripts/pass_instrument.py [--target NAME] [--json PATH] [--ir-archive PATH]   # the standard GEMM
 
@@ -58,7 +58,7 @@ Tracer failures never break compilation: every callback catches its own exceptio
 ``info["tracer_errors"]``. TL_LOWER_TRACE must be unset or 0 when tilelang is imported, or TileLang's own
 trace runs (and prints) as well.
 
-``keep_ir=True`` adds ``info["ir"]``, every printed IR text once (see ``write_ir_archive``):
+``keep_ir=True`` adds ``info["ir"]``, every printed IR text once (``core/ir_archive.py``):
 
     {"format": 1, "initial": <index of the IR before the first pass>,
      "steps": [{"step": int, "pass": str, "after": <index of the IR after that run, None when it failed>}],
@@ -72,21 +72,15 @@ run starts from IR its parent built, and outside the pipeline a pass may be hand
 
 from __future__ import annotations
 
-import gzip
 import inspect
-import json
-import os
 import re
 import sys
 import time
-import uuid
 from dataclasses import dataclass
-from pathlib import Path
 
-from tilelang_churn.core import line_churn, passes_table
+from tilelang_churn.core import ir_archive, line_churn, passes_table
 from tilelang_churn.lowering import run_record
 
-IR_ARCHIVE_FORMAT = 1
 UNSCOPED_PHASE = "unscoped"  # TL_LOWER_TRACE's label for a pass outside every phase scope
 CODEGEN_PHASE = "codegen"
 LOWER_PHASE = "tilelang.lower"  # a failure outside every pass and outside codegen (as tilelang_trace names it)
@@ -430,7 +424,7 @@ class PassRecorder:
             for row in self.rows
         ]
         return {
-            "format": IR_ARCHIVE_FORMAT,
+            "format": ir_archive.FORMAT,
             "initial": self.initial_text,
             "steps": steps,
             "texts": list(self.store.texts),
@@ -557,74 +551,3 @@ def _failure_row(step: int, phase: str, name: str, error: BaseException, seconds
         "seconds": seconds,
         "error": passes_table.error_text(error),
     }
-
-
-# ---------------------------------------------------------------------------------------------- IR archive
-
-
-def write_ir_archive(ir: dict, path: str | Path) -> int:
-    """Write ``ir`` as gzip-compressed JSON, byte-for-byte reproducible, atomically; returns the bytes written.
-
-    Reproducible: sorted keys, no file name and mtime 0 in the gzip header. Atomic: a temporary sibling file
-    renamed over ``path``, so a reader never sees half an archive.
-    """
-    path = Path(path)
-    payload = json.dumps(ir, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    data = gzip.compress(payload, compresslevel=6, mtime=0)  # gzip.compress stores no file name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        with open(tmp, "xb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return len(data)
-
-
-def read_ir_archive(path: str | Path) -> dict:
-    """Read an archive written by ``write_ir_archive``; refuses another format number."""
-    with gzip.open(path, "rt", encoding="utf-8") as handle:
-        ir = json.load(handle)
-    if ir.get("format") != IR_ARCHIVE_FORMAT:
-        raise ValueError(f"{path}: IR archive format {ir.get('format')!r}, this reader knows {IR_ARCHIVE_FORMAT}")
-    return ir
-
-
-# ---------------------------------------------------------------------------------------------- command line
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Trace the standard GEMM (trace_cli's defaults) for one target; exit 1 when the lowering failed."""
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="pass_instrument.py", description=__doc__.splitlines()[0])
-    parser.add_argument("--target", default="cuda-sm90", help="a name of trace_cli.TARGETS or a JSON target dict")
-    parser.add_argument("--json", metavar="PATH", help="write {rows, error, info} here (info without the IR)")
-    parser.add_argument("--ir-archive", metavar="PATH", help="write the printed IR texts here (.json.gz)")
-    args = parser.parse_args(argv)
-    # TileLang's own trace would run (and print) too: it reads TL_LOWER_TRACE when tilelang is imported
-    if "tilelang" not in sys.modules:
-        os.environ["TL_LOWER_TRACE"] = "0"
-    from tilelang_churn.lowering import tilelang_trace, trace_cli
-
-    spec = trace_cli.parse_args(["--mode", "trace-env", "--target", args.target]).spec
-    func = tilelang_trace.build_kernel(spec)
-    rows, error, info = run_instrument(func, tilelang_trace.make_target(spec), keep_ir=bool(args.ir_archive))
-    for row in rows:
-        counts = "" if row["status"] == "failed" else f" +{row['added']} -{row['deleted']}"
-        where = f"{row['step']:3d} {row['phase']}/{row['pass']} depth={row['depth']}"
-        note = f"  [{row['error']}]" if row.get("error") else ""
-        print(f"{where} {row['status']}{counts} {row['seconds']}s{note}")
-    if args.ir_archive:
-        size = write_ir_archive(info.pop("ir"), args.ir_archive)
-        print(f"IR archive: {args.ir_archive} ({size} bytes)")
-    if args.json:
-        result = {"rows": rows, "error": None if error is None else passes_table.error_text(error), "info": info}
-        Path(args.json).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-    return 1 if error is not None else 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

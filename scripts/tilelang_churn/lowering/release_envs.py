@@ -40,7 +40,6 @@ import signal
 import stat
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -48,6 +47,8 @@ from importlib import metadata
 from pathlib import Path
 
 import yaml
+
+from tilelang_churn.core import files, releases
 
 REPO = Path(__file__).resolve().parents[3]
 RELEASES_FILE = REPO / "config" / "tilelang_releases.yaml"
@@ -355,10 +356,6 @@ def _normalized(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def _base_version(version: str) -> str:
-    return version.split("+", 1)[0]
-
-
 # ------------------------------------------------------------------------------------ environments
 
 
@@ -381,7 +378,7 @@ def marker_matches(data: dict | None, version: str, pins: tuple[str, ...], torch
         return False
     return (
         data.get("version") == version
-        and _base_version(str(data.get("tilelang_version"))) == version
+        and releases.base_version(str(data.get("tilelang_version"))) == version
         and data.get("pins") == list(pins)
         and data.get("torch_requirement") == torch_pin
         and Path(str(data.get("python"))).is_file()
@@ -437,24 +434,9 @@ def stale_reason(marker_path: str | Path) -> str | None:
         return f"{env} has no tilelang installed (no tilelang-*.dist-info in its site-packages)"
     if len(installed) > 1:
         return f"{env} has several tilelang installs ({', '.join(installed)}); the marker says {version}"
-    if _base_version(installed[0]) != version:
+    if releases.base_version(installed[0]) != version:
         return f"{env} holds tilelang {installed[0]}, not the release {version} of its marker"
     return None
-
-
-def _write_json_atomically(path: Path, data: dict) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.chmod(tmp, 0o644)  # mkstemp makes it private; the marker is an ordinary output file
-        with os.fdopen(fd, "w") as out:
-            json.dump(data, out, indent=2)
-            out.write("\n")
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)  # readers see the old marker or the whole new one, never half of it
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class _StepRunner:
@@ -602,9 +584,9 @@ def _build(
         if line is None:
             raise BuildError(version, "verify import", "the check printed no versions", log_path)
         imported = json.loads(line[len(VERIFY_PREFIX) :])
-        if _base_version(imported["tilelang"]) != version:
+        if releases.base_version(imported["tilelang"]) != version:
             raise BuildError(version, "verify import", f"imported tilelang {imported['tilelang']}", log_path)
-        if _base_version(imported["torch"]) != torch_pin.split("==", 1)[1]:
+        if releases.base_version(imported["torch"]) != torch_pin.split("==", 1)[1]:
             raise BuildError(version, "verify import", f"imported torch {imported['torch']} ({torch_pin})", log_path)
 
         freeze = steps.run("uv pip freeze", [str(uv_bin), "pip", "freeze", "--python", str(env_python)])
@@ -654,7 +636,7 @@ def _build(
             f"\nverified tilelang {imported['tilelang']}, torch {imported['torch']}; {build_seconds} s, "
             f"{bytes_added} bytes added; marker {marker}"
         )
-        _write_json_atomically(marker, data)
+        files.write_json(marker, data)
     return marker
 
 

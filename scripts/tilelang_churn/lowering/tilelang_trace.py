@@ -14,7 +14,7 @@ from pathlib import Path
 import tilelang
 from tilelang import tvm
 
-from tilelang_churn.core import line_churn, passes_table
+from tilelang_churn.core import ir_archive, line_churn, passes_table
 from tilelang_churn.lowering import kernels, run_record, tilelang_source
 from tilelang_churn.lowering.trace_cli import DERIVABLE_PASS_PARAMS, TraceSpec
 
@@ -82,7 +82,7 @@ def run_instrument(spec: TraceSpec, func, target, out_dir: Path, trace_dir: Path
     ir = info.pop("ir", None)
     if ir is not None:
         info["ir_archive"] = str(out_dir / "ir.json.gz")
-        info["ir_archive_bytes"] = pass_instrument.write_ir_archive(ir, out_dir / "ir.json.gz")
+        info["ir_archive_bytes"] = ir_archive.write(ir, out_dir / ir_archive.NAME)
     return rows, error, info
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
-import json
 import os
 import platform
 import py_compile
@@ -30,14 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from tilelang_churn.core import (
-    passes_table,  # noqa: E402
-    trace_modes,  # noqa: E402
-)
-from tilelang_churn.lowering import (
-    tilelang_source,  # noqa: E402
-    trace_cli,  # noqa: E402
-)
+from tilelang_churn.core import files, passes_table, releases, trace_modes
+from tilelang_churn.lowering import tilelang_source, trace_cli
 
 SCRIPT_DIR = Path(__file__).resolve().parents[2]  # scripts/: the entry files and this package
 ENTRY = SCRIPT_DIR / "gemm_lower_trace.py"
@@ -123,16 +116,12 @@ class ReleaseMismatch(Exception):
     """The environment imported another TileLang release than the one the run was asked for."""
 
 
-def _base_version(version: str) -> str:
-    return version.split("+", 1)[0]  # 0.1.14+cu128 is release 0.1.14
-
-
 def release_mismatch(expected: str, release_env: str | None) -> str | None:
     """Why the imported TileLang is not release EXPECTED, naming the environment, both versions and how to
     rebuild it; None when it is that release. Rows under another release's name would be wrong data."""
     tilelang = sys.modules.get("tilelang")
     imported = getattr(tilelang, "__version__", None)
-    if isinstance(imported, str) and _base_version(imported) == _base_version(expected):
+    if isinstance(imported, str) and releases.base_version(imported) == releases.base_version(expected):
         return None
     env = release_env or sys.prefix
     if release_env:
@@ -235,7 +224,7 @@ def trace(args) -> int:
         passes_table.write_rows(out_dir / "passes.csv", rows)
         # what the readers check passes.csv against: a file cut at a row boundary still parses
         run_info["passes_csv"] = passes_table.fingerprint(out_dir / "passes.csv")
-        write_json(out_dir / "run.json", run_info)
+        files.write_json(out_dir / "run.json", run_info)
     except OSError as exc:
         raise NotRecorded(f"cannot write the run's tables under {out_dir}: {exc}") from None
 
@@ -269,16 +258,6 @@ def files_not_kept(keep: str, status: int, out_dir: Path, trace_dir: Path) -> li
     if status == trace_cli.EXIT_OK:
         removed.append(out_dir / "tilelang.log")
     return removed
-
-
-def write_json(path: Path, data: dict) -> None:
-    """Write JSON atomically: no reader sees a half-written run.json."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def unsupported_row(spec, mode) -> dict:

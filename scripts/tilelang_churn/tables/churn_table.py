@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from tilelang_churn.core import files
 from tilelang_churn.core import passes_table as pt
 
 JOB_KEY = pt.JOB_KEY
@@ -146,7 +147,7 @@ def build_tables(passes_paths, churn_path, summary_path) -> int:
     try:
         digest = hashlib.sha256()
         parts = []
-        with pt.atomic_file(churn_path) as churn:
+        with files.atomic_file(churn_path) as churn:
             header = ",".join(pt.COLUMNS) + "\n"
             churn.write(header)
             digest.update(header.encode("utf-8"))

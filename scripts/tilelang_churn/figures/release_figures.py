@@ -1,0 +1,609 @@
+"""The comparison of releases, as figures, and its command line (``scripts/compare_releases.py``).
+
+Usage::
+
+    python scripts/compare_releases.py --out-dir results/compare [--heatmap-config LABEL] \\
+        [--formats png,svg] PASSES_CSV [PASSES_CSV ...]
+
+Each PASSES_CSV is one job's ``passes.csv``; the job's IR archive is looked for next to it, as
+``<same folder>/ir.json.gz``. A file holding several jobs (``churn.csv``) is accepted too; its jobs then have
+no archive and ``divergence.csv`` says so. The command writes, under ``--out-dir``, the tables of
+``tables/release_tables.py`` (``churn_by_version.csv``, ``pass_alignment.csv``, ``divergence.csv``) and
+``release_heatmap.<fmt>`` and ``release_trend.<fmt>`` for every ``--formats`` entry (default png,svg). Exit
+status 0 on success, 1 on a bad input (one line on stderr naming the file or the label), 2 on bad arguments.
+
+Figures (matplotlib Agg; byte-identical on reruns: no dates or software tags in the metadata, fixed
+``svg.hashsalt``):
+
+- ``release_heatmap``: for one configuration (``--heatmap-config``; default: the one with pass runs in the
+  most releases, then a trace-env one, then key order), pass runs (rows, the union alignment: each
+  release is aligned with ``align_passes`` to the rows of all earlier releases, so a pass that disappears
+  and comes back keeps its row) x releases (columns: every release of the table). A cell is added+deleted; 0 is pale;
+  absent is hatched grey; failed is a red x; an unsupported release, a release without a job for the
+  configuration, and a release that shares no pass run with any other are labelled as such.
+- ``release_trend``: pass runs (top) and churn_total (bottom) per release, one column of panels per mode
+  (counts of different modes come from different tools), one line per configuration. Failed jobs are red
+  x marks, unsupported jobs hollow grey squares at 0; a dotted segment joins consecutive releases that
+  share no pass run; releases where every job of the mode is missing, unsupported or failed are labelled.
+
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+import matplotlib
+import matplotlib.colors as mcolors
+import matplotlib.pyplot as plt
+import matplotlib.ticker as mticker
+import numpy as np
+import pandas as pd
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch, Rectangle
+
+from tilelang_churn.core import passes_table as pt
+from tilelang_churn.core.releases import release_sort_key, release_text, sort_releases
+from tilelang_churn.figures import figure_style as fs
+from tilelang_churn.tables.release_tables import (
+    ADDED,
+    CONFIG_KEY,
+    FAILED,
+    KEPT,
+    OUTPUT_TABLES,
+    Configuration,
+    ReleaseJob,
+    align_passes,
+    churn_by_version,
+    churn_of_run,
+    configurations,
+    divergence,
+    pass_alignment,
+    read_jobs,
+    typed_table,
+    write_csv,
+)
+
+FIGURE_STEMS = ("release_heatmap", "release_trend")
+DPI = fs.SCREEN_DPI
+ZERO_COLOR = fs.ZERO_COLOR  # the palette of figure_style, shared with plot_churn
+ABSENT_COLOR = fs.ABSENT_COLOR
+ABSENT_EDGE = fs.ABSENT_EDGE
+FAILED_COLOR = fs.FAILED_COLOR
+FAILED_FILL = fs.FAILED_FILL
+UNSUPPORTED_FILL = fs.UNSUPPORTED_FILL
+UNSUPPORTED_EDGE = fs.UNSUPPORTED_EDGE
+NO_JOB_FILL = "#ffffff"
+_SAVE_METADATA = fs.SAVE_METADATA  # no date and no software tags: reruns write identical bytes
+_RC = fs.rc("en", hashsalt="tilelang-churn/compare_releases")
+
+
+# --------------------------------------------------------------------------------------------- figures
+
+
+def _save(fig, paths: Iterable[str | os.PathLike]) -> None:
+    """Save to every path (format from the suffix), atomically, without dates or software tags."""
+    for path in paths:
+        path = Path(path)
+        fmt = path.suffix.lstrip(".").lower()
+        if not fmt:
+            raise ValueError(f"{path}: no suffix to choose the image format from")
+        with matplotlib.rc_context(_RC):
+            fs.save(fig, [path], dpi=DPI)
+
+
+def _as_paths(paths) -> list:
+    return [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+
+
+def _pick_configuration(configs: list[Configuration], label: str | None) -> Configuration:
+    if not configs:
+        raise ValueError("no configuration in the table")
+    if label is not None:
+        for config in configs:
+            if config.label == label:
+                return config
+        known = "\n  ".join(c.label for c in configs)
+        raise ValueError(f"no configuration labelled {label!r}; the table has:\n  {known}")
+    # the most releases with pass runs, then trace-env (it has every pass), then key order
+    index = min(
+        range(len(configs)),
+        key=lambda k: (
+            -sum(len(j.runs) > 0 for j in configs[k].jobs),
+            configs[k].key[CONFIG_KEY.index("mode")] != "trace-env",
+            k,
+        ),
+    )
+    return configs[index]
+
+
+def union_alignment(jobs: Sequence[ReleaseJob]) -> list[dict[str, int]]:
+    """Rows of the union alignment: per row, {release: index of its pass run in that job's runs}.
+
+    Jobs are taken in the given (release) order; each is aligned with ``align_passes`` to the pass names of
+    the rows built so far (a row's name is the name of its runs), its unmatched runs become new rows at
+    their place. Every job's runs appear in execution order down the rows.
+    """
+    rows: list[dict[str, int]] = []
+    names: list[str] = []
+    for job in jobs:
+        job_names = list(job.runs["pass"])
+        new_rows, new_names = [], []
+        for op, i, j in align_passes(names, job_names):
+            if op == ADDED:
+                new_rows.append({job.release: j})
+                new_names.append(job_names[j])
+            else:
+                row = rows[i]
+                if op == KEPT:
+                    row[job.release] = j
+                new_rows.append(row)
+                new_names.append(names[i])
+        rows, names = new_rows, new_names
+    return rows
+
+
+def _release_columns(churn_df: pd.DataFrame) -> list[str]:
+    return sort_releases(str(v) for v in typed_table(churn_df)["tilelang_version"])
+
+
+def heatmap_matrix(churn_df: pd.DataFrame, configuration: str | None = None) -> dict:
+    """The data of ``plot_release_heatmap``: label, releases, row_labels, values (added+deleted, NaN when
+    absent or failed), failed (bool), present (bool: the run exists), and per-release states."""
+    configs = configurations(churn_df)
+    config = _pick_configuration(configs, configuration)
+    releases = _release_columns(churn_df)
+    jobs = {job.release: job for job in config.jobs}
+    rows = union_alignment([jobs[r] for r in releases if r in jobs])
+    values = np.full((len(rows), len(releases)), np.nan)
+    failed = np.zeros(values.shape, dtype=bool)
+    present = np.zeros(values.shape, dtype=bool)
+    names = []
+    for r, row in enumerate(rows):
+        release, index = next(iter(row.items()))
+        names.append(jobs[release].runs["pass"].iloc[index])
+        for c, release in enumerate(releases):
+            if release in row:
+                run = jobs[release].runs.iloc[row[release]]
+                present[r, c] = True
+                failed[r, c] = run["status"] == FAILED
+                churn = churn_of_run(run)
+                values[r, c] = np.nan if churn is None else churn
+    repeated = {name for name in names if names.count(name) > 1}
+    counter: dict[str, int] = {}
+    row_labels = []
+    for name in names:
+        counter[name] = counter.get(name, 0) + 1
+        row_labels.append(f"{name} #{counter[name]}" if name in repeated else name)
+    states = []
+    for c, release in enumerate(releases):
+        job = jobs.get(release)
+        if job is None:
+            states.append("no job")
+        elif job.unsupported:
+            states.append("unsupported")
+        elif job.failed:
+            states.append("failed")
+        elif len(job.runs) and len(jobs) > 1 and not (present[:, c] & (present.sum(axis=1) > 1)).any():
+            states.append("shares no pass")
+        else:
+            states.append("")
+    return {
+        "label": config.label,
+        "releases": releases,
+        "row_labels": row_labels,
+        "values": values,
+        "failed": failed,
+        "present": present,
+        "states": states,
+    }
+
+
+def plot_release_heatmap(churn_df: pd.DataFrame, paths, configuration: str | None = None) -> str:
+    """Pass runs x releases churn heatmap of one configuration (label; default: see the module docstring),
+    saved to every path. Returns the configuration label."""
+    data = heatmap_matrix(churn_df, configuration)
+    values, failed = data["values"], data["failed"]
+    releases, states, row_labels = data["releases"], data["states"], list(data["row_labels"])
+    if not row_labels:  # no release ran a pass: one placeholder row keeps the columns visible
+        row_labels = ["(no pass run)"]
+        values = np.full((1, len(releases)), np.nan)
+        failed = np.zeros(values.shape, dtype=bool)
+    nrows, ncols = values.shape
+    col_labels = [release_text(r) + (f"\n{s}" if s else "") for r, s in zip(releases, states)]
+    label_chars = max(len(s) for s in row_labels)
+    width = 1.6 + 0.075 * label_chars + 1.05 * ncols + 1.6
+    height = 3.4 + 0.2 * nrows
+    with matplotlib.rc_context(_RC):
+        fig, ax = plt.subplots(figsize=(max(7.0, width), max(4.5, height)), layout="constrained")
+        ax.set_facecolor(ABSENT_COLOR)  # absent runs: the axes background, hatched grey
+        ax.patch.set_hatch("///")
+        ax.patch.set_edgecolor(ABSENT_EDGE)
+        vmax = max(2.0, np.nanmax(values, initial=0.0))
+        norm = mcolors.LogNorm(vmin=1, vmax=vmax)
+        cmap = fs.churn_cmap()
+        edges_x = np.arange(ncols + 1) - 0.5
+        edges_y = np.arange(nrows + 1) - 0.5
+        mesh = ax.pcolormesh(
+            edges_x,
+            edges_y,
+            np.ma.masked_where(~(values > 0), values),
+            cmap=cmap,
+            norm=norm,
+            edgecolors="white",
+            linewidth=0.6,
+        )
+        ax.pcolormesh(
+            edges_x,
+            edges_y,
+            np.ma.masked_where(~(values == 0), values),
+            cmap=mcolors.ListedColormap([ZERO_COLOR]),
+            vmin=0,
+            vmax=1,
+            edgecolors="white",
+            linewidth=0.6,
+        )
+        for r, c in zip(*np.nonzero(failed)):
+            ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, facecolor=FAILED_FILL, edgecolor="white", lw=0.6))
+            ax.text(
+                c, r, "\u2715 failed", ha="center", va="center", fontsize=7.5, color=FAILED_COLOR, fontweight="bold"
+            )
+        for r, c in zip(*np.nonzero(values > 0)):
+            rgba = cmap(norm(values[r, c]))
+            luminance = 0.299 * rgba[0] + 0.587 * rgba[1] + 0.114 * rgba[2]
+            ax.text(
+                c,
+                r,
+                f"{int(values[r, c])}",
+                ha="center",
+                va="center",
+                fontsize=7.5,
+                color="black" if luminance > 0.5 else "white",
+            )
+        for c, state in enumerate(states):  # whole columns without pass data say why
+            if state not in ("unsupported", "no job"):
+                continue
+            unsupported = state == "unsupported"
+            ax.add_patch(
+                Rectangle(
+                    (c - 0.5, -0.5),
+                    1,
+                    nrows,
+                    facecolor=UNSUPPORTED_FILL if unsupported else NO_JOB_FILL,
+                    edgecolor=UNSUPPORTED_EDGE,
+                    hatch="\\\\" if unsupported else None,
+                    lw=0.8,
+                    zorder=3,
+                )
+            )
+            ax.text(
+                c,
+                (nrows - 1) / 2,
+                "mode unsupported in this release" if unsupported else "no job for this configuration",
+                rotation=90,
+                ha="center",
+                va="center",
+                fontsize=9,
+                color="#37474f",
+                zorder=4,
+                bbox=dict(boxstyle="round,pad=0.3", facecolor="white", edgecolor="none", alpha=0.9),
+            )
+        fs.matrix_axes(ax, row_labels, col_labels, row_fontsize=8, col_fontsize=8.5)  # first pass on top
+        for tick, state in zip(ax.get_xticklabels(), states):
+            if state == "failed":
+                tick.set_color(FAILED_COLOR)
+            elif state:
+                tick.set_color(UNSUPPORTED_EDGE)
+        ax.tick_params(axis="x", top=True, labeltop=True, bottom=True, labelbottom=True)
+        ax.set_ylabel("pass run (union alignment over releases, execution order)")
+        ax.set_xlabel("TileLang release")
+        cbar = fig.colorbar(mesh, ax=ax, shrink=0.8 if height <= 12 else 12.0 / height, aspect=30, pad=0.02)
+        cbar.set_label("lines changed (+added + -deleted)")
+        ticks = [t for t in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000) if t <= vmax]
+        cbar.set_ticks(ticks if len(ticks) <= 10 else ticks[::2])
+        cbar.ax.yaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        cbar.ax.yaxis.set_minor_formatter(mticker.NullFormatter())
+        handles = [
+            Patch(facecolor=ZERO_COLOR, edgecolor="#bbbbbb", label="no-op (0 lines)"),
+            Patch(facecolor=ABSENT_COLOR, edgecolor=ABSENT_EDGE, hatch="///", label="pass run absent"),
+            Patch(facecolor=FAILED_FILL, edgecolor=FAILED_COLOR, label="\u2715 failed"),
+            Patch(facecolor=UNSUPPORTED_FILL, edgecolor=UNSUPPORTED_EDGE, hatch="\\\\", label="mode unsupported"),
+        ]
+        fig.legend(handles=handles, loc="outside lower center", ncols=4, fontsize=8.5, frameon=False)
+        fig.suptitle(f"TileLang pass churn across releases (codegen excluded)\n{data['label']}", fontsize=11)
+        try:
+            _save(fig, _as_paths(paths))
+        finally:
+            plt.close(fig)
+    return data["label"]
+
+
+def _as_bool(series: pd.Series) -> pd.Series:
+    return series.map(lambda v: v is True or v == "True" or v is np.True_).astype(bool)
+
+
+def _mode_names() -> tuple[str, ...]:
+    try:
+        from tilelang_churn.core import trace_modes
+
+        return tuple(trace_modes.MODES)
+    except ImportError:
+        return tuple(getattr(pt, "MODES", ("trace-env", "trace-api", "pass-diff")))
+
+
+_MODE_ORDER = {mode: k for k, mode in enumerate(_mode_names())}
+_MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p"]
+
+
+def plot_release_trend(by_version: pd.DataFrame, alignment: pd.DataFrame, paths) -> None:
+    """Pass runs and churn_total per release (the output of ``churn_by_version``, and ``pass_alignment``
+    for the releases that share no pass run), one panel column per mode, one line per configuration."""
+    if by_version.empty:
+        raise ValueError("no job to plot")
+    table = by_version.copy()
+    for column in ("failed", "unsupported"):
+        table[column] = _as_bool(table[column])
+    table["tilelang_version"] = table["tilelang_version"].fillna("").astype(str)
+    releases = sort_releases(table["tilelang_version"])
+    x_of = {release: k for k, release in enumerate(releases)}
+    modes = sorted(set(table["mode"]), key=lambda m: (_MODE_ORDER.get(m, len(_MODE_ORDER)), m))
+    # a configuration without its mode is one line per mode panel, with one colour and marker everywhere
+    table["_line"] = table["configuration"].map(lambda label: label.rsplit(" ", 1)[0])
+    lines = sorted(set(table["_line"]))
+    colors = plt.get_cmap("tab10" if len(lines) <= 10 else "tab20")
+    style = {line: (colors(k % colors.N), _MARKERS[k % len(_MARKERS)]) for k, line in enumerate(lines)}
+    shared = _kept_by_pair(alignment)
+
+    with matplotlib.rc_context(_RC):
+        width = max(7.0, 1.0 + len(modes) * max(4.0, 0.75 * len(releases) + 1.5))
+        fig, axes = plt.subplots(
+            2,
+            len(modes),
+            figsize=(width, 8.0 + 0.22 * len(lines) / max(1, len(modes))),
+            layout="constrained",
+            squeeze=False,
+            sharex=True,
+        )
+        for col, mode in enumerate(modes):
+            of_mode = table[table["mode"] == mode]
+            for row, (metric, title) in enumerate(
+                (("pass_runs", "pass runs"), ("churn_total", "churn (+added + -deleted lines)"))
+            ):
+                ax = axes[row][col]
+                _trend_panel(ax, of_mode, metric, x_of, style, shared)
+                _release_spans(ax, of_mode, releases, metric == "pass_runs")
+                ax.set_title(f"{mode}: {title}", fontsize=10)
+                ax.set_xticks(range(len(releases)))
+                ax.set_xticklabels([release_text(r) for r in releases], rotation=45, ha="right", fontsize=8.5)
+                ax.set_xlim(-0.5, len(releases) - 0.5)
+                ax.yaxis.set_major_locator(mticker.MaxNLocator(integer=True))
+                ax.set_ylim(bottom=0)
+                ax.grid(axis="y", color="#dddddd", linewidth=0.6)
+                ax.set_axisbelow(True)
+                for side in ("top", "right"):
+                    ax.spines[side].set_visible(False)
+            axes[1][col].set_xlabel("TileLang release")
+        handles = [Line2D([], [], color=style[line][0], marker=style[line][1], label=line) for line in lines]
+        handles += [
+            Line2D(
+                [],
+                [],
+                linestyle="none",
+                marker="x",
+                color=FAILED_COLOR,
+                markersize=9,
+                markeredgewidth=2,
+                label="job failed (counts up to the failure)",
+            ),
+            Line2D(
+                [],
+                [],
+                linestyle="none",
+                marker="s",
+                markerfacecolor="none",
+                markeredgecolor=UNSUPPORTED_EDGE,
+                markersize=8,
+                label="mode unsupported (no pass run)",
+            ),
+            Line2D([], [], color="#555555", linestyle=":", label="no pass run shared with the previous release"),
+        ]
+        fig.legend(handles=handles, loc="outside lower center", ncols=2 if width < 14 else 3, fontsize=8, frameon=False)
+        fig.suptitle(
+            "TileLang GEMM lowering across releases: pass runs and IR churn per configuration\n"
+            "(codegen excluded; counts of different modes come from different tools)",
+            fontsize=11,
+        )
+        try:
+            _save(fig, _as_paths(paths))
+        finally:
+            plt.close(fig)
+
+
+def _kept_by_pair(alignment: pd.DataFrame) -> dict[tuple, int]:
+    """{(configuration, release_old, release_new): kept rows} from pass_alignment rows."""
+    if alignment is None or alignment.empty:
+        return {}
+    kept = (
+        alignment.assign(_kept=alignment["op"] == KEPT)
+        .groupby(["configuration", "release_old", "release_new"], sort=False, dropna=False)["_kept"]
+        .sum()
+    )
+    return {
+        (str(c), str(o) if not pd.isna(o) else "", str(n) if not pd.isna(n) else ""): int(k)
+        for (c, o, n), k in kept.items()
+    }
+
+
+def _trend_panel(ax, of_mode: pd.DataFrame, metric: str, x_of: dict, style: dict, shared: dict) -> None:
+    lines = sorted(set(of_mode["_line"]))
+    # a small fixed sideways shift per line, so that configurations with equal values stay visible
+    shift = min(0.08, 0.3 / max(1, len(lines)))
+    for k, (line, jobs) in enumerate(of_mode.groupby("_line", sort=True)):
+        color, marker = style[line]
+        dx = (k - (len(lines) - 1) / 2) * shift
+        x_of_line = {release: x + dx for release, x in x_of.items()}
+        jobs = jobs.sort_values("tilelang_version", key=lambda s: s.map(release_sort_key), kind="stable")
+        data = jobs[~jobs["unsupported"]]
+        xs = [x_of_line[r] for r in data["tilelang_version"]]
+        ys = [float(v) for v in data[metric]]
+        ax.plot(xs, ys, linestyle="none", marker=marker, color=color, markersize=6, zorder=3)
+        # one segment per consecutive pair with data on both ends; dotted when they share no pass run
+        records = list(jobs.itertuples(index=False))
+        for old, new in zip(records, records[1:]):
+            if old.unsupported or new.unsupported:
+                continue
+            kept = shared.get((old.configuration, old.tilelang_version, new.tilelang_version), 0)
+            disjoint = kept == 0 and old.pass_runs > 0 and new.pass_runs > 0
+            ax.plot(
+                [x_of_line[old.tilelang_version], x_of_line[new.tilelang_version]],
+                [float(getattr(old, metric)), float(getattr(new, metric))],
+                color=color,
+                linestyle=":" if disjoint else "-",
+                linewidth=1.4,
+                zorder=2,
+            )
+        failed = data[data["failed"]]
+        if len(failed):
+            ax.plot(
+                [x_of_line[r] for r in failed["tilelang_version"]],
+                [float(v) for v in failed[metric]],
+                linestyle="none",
+                marker="x",
+                color=FAILED_COLOR,
+                markersize=10,
+                markeredgewidth=2,
+                zorder=4,
+            )
+        unsupported = jobs[jobs["unsupported"]]
+        if len(unsupported):
+            ax.plot(
+                [x_of_line[r] for r in unsupported["tilelang_version"]],
+                [0.0] * len(unsupported),
+                linestyle="none",
+                marker="s",
+                markerfacecolor="white",
+                markeredgecolor=UNSUPPORTED_EDGE,
+                markersize=8,
+                zorder=4,
+                clip_on=False,
+            )
+
+
+def _release_spans(ax, of_mode: pd.DataFrame, releases: list[str], with_text: bool) -> None:
+    """Shade releases where no job of the mode has pass data, and say why."""
+    for x, release in enumerate(releases):
+        jobs = of_mode[of_mode["tilelang_version"] == release]
+        if len(jobs) == 0:
+            why, face, hatch = "no job", "#f5f5f5", None
+        elif jobs["unsupported"].all():
+            why, face, hatch = "mode unsupported", UNSUPPORTED_FILL, "\\\\"
+        elif jobs["failed"].all():
+            why, face, hatch = "all jobs failed", "#fff0f0", None
+        else:
+            continue
+        ax.axvspan(
+            x - 0.45,
+            x + 0.45,
+            facecolor=face,
+            edgecolor=UNSUPPORTED_EDGE if hatch else "none",
+            hatch=hatch,
+            linewidth=0,
+            zorder=0,
+        )
+        if with_text:
+            ax.text(
+                x,
+                0.97,
+                why,
+                transform=ax.get_xaxis_transform(),
+                rotation=90,
+                ha="center",
+                va="top",
+                fontsize=8,
+                color=FAILED_COLOR if why == "all jobs failed" else "#37474f",
+                zorder=5,
+                bbox=dict(boxstyle="round,pad=0.2", facecolor="white", edgecolor="none", alpha=0.9),
+            )
+
+
+# ------------------------------------------------------------------------------------------------- all
+
+
+def write_all(
+    churn_df: pd.DataFrame,
+    archives: Mapping[tuple, str | os.PathLike] | None,
+    out_dir,
+    heatmap_config: str | None = None,
+    formats: Sequence[str] = ("png", "svg"),
+) -> dict[str, list[Path]]:
+    """Write the three tables and both figures under ``out_dir``; returns {"tables": [...], "figures": [...]}.
+
+    Every input problem (unknown heatmap configuration, bad table) raises ValueError before anything is
+    written.
+    """
+    out_dir = Path(out_dir)
+    by_version = churn_by_version(churn_df, archives)
+    alignment = pass_alignment(churn_df)
+    diverging = divergence(churn_df, archives)
+    _pick_configuration(configurations(churn_df), heatmap_config)  # fail before writing anything
+    tables = [out_dir / name for name in OUTPUT_TABLES]
+    for table, path in zip((by_version, alignment, diverging), tables):
+        write_csv(table, path)
+    heatmap = [out_dir / f"{FIGURE_STEMS[0]}.{fmt}" for fmt in formats]
+    trend = [out_dir / f"{FIGURE_STEMS[1]}.{fmt}" for fmt in formats]
+    plot_release_heatmap(churn_df, heatmap, heatmap_config)
+    plot_release_trend(by_version, alignment, trend)
+    return {"tables": tables, "figures": heatmap + trend}
+
+
+def build(passes_paths, out_dir, heatmap_config: str | None = None, formats: Sequence[str] = ("png", "svg")) -> int:
+    """Read the passes.csv files and write everything; 0, or 1 with one line on stderr for a bad input."""
+    passes_paths = [Path(p) for p in passes_paths]
+    try:
+        churn, archives = read_jobs(passes_paths)
+        written = write_all(churn, archives, out_dir, heatmap_config, formats)
+    except (OSError, ValueError) as exc:
+        print(f"compare_releases: error: {exc}", file=sys.stderr)
+        return 1
+    print(
+        f"compare_releases: {len(passes_paths)} passes.csv -> "
+        + ", ".join(str(p) for p in written["tables"] + written["figures"])
+    )
+    return 0
+
+
+def _formats(text: str) -> list[str]:
+    formats = [part.strip().lower() for part in text.split(",") if part.strip()]
+    unknown = [fmt for fmt in formats if fmt not in _SAVE_METADATA]
+    if unknown or not formats:
+        raise argparse.ArgumentTypeError(f"{text!r}: formats are a comma-separated list of png, svg, pdf")
+    return list(dict.fromkeys(formats))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out-dir", required=True, help="folder of the tables and figures")
+    parser.add_argument(
+        "--heatmap-config",
+        default=None,
+        metavar="LABEL",
+        help="configuration label of the heatmap (the 'configuration' column); default: the one "
+        "with jobs in the most releases",
+    )
+    parser.add_argument(
+        "--formats",
+        default="png,svg",
+        type=_formats,
+        help="comma-separated figure formats among png, svg, pdf (default: png,svg)",
+    )
+    parser.add_argument(
+        "passes",
+        nargs="+",
+        metavar="PASSES_CSV",
+        help="per-job passes.csv; the job's IR archive is <its folder>/ir.json.gz",
+    )
+    args = parser.parse_args(argv)
+    return build(args.passes, args.out_dir, args.heatmap_config, args.formats)

@@ -1,0 +1,782 @@
+"""The comparison of releases, as tables: the same configurations traced by several TileLang releases.
+
+From Python::
+
+    churn, archives = read_jobs(paths)              # DataFrame + {job key tuple: archive path}
+    by_version = churn_by_version(churn, archives)
+    alignment = pass_alignment(churn)
+    diverging = divergence(churn, archives)
+
+The figures and the command line (``scripts/compare_releases.py``): ``figures/release_figures.py``.
+
+Terms
+-----
+
+- job key: ``passes_table.JOB_KEY`` (tilelang_version, target_name, M, N, K, block_M, block_N, block_K,
+  dtype, accum_dtype, threads, stages, mode) as a tuple of Python ints and strings (``job_key()``).
+- configuration: the job key without ``tilelang_version`` (``CONFIG_KEY``). Its label (column
+  ``configuration``, the value of ``--heatmap-config``) is ``config_label()``, e.g.
+  ``cuda-sm90 1024x1024x1024 b128x128x32 float16/float32 t128 s3 trace-env``.
+- release: a ``tilelang_version``. Releases are ordered by ``release_sort_key``: PEP 440 order through
+  ``packaging.version.Version`` when importable (0.1.7 < 0.1.7.post3 < 0.1.8rc1 < 0.1.8 < 0.1.10), else a
+  small parser giving the same order for release/pre/post/dev versions; an unparsable or empty version
+  (TileLang could not be imported) sorts last, by its text.
+- pass run: a row whose status is ``changed``, ``noop`` or ``failed`` (the pass that raised, or the
+  ``setup``/``lower`` stage of a failure outside any pass). ``codegen`` rows (TIR -> source, never churn)
+  and an ``unsupported`` row (a mode the release lacks; one row, no counts) are not pass runs.
+- consecutive releases: for one configuration, neighbours in release order among the releases that have
+  a job for that configuration (an unsupported job is a job: its neighbours are paired with it).
+
+Tables (written atomically, rows in a fixed order: configurations sorted by their key values, ints
+numerically; releases in release order; alignment rows in alignment order). Empty cells are missing
+values; booleans are ``True``/``False``.
+
+``churn_by_version.csv`` (``BY_VERSION_COLUMNS``), one row per configuration x release with a job:
+
+- configuration, target_name, M, N, K, block_M, block_N, block_K, dtype, accum_dtype, threads, stages,
+  mode, kernel, params: the configuration (label, then key columns; the GEMM's empty for another kernel).
+- tilelang_version: the release. source: the tool that counted added/deleted (from the job's first row).
+- pass_runs: pass runs of the job (rows other than codegen and unsupported).
+- changed_runs: rows with status changed.
+- added_total, deleted_total, churn_total: sums of added, deleted, added+deleted over changed/noop rows.
+- added_stripped_total, deleted_stripped_total, churn_stripped_total: the same over passes.csv's
+  added_stripped/deleted_stripped (lines compared without leading and trailing whitespace); empty when a
+  churn row has no such count.
+- seconds_total: sum of the ``seconds`` column over pass runs; empty when the table has no ``seconds``
+  column or the job no value.
+- (these five counts and seconds_total are empty for an unsupported job: nothing ran, which is not 0)
+- failed: the job has a failed row. unsupported: the job has an unsupported row.
+- first_error: error text of the job's first (by step) failed or unsupported row; empty otherwise.
+- generated_source_lines: lines of the generated kernel source: from a ``generated_source_lines`` (or
+  ``kernel_source_lines``) column when the table has one, else ``len(kernel_source.splitlines())`` of the
+  job's IR archive; empty when unknown or when lowering produced no source.
+
+``pass_alignment.csv`` (``ALIGNMENT_COLUMNS``), per configuration and pair of consecutive releases, one
+row per aligned pass run:
+
+- configuration columns as above; release_old, release_new.
+- position: 0, 1, ... along the alignment of the pair (execution order of both releases).
+- op: ``kept`` (the same pass name, paired), ``removed`` (runs in release_old only) or ``added`` (runs in
+  release_new only).
+- step_old, pass_old, status_old, changed_old, added_old, deleted_old: the old run (empty for added);
+  step_new, pass_new, status_new, changed_new, added_new, deleted_new: the new run (empty for removed).
+- churn_delta: (added_new + deleted_new) - (added_old + deleted_old) of a kept row where both runs have
+  counts; empty otherwise (added/removed rows, failed runs).
+
+A pair in which neither release has a pass run (e.g. both unsupported) has no alignment row; its
+``divergence.csv`` row is still written.
+
+Alignment (``align_passes``): a global alignment over the pass-name lists that pairs only equal names (a
+changed name is a removal plus an addition, never a silent substitution), and chooses, in this order:
+(1) the most kept pairs (a longest common subsequence, so the added/removed rows are a minimal edit
+script); (2) among those, the fewest runs of consecutive added or removed rows (an affine gap cost,
+Gotoh's three-state Needleman-Wunsch: a pass is usually inserted together with its Simplify, so gaps are
+grouped); (3) on a remaining tie, the earliest pairing, and removed rows before added rows in a region
+that has both. Both sides keep execution order. It is exact dynamic programming, O(3 n m) with n, m the
+pass runs of the two jobs (about 90 in trace-env). ``difflib.SequenceMatcher`` (even with
+``autojunk=False``, needed since ``Simplify`` is a frequent element that autojunk would drop) was not
+used: it anchors on the longest contiguous block first and recurses around it, so a block of repeated
+names such as ``Simplify, LowerTileOp, Simplify`` that moved can make it miss many pairs that a
+maximum alignment keeps (a test shows such a case), and its ``replace`` blocks would need splitting.
+
+``divergence.csv`` (``DIVERGENCE_COLUMNS``), one row per configuration and pair of consecutive releases:
+
+- configuration columns; release_old, release_new.
+- kept_runs, removed_runs, added_runs: rows of each op in ``pass_alignment.csv`` for the pair.
+- initial_ir_differs: the normalised printed IR before the first pass differs.
+- first_divergent_step_old, first_divergent_step_new, first_divergent_pass: the first kept aligned pass
+  run after which the normalised printed IR differs (or that failed on one side only); empty when none.
+- final_ir_differs: the normalised IR after the last pass run that produced IR differs.
+- ir_identical_throughout: initial IR, IR after every kept pass run and final IR all equal (after
+  normalisation), with every kept run found in both archives.
+- source_differs: the generated kernel source differs (trailing whitespace ignored); True when only one
+  side has a source; empty when neither has one.
+- note: ``; ``-separated facts: a missing or unreadable archive (the IR columns are then empty), a pass
+  that failed, added/removed runs just before the first divergence, texts that differ only in the
+  normalised noise, an archive that lacks a step.
+
+Normalisation of printed IR (``normalize_ir``), and nothing else:
+
+1. trailing whitespace of every line is removed, and line endings unified (``str.splitlines``): TVMScript
+   is only sensitive to leading indentation; trailing blanks are printer artefacts;
+2. the import prelude that ``IRModule.script()`` puts above the module, lines such as
+   ``# from tvm.script import ir as I`` / ``# from tvm.script import tirx as T`` (with or without the
+   ``#``) at the top of the text, is removed: they are comments naming the Python modules the ``I.``/``T.``
+   aliases come from, carry no IR, and their module name changed between TVM builds (``tir`` ->
+   ``tirx``), which would otherwise mark every pass of a release pair as divergent;
+3. blank lines at the start and the end of the text are removed.
+
+Everything else is compared verbatim: a changed spelling in the body (``T.block`` -> ``T.sblock``) is a
+real difference of the printed IR and shows as ``initial_ir_differs``.
+
+IR archive (one per job, gzip JSON written by the IR-archive module)::
+
+    {"format": 1, "initial": int | None, "steps": [{"step": int, "pass": str, "after": int | None}],
+     "texts": [str, ...], "kernel_source": str | None}
+
+``initial``/``after`` index ``texts``; ``after`` is None for a pass run that failed. Steps are matched to
+pass runs by ``step``, and the archived ``pass`` must equal passes.csv's ``pass`` of that step (else the
+note says so and the comparison stops there); a failed run without an archived step (a failure outside
+any pass) counts as a step without IR.
+
+Text churn is a clue to locate, not proof of a semantic or performance change.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from tilelang_churn.core import ir_archive
+from tilelang_churn.core import passes_table as pt
+from tilelang_churn.core.releases import release_sort_key, release_text
+
+JOB_KEY = list(
+    getattr(pt, "JOB_KEY", None) or [column for column in pt.PROVENANCE_COLUMNS if column not in ("target", "source")]
+)
+CONFIG_KEY = [column for column in JOB_KEY if column != "tilelang_version"]
+_INT_KEY = [column for column in JOB_KEY if column in pt.INT_COLUMNS]
+
+FAILED = getattr(pt, "STATUS_FAILED", "failed")
+CODEGEN = getattr(pt, "STATUS_CODEGEN", "codegen")
+CHANGED = getattr(pt, "STATUS_CHANGED", "changed")
+UNSUPPORTED = getattr(pt, "STATUS_UNSUPPORTED", "unsupported")
+CHURN_STATUSES = tuple(pt.CHURN_STATUSES)
+PASS_RUN_STATUSES = CHURN_STATUSES + (FAILED,)
+SECONDS_COLUMN = getattr(pt, "SECONDS_COLUMN", "seconds")
+SOURCE_LINES_COLUMNS = ("generated_source_lines", "kernel_source_lines")
+
+# the integer counts of churn_by_version.csv (nullable: empty for an unsupported job)
+BY_VERSION_COUNTS = [
+    "pass_runs",
+    "changed_runs",
+    "added_total",
+    "deleted_total",
+    "churn_total",
+    "added_stripped_total",
+    "deleted_stripped_total",
+    "churn_stripped_total",
+]
+BY_VERSION_COLUMNS = [
+    "configuration",
+    *CONFIG_KEY,
+    "tilelang_version",
+    "source",
+    *BY_VERSION_COUNTS,
+    "seconds_total",
+    "failed",
+    "first_error",
+    "unsupported",
+    "generated_source_lines",
+]
+ALIGNMENT_COLUMNS = [
+    "configuration",
+    *CONFIG_KEY,
+    "release_old",
+    "release_new",
+    "position",
+    "op",
+    "step_old",
+    "pass_old",
+    "status_old",
+    "step_new",
+    "pass_new",
+    "status_new",
+    "changed_old",
+    "changed_new",
+    "added_old",
+    "deleted_old",
+    "added_new",
+    "deleted_new",
+    "churn_delta",
+]
+DIVERGENCE_COLUMNS = [
+    "configuration",
+    *CONFIG_KEY,
+    "release_old",
+    "release_new",
+    "kept_runs",
+    "removed_runs",
+    "added_runs",
+    "initial_ir_differs",
+    "first_divergent_step_old",
+    "first_divergent_step_new",
+    "first_divergent_pass",
+    "final_ir_differs",
+    "ir_identical_throughout",
+    "source_differs",
+    "note",
+]
+OUTPUT_TABLES = ("churn_by_version.csv", "pass_alignment.csv", "divergence.csv")
+
+KEPT, ADDED, REMOVED = "kept", "added", "removed"
+
+
+# ------------------------------------------------------------------------------------------ jobs, keys
+
+
+def job_key(row: Mapping) -> tuple:
+    """The job key of a row (dict or Series) as a tuple of Python ints and strings, in JOB_KEY order."""
+    return tuple(_key_value(column, row[column]) for column in JOB_KEY)
+
+
+def config_key(row: Mapping) -> tuple:
+    """The configuration key (CONFIG_KEY order) of a row."""
+    return tuple(_key_value(column, row[column]) for column in CONFIG_KEY)
+
+
+def config_label(row: Mapping) -> str:
+    """``target MxNxK bBMxBNxBK dtype/accum tTHREADS sSTAGES mode`` for the GEMM, ``target LABEL mode`` for another
+    kernel (its configuration label): the configuration's one-line name."""
+    if row.get("kernel", "gemm") != "gemm":
+        return f"{row['target_name']} {row['kernel_label']} {row['mode']}"
+    return (
+        f"{row['target_name']} {row['M']}x{row['N']}x{row['K']} "
+        f"b{row['block_M']}x{row['block_N']}x{row['block_K']} {row['dtype']}/{row['accum_dtype']} "
+        f"t{row['threads']} s{row['stages']} {row['mode']}"
+    )
+
+
+def _key_value(column: str, value):
+    if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)):
+        return None
+    if column in _INT_KEY:
+        return int(value)
+    return str(value)
+
+
+def _sortable(key: tuple) -> tuple:
+    """Key values made comparable: None first, then ints numerically and strings lexicographically."""
+    return tuple((0, 0, "") if v is None else (1, v, "") if isinstance(v, int) else (2, 0, v) for v in key)
+
+
+@dataclass
+class ReleaseJob:
+    """One job of the table: its key, its rows (by step) and its pass runs (by step)."""
+
+    key: tuple
+    release: str
+    rows: pd.DataFrame
+    runs: pd.DataFrame
+    failed: bool
+    unsupported: bool
+
+
+@dataclass
+class Configuration:
+    """One configuration: its key, its label and its jobs in release order."""
+
+    key: tuple
+    label: str
+    jobs: list[ReleaseJob]
+
+    def pairs(self) -> list[tuple[ReleaseJob, ReleaseJob]]:
+        """Consecutive releases (in release order among the releases with a job)."""
+        return list(zip(self.jobs, self.jobs[1:]))
+
+    def columns(self) -> dict:
+        return {"configuration": self.label, **dict(zip(CONFIG_KEY, self.key))}
+
+
+def typed_table(churn_df: pd.DataFrame) -> pd.DataFrame:
+    """A typed copy of a churn table: nullable ints, plain strings, boolean ``changed``; any extra columns
+    (``seconds``, source-line counts) kept."""
+    required = ("step", "pass", "status", "added", "deleted", "changed", "error", "source", *JOB_KEY)
+    missing = [c for c in required if c not in churn_df.columns]
+    if missing:
+        raise ValueError(f"churn table lacks columns {missing}")
+    df = churn_df.copy()
+    for column in ("step", "added", "deleted", *_INT_KEY):
+        df[column] = pd.to_numeric(df[column].replace("", None)).astype("Int64")
+    for column in ("pass", "status", "error", "source", "phase", *[c for c in JOB_KEY if c not in _INT_KEY]):
+        if column in df:
+            df[column] = df[column].fillna("").astype(str)
+    df["changed"] = (
+        df["changed"]
+        .map(
+            lambda v: (
+                pd.NA
+                if v is None or v is pd.NA or v == "" or (isinstance(v, float) and np.isnan(v))
+                else v in (True, "True", "true", 1)
+            )
+        )
+        .astype("boolean")
+    )
+    if SECONDS_COLUMN in df:
+        df[SECONDS_COLUMN] = pd.to_numeric(df[SECONDS_COLUMN].replace("", None), errors="coerce").astype("Float64")
+    for column in SOURCE_LINES_COLUMNS:
+        if column in df:
+            df[column] = pd.to_numeric(df[column].replace("", None), errors="coerce").astype("Int64")
+    if df["step"].isna().any():
+        raise ValueError("churn table has rows without a step")
+    return df
+
+
+def configurations(churn_df: pd.DataFrame) -> list[Configuration]:
+    """The table's configurations (sorted by key) with their jobs (release order)."""
+    df = typed_table(churn_df)
+    by_config: dict[tuple, list[ReleaseJob]] = {}
+    labels: dict[tuple, str] = {}
+    for _, rows in df.groupby(JOB_KEY, sort=False, dropna=False):
+        rows = rows.sort_values("step", kind="stable").reset_index(drop=True)
+        first = rows.iloc[0]
+        status = rows["status"]
+        job = ReleaseJob(
+            key=job_key(first),
+            release=str(first["tilelang_version"]),
+            rows=rows,
+            runs=rows[status.isin(PASS_RUN_STATUSES)].reset_index(drop=True),
+            failed=bool((status == FAILED).any()),
+            unsupported=bool((status == UNSUPPORTED).any()),
+        )
+        ckey = config_key(first)
+        by_config.setdefault(ckey, []).append(job)
+        labels[ckey] = config_label(first)
+    out = []
+    for ckey in sorted(by_config, key=_sortable):
+        jobs = sorted(by_config[ckey], key=lambda j: release_sort_key(j.release))
+        out.append(Configuration(ckey, labels[ckey], jobs))
+    return out
+
+
+def read_jobs(paths: Iterable[str | os.PathLike]) -> tuple[pd.DataFrame, dict[tuple, Path]]:
+    """Read passes.csv files: (the concatenated churn table, {job key: archive path}).
+
+    A file with one job maps that job to ``<its folder>/ir.json.gz`` (whether or not it exists: a missing
+    archive is reported by ``divergence``); a file with several jobs (a churn.csv) maps none. Raises
+    ValueError for a bad file (passes_table's reader) or a job that appears in two files.
+    """
+    paths = [Path(p) for p in paths]
+    if not paths:
+        raise ValueError("no passes.csv given")
+    frames = []
+    archives: dict[tuple, Path] = {}
+    seen: dict[tuple, Path] = {}
+    for path in paths:
+        df = _read_passes(path)
+        keys = [job_key(row) for _, row in df[JOB_KEY].drop_duplicates().iterrows()]
+        for key in keys:
+            if key in seen:
+                raise ValueError(f"job {'/'.join(map(str, key))} appears in {seen[key]} and {path}")
+            seen[key] = path
+        if len(keys) == 1:
+            archives[keys[0]] = path.parent / ir_archive.NAME
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True), archives
+
+
+def _read_passes(path: Path) -> pd.DataFrame:
+    """One passes.csv as a typed DataFrame, through passes_table's reader (or churn_table's, older tree)."""
+    if hasattr(pt, "read_frame"):
+        return pt.read_frame(path)
+    from tilelang_churn.tables import churn_table
+
+    return churn_table.read_passes(path)
+
+
+def write_csv(df: pd.DataFrame, path: str | os.PathLike) -> None:
+    """Write a table atomically, through the project's one writer (passes_table.atomic_file)."""
+    pt.write_frame(df, path)
+
+
+# ------------------------------------------------------------------------------- IR normalisation
+
+
+_PRELUDE_RE = re.compile(r"^#?\s*from\s+tvm\.script\s+import\s+[\w.]+(?:\s+as\s+\w+)?$")
+
+
+def normalize_ir(text: str) -> str:
+    """Printed IR without the noise listed in the module docstring (trailing blanks, import prelude, blank
+    lines at both ends)."""
+    lines = [line.rstrip() for line in text.splitlines()]
+    start = 0
+    while start < len(lines) and (not lines[start] or _PRELUDE_RE.match(lines[start].strip())):
+        start += 1
+    lines = lines[start:]
+    while lines and not lines[-1]:
+        lines.pop()
+    return "\n".join(lines)
+
+
+def _normalize_source(text: str) -> str:
+    lines = [line.rstrip() for line in text.splitlines()]
+    while lines and not lines[-1]:
+        lines.pop()
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------ churn_by_version
+
+
+def _int_or_na(value):
+    return pd.NA if value is None or value is pd.NA else int(value)
+
+
+def _job_source_lines(job: ReleaseJob, archive_path: Path | None) -> int | None:
+    for column in SOURCE_LINES_COLUMNS:
+        if column in job.rows:
+            values = job.rows[column].dropna()
+            if len(values):
+                return int(values.iloc[0])
+    if archive_path is None or not Path(archive_path).is_file():
+        return None
+    try:
+        source = ir_archive.read(archive_path).get("kernel_source")
+    except (OSError, ValueError):
+        return None  # divergence.csv reports the unreadable archive
+    return len(source.splitlines()) if isinstance(source, str) else None
+
+
+def _stripped_totals(churn: pd.DataFrame) -> dict:
+    """The whitespace-insensitive totals (passes.csv added_stripped/deleted_stripped); empty when a churn row
+    has none (a mode without the IR text) or the table predates those columns."""
+    columns = ["added_stripped", "deleted_stripped"]
+    if not set(columns) <= set(churn.columns) or churn[columns].isna().any().any():
+        return dict.fromkeys(("added_stripped_total", "deleted_stripped_total", "churn_stripped_total"), pd.NA)
+    added, deleted = int(churn[columns[0]].sum()), int(churn[columns[1]].sum())
+    return {"added_stripped_total": added, "deleted_stripped_total": deleted, "churn_stripped_total": added + deleted}
+
+
+def churn_by_version(churn_df: pd.DataFrame, archives: Mapping[tuple, str | os.PathLike] | None = None) -> pd.DataFrame:
+    """One row per configuration x release (BY_VERSION_COLUMNS, see the module docstring)."""
+    archives = archives or {}
+    records = []
+    for config in configurations(churn_df):
+        for job in config.jobs:
+            runs = job.runs
+            churn = runs[runs["status"].isin(CHURN_STATUSES)]
+            added = int(churn["added"].fillna(0).sum())
+            deleted = int(churn["deleted"].fillna(0).sum())
+            seconds = pd.NA
+            if SECONDS_COLUMN in runs and runs[SECONDS_COLUMN].notna().any():
+                seconds = round(float(runs[SECONDS_COLUMN].fillna(0).sum()), 6)
+            problems = job.rows[job.rows["status"].isin((FAILED, UNSUPPORTED))]
+            source_lines = _job_source_lines(job, archives.get(job.key))
+            counts = {
+                "pass_runs": len(runs),
+                "changed_runs": int((runs["status"] == CHANGED).sum()),
+                "added_total": added,
+                "deleted_total": deleted,
+                "churn_total": added + deleted,
+                **_stripped_totals(churn),
+                "seconds_total": seconds,
+            }
+            if job.unsupported:  # nothing ran: empty, not 0, so that means and sums over releases stay honest
+                counts = dict.fromkeys(counts, pd.NA)
+            records.append(
+                {
+                    **config.columns(),
+                    "tilelang_version": job.release,
+                    "source": job.rows["source"].iloc[0],
+                    **counts,
+                    "failed": job.failed,
+                    "first_error": problems["error"].iloc[0] if len(problems) else "",
+                    "unsupported": job.unsupported,
+                    "generated_source_lines": _int_or_na(source_lines),
+                }
+            )
+    out = pd.DataFrame(records, columns=BY_VERSION_COLUMNS)
+    for column in (*_INT_KEY, *BY_VERSION_COUNTS, "generated_source_lines"):
+        if column in out:
+            out[column] = out[column].astype("Int64")
+    out["seconds_total"] = out["seconds_total"].astype("Float64")
+    for column in ("failed", "unsupported"):
+        out[column] = out[column].astype("boolean")
+    return out
+
+
+# ------------------------------------------------------------------------------------------- alignment
+
+
+def align_passes(old: Sequence[str], new: Sequence[str]) -> list[tuple[str, int | None, int | None]]:
+    """Align two pass-name lists: [(op, index in old or None, index in new or None), ...] in order.
+
+    op is ``kept`` (equal names paired), ``removed`` (old only) or ``added`` (new only). The alignment keeps
+    the most pairs, then has the fewest runs of consecutive removed/added entries, then pairs as early as
+    possible and puts removed before added (see the module docstring).
+    """
+    n, m = len(old), len(new)
+    # score = big * kept - gap_runs: with big above any possible gap count, kept pairs always win first
+    big = n + m + 1
+    # best[state][i][j]: the best score of aligning old[i:] with new[j:] when the previous entry was
+    # kept or none (0), removed (1) or added (2); a removed/added entry opens a run unless it continues one
+    best = [[[0] * (m + 1) for _ in range(n + 1)] for _ in range(3)]
+    kept_s, removed_s, added_s = best
+    for i in range(n, -1, -1):
+        for j in range(m, -1, -1):
+            if i == n and j == m:
+                continue
+            keep = big + kept_s[i + 1][j + 1] if i < n and j < m and old[i] == new[j] else None
+            rem = removed_s[i + 1][j] if i < n else None
+            add = added_s[i][j + 1] if j < m else None
+            for state in (0, 1, 2):
+                options = []
+                if keep is not None:
+                    options.append(keep)
+                if rem is not None:
+                    options.append(rem - (state != 1))
+                if add is not None:
+                    options.append(add - (state != 2))
+                best[state][i][j] = max(options)
+    ops: list[tuple[str, int | None, int | None]] = []
+    i = j = state = 0
+    while i < n or j < m:
+        target = best[state][i][j]
+        if i < n and j < m and old[i] == new[j] and big + kept_s[i + 1][j + 1] == target:
+            ops.append((KEPT, i, j))
+            i, j, state = i + 1, j + 1, 0
+        elif i < n and removed_s[i + 1][j] - (state != 1) == target:
+            ops.append((REMOVED, i, None))
+            i, state = i + 1, 1
+        else:
+            ops.append((ADDED, None, j))
+            j, state = j + 1, 2
+    return ops
+
+
+def _run_fields(run, suffix: str) -> dict:
+    if run is None:
+        return {f"{name}_{suffix}": pd.NA for name in ("step", "pass", "status", "changed", "added", "deleted")}
+    return {
+        f"step_{suffix}": int(run["step"]),
+        f"pass_{suffix}": run["pass"],
+        f"status_{suffix}": run["status"],
+        f"changed_{suffix}": run["changed"],
+        f"added_{suffix}": run["added"],
+        f"deleted_{suffix}": run["deleted"],
+    }
+
+
+def churn_of_run(run) -> int | None:
+    if run is None or run["status"] not in CHURN_STATUSES or pd.isna(run["added"]) or pd.isna(run["deleted"]):
+        return None
+    return int(run["added"]) + int(run["deleted"])
+
+
+def align_jobs(old: ReleaseJob, new: ReleaseJob) -> list[dict]:
+    """Alignment rows (the per-run ALIGNMENT_COLUMNS, without the configuration columns) of two jobs."""
+    rows = []
+    ops = align_passes(list(old.runs["pass"]), list(new.runs["pass"]))
+    for position, (op, i, j) in enumerate(ops):
+        run_old = old.runs.iloc[i] if i is not None else None
+        run_new = new.runs.iloc[j] if j is not None else None
+        churn_old, churn_new = churn_of_run(run_old), churn_of_run(run_new)
+        delta = churn_new - churn_old if op == KEPT and churn_old is not None and churn_new is not None else pd.NA
+        rows.append(
+            {
+                "release_old": old.release,
+                "release_new": new.release,
+                "position": position,
+                "op": op,
+                **_run_fields(run_old, "old"),
+                **_run_fields(run_new, "new"),
+                "churn_delta": delta,
+            }
+        )
+    return rows
+
+
+def pass_alignment(churn_df: pd.DataFrame) -> pd.DataFrame:
+    """Aligned pass runs of every pair of consecutive releases (ALIGNMENT_COLUMNS, module docstring)."""
+    records = []
+    for config in configurations(churn_df):
+        for old, new in config.pairs():
+            records.extend({**config.columns(), **row} for row in align_jobs(old, new))
+    out = pd.DataFrame(records, columns=ALIGNMENT_COLUMNS)
+    for column in (
+        *_INT_KEY,
+        "position",
+        "step_old",
+        "step_new",
+        "added_old",
+        "deleted_old",
+        "added_new",
+        "deleted_new",
+        "churn_delta",
+    ):
+        out[column] = out[column].astype("Int64")
+    for column in ("changed_old", "changed_new"):
+        out[column] = out[column].astype("boolean")
+    return out
+
+
+# ------------------------------------------------------------------------------------------ divergence
+
+
+def _compare_pair(
+    old: ReleaseJob, new: ReleaseJob, ops: list, archive_old: dict, archive_new: dict, notes: list[str]
+) -> dict:
+    """The IR/source columns of one release pair whose two archives are loaded."""
+    out: dict = {}
+    noise_only = False  # some texts differ only in what normalize_ir drops
+
+    def same(text_old: str, text_new: str) -> bool:
+        nonlocal noise_only
+        if normalize_ir(text_old) != normalize_ir(text_new):
+            return False
+        noise_only |= text_old != text_new
+        return True
+
+    init_old = ir_archive.text_at(archive_old, archive_old.get("initial"))
+    init_new = ir_archive.text_at(archive_new, archive_new.get("initial"))
+    if init_old is None or init_new is None:
+        out["initial_ir_differs"] = pd.NA if init_old is None and init_new is None else True
+        for release, text in ((old.release, init_old), (new.release, init_new)):
+            if text is None:
+                notes.append(f"no initial IR in the archive of {release_text(release)}")
+    else:
+        out["initial_ir_differs"] = not same(init_old, init_new)
+    if out["initial_ir_differs"] is True:
+        notes.append("IR differs before the first pass")
+
+    steps_old = {s.get("step"): s for s in archive_old["steps"]}
+    steps_new = {s.get("step"): s for s in archive_new["steps"]}
+    complete = True
+    divergent = None
+    gap_since_equal: list[str] = []  # added/removed runs since the last kept run with equal IR
+    for op, i, j in ops:
+        if op != KEPT:
+            release, run = (old.release, old.runs.iloc[i]) if op == REMOVED else (new.release, new.runs.iloc[j])
+            gap_since_equal.append(f"{op} {run['pass']} ({release_text(release)} step {int(run['step'])})")
+            continue
+        run_old, run_new = old.runs.iloc[i], new.runs.iloc[j]
+        found = []
+        for release, run, steps in ((old.release, run_old, steps_old), (new.release, run_new, steps_new)):
+            step = steps.get(int(run["step"]))
+            if step is None and run["status"] == FAILED:  # a failure outside any pass has no archived step
+                step = {"pass": run["pass"], "after": None}
+            if step is None or step.get("pass") != run["pass"]:
+                what = "lacks" if step is None else f"has {step.get('pass')!r} at"
+                notes.append(
+                    f"the archive of {release_text(release)} {what} step {int(run['step'])} "
+                    f"{run['pass']}; IR compared up to there"
+                )
+                complete = False
+            found.append(step)
+        if not complete:
+            break
+        after_old = ir_archive.text_at(archive_old, found[0].get("after"))
+        after_new = ir_archive.text_at(archive_new, found[1].get("after"))
+        if after_old is None and after_new is None:  # the same pass fails in both: nothing after it to compare
+            break
+        if after_old is None or after_new is None or not same(after_old, after_new):
+            divergent = (run_old, run_new)
+            if gap_since_equal:
+                notes.append("first divergence follows " + ", ".join(gap_since_equal))
+            break
+        gap_since_equal = []
+    if divergent is not None:
+        out.update(
+            first_divergent_step_old=int(divergent[0]["step"]),
+            first_divergent_step_new=int(divergent[1]["step"]),
+            first_divergent_pass=divergent[0]["pass"],
+        )
+    for job in (old, new):
+        failed = job.runs[job.runs["status"] == FAILED]
+        if len(failed):
+            notes.append(
+                f"{release_text(job.release)} fails at step {int(failed['step'].iloc[0])} {failed['pass'].iloc[0]}"
+            )
+
+    final = [_final_ir(job, archive) for job, archive in ((old, archive_old), (new, archive_new))]
+    out["final_ir_differs"] = pd.NA if None in final else not same(final[0], final[1])
+    out["ir_identical_throughout"] = (
+        complete and divergent is None and out["initial_ir_differs"] is False and out["final_ir_differs"] is False
+    )
+
+    source_old, source_new = archive_old.get("kernel_source"), archive_new.get("kernel_source")
+    if source_old is None and source_new is None:
+        out["source_differs"] = pd.NA
+        notes.append("no generated source on either side")
+    elif source_old is None or source_new is None:
+        out["source_differs"] = True
+        notes.append(f"only {release_text(new.release if source_old is None else old.release)} generated a source")
+    else:
+        out["source_differs"] = _normalize_source(source_old) != _normalize_source(source_new)
+    if noise_only:
+        notes.append("some IR texts differ only in normalised noise (import prelude, trailing whitespace)")
+    return out
+
+
+def _final_ir(job: ReleaseJob, archive: dict) -> str | None:
+    """IR after the job's last pass run that produced IR (the initial IR when none did)."""
+    steps = {s.get("step"): s for s in archive["steps"]}
+    for step in reversed([int(s) for s in job.runs["step"]]):
+        after = steps.get(step, {}).get("after")
+        if after is not None:
+            return archive["texts"][after]
+    return ir_archive.text_at(archive, archive.get("initial"))
+
+
+def _divergence_row(
+    old: ReleaseJob, new: ReleaseJob, archives: Mapping[tuple, str | os.PathLike], cache: dict[tuple, dict | str]
+) -> dict:
+    ops = align_passes(list(old.runs["pass"]), list(new.runs["pass"]))
+    row = {
+        "release_old": old.release,
+        "release_new": new.release,
+        "kept_runs": sum(op == KEPT for op, _, _ in ops),
+        "removed_runs": sum(op == REMOVED for op, _, _ in ops),
+        "added_runs": sum(op == ADDED for op, _, _ in ops),
+    }
+    notes: list[str] = []
+    if row["kept_runs"] == 0 and len(old.runs) and len(new.runs):
+        notes.append("no pass run in common")
+    for job in (old, new):
+        if job.unsupported:
+            notes.append(f"mode unsupported in {release_text(job.release)}")
+    loaded = []
+    for job in (old, new):
+        if job.key not in cache:
+            path = archives.get(job.key)
+            if path is None:
+                cache[job.key] = f"no IR archive given for {release_text(job.release)}"
+            elif not Path(path).is_file():
+                cache[job.key] = f"no IR archive for {release_text(job.release)} ({path})"
+            else:
+                try:
+                    cache[job.key] = ir_archive.read(path)
+                except (OSError, ValueError) as exc:
+                    cache[job.key] = f"IR archive of {release_text(job.release)} unreadable ({path}: {exc})"
+        loaded.append(cache[job.key])
+    problems = [item for item in loaded if isinstance(item, str)]
+    if problems:
+        notes.extend(problems)
+    else:
+        row.update(_compare_pair(old, new, ops, loaded[0], loaded[1], notes))
+    row["note"] = "; ".join(notes)
+    return row
+
+
+def divergence(churn_df: pd.DataFrame, archives: Mapping[tuple, str | os.PathLike] | None = None) -> pd.DataFrame:
+    """Where the printed IR of consecutive releases first differs (DIVERGENCE_COLUMNS, module docstring).
+
+    ``archives`` maps job keys (``job_key``) to IR archive paths; a job without one gets a note.
+    """
+    archives = archives or {}
+    records = []
+    for config in configurations(churn_df):
+        cache: dict[tuple, dict | str] = {}  # each archive is read once per configuration
+        for old, new in config.pairs():
+            records.append({**config.columns(), **_divergence_row(old, new, archives, cache)})
+    out = pd.DataFrame(records, columns=DIVERGENCE_COLUMNS)
+    for column in (
+        *_INT_KEY,
+        "kept_runs",
+        "removed_runs",
+        "added_runs",
+        "first_divergent_step_old",
+        "first_divergent_step_new",
+    ):
+        out[column] = out[column].astype("Int64")
+    for column in ("initial_ir_differs", "final_ir_differs", "ir_identical_throughout", "source_differs"):
+        out[column] = out[column].astype("boolean")
+    for column in ("first_divergent_pass", "note"):
+        out[column] = out[column].astype(object).fillna("").astype(str)
+    return out
