@@ -20,6 +20,7 @@ import yaml
 from conftest import REPO, make_workdir, rule_counts, run_script, snakemake, trace_batch_counts
 from test_trace_env import report_passes, report_view
 from tilelang_churn.core import passes_table
+from tilelang_churn.core.jobs import JOB_KEY
 from tilelang_churn.lowering import job_grid, kernels
 from tilelang_churn.lowering.job_grid import ConfigError
 
@@ -133,7 +134,7 @@ def test_the_heatmap_and_the_job_figures_name_each_kernel(kernels_run):
     assert (workdir / "results" / "figures" / "churn_heatmap.png").stat().st_size > 10_000
     from tilelang_churn.figures import plot_churn  # the heatmap's column labels (its SVG draws text as outlines)
 
-    jobs = passes_table.read_frame(workdir / "results" / "churn.csv").drop_duplicates(list(passes_table.JOB_KEY))
+    jobs = passes_table.read_frame(workdir / "results" / "churn.csv").drop_duplicates(JOB_KEY)
     labels = set(plot_churn._config_labels(jobs))
     for label in (
         "flash_attention(seq_q=128, seq_kv=128, is_causal=True)",

@@ -75,10 +75,6 @@ INT_COLUMNS = ("step", "added", "deleted", "added_stripped", "deleted_stripped",
 BOOL_COLUMNS = ("changed",)
 FLOAT_COLUMNS = ("seconds",)
 
-# A job is told apart by its provenance: target_name names the target dict and mode fixes the source.
-# kernel_label is derived from kernel and params.
-JOB_KEY = [column for column in PROVENANCE_COLUMNS if column not in ("target", "source", "kernel_label")]
-
 # The respects in which one job's kernel can differ from another's, each with its provenance columns (the
 # book's figure 4 shows the configurations that differ from the reference in exactly one; the workflow decides
 # from the grid with the same function whether that figure can be made).

@@ -49,6 +49,7 @@ from matplotlib.patches import Patch, Rectangle  # noqa: E402
 
 from tilelang_churn.core import files  # noqa: E402
 from tilelang_churn.core import passes_table as pt  # noqa: E402
+from tilelang_churn.core.jobs import group_rows, job_key  # noqa: E402
 from tilelang_churn.core.releases import release_sort_key  # noqa: E402
 from tilelang_churn.figures import figure_style as fs  # noqa: E402
 
@@ -173,18 +174,6 @@ class BookError(ValueError):
 
 
 # ------------------------------------------------------------------------------------------------ data
-
-
-def job_key(row: dict) -> tuple:
-    return tuple(row[column] for column in pt.JOB_KEY)
-
-
-def group_jobs(rows: list[dict]) -> dict[tuple, list[dict]]:
-    """{job key: its rows in step order}, jobs in table order."""
-    jobs: dict[tuple, list[dict]] = {}
-    for row in rows:
-        jobs.setdefault(job_key(row), []).append(row)
-    return {key: sorted(job, key=lambda r: r["step"]) for key, job in jobs.items()}
 
 
 def churn_of(row: dict) -> int:
@@ -758,7 +747,7 @@ def build(
         rows = pt.read_rows(churn)
     except (OSError, pt.TableError) as exc:
         raise BookError(str(exc)) from None
-    jobs = group_jobs(rows)
+    jobs = group_rows(rows)
     ref = reference_job(Path(reference))
     if job_key(ref) not in jobs:
         raise BookError(f"the reference job ({_describe(ref)}, {ref['mode']}) is not in {churn}")

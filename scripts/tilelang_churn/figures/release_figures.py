@@ -45,7 +45,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
-from tilelang_churn.core import passes_table as pt
+from tilelang_churn.core import trace_modes
 from tilelang_churn.core.releases import release_sort_key, release_text, sort_releases
 from tilelang_churn.figures import figure_style as fs
 from tilelang_churn.tables.release_tables import (
@@ -325,16 +325,7 @@ def _as_bool(series: pd.Series) -> pd.Series:
     return series.map(lambda v: v is True or v == "True" or v is np.True_).astype(bool)
 
 
-def _mode_names() -> tuple[str, ...]:
-    try:
-        from tilelang_churn.core import trace_modes
-
-        return tuple(trace_modes.MODES)
-    except ImportError:
-        return tuple(getattr(pt, "MODES", ("trace-env", "trace-api", "pass-diff")))
-
-
-_MODE_ORDER = {mode: k for k, mode in enumerate(_mode_names())}
+_MODE_ORDER = {mode: k for k, mode in enumerate(trace_modes.MODE_NAMES)}
 _MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p"]
 
 
