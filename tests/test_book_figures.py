@@ -146,7 +146,7 @@ def test_every_figure_of_the_project_uses_the_style_module(tmp_path):
     saved = []
     for k in range(2):  # the workflow's heatmap, saved twice: the same bytes in every format
         paths = [tmp_path / f"heatmap{k}.{ext}" for ext in ("png", "svg", "pdf")]
-        plot_churn.plot_heatmap(frame, paths)
+        plot_churn.plot_configuration_heatmap(frame, paths)
         saved.append([path.read_bytes() for path in paths])
     assert saved[0] == saved[1]
 

@@ -113,5 +113,5 @@ def test_the_heatmap_can_show_either_count(trace_runs):
     df = passes_table.read_frame(out / "passes.csv")
     churn = df[df["status"].isin(passes_table.CHURN_STATUSES)]
     for measure, columns in (("raw", ["added", "deleted"]), ("stripped", ["added_stripped", "deleted_stripped"])):
-        values, *_ = plot_churn.heatmap_matrix(df, "trace-env", measure)
+        values, *_ = plot_churn.configuration_matrix(df, "trace-env", measure)
         assert np.nansum(values) == int(churn[columns].sum().sum()), measure
