@@ -11,9 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import job_provenance, write_passes
-from tilelang_churn.core import passes_table as pt
 from tilelang_churn.figures import plot_churn
-from tilelang_churn.tables import churn_table
+from tilelang_churn.tables import churn_table, frames
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "plot_churn.py"
 
@@ -108,7 +107,7 @@ def test_bars_realistic_job(tmp_path):
 def test_bars_small_job_from_dataframe(tmp_path):
     path = write(tmp_path, "api", job_rows(8, mode="trace-api"))
     out = tmp_path / "api.png"
-    plot_churn.plot_job_bars(pt.read_frame(path), out)
+    plot_churn.plot_job_bars(frames.read_frame(path), out)
     img = image(out)
     assert img.shape[1] == 8 * plot_churn.DPI  # minimum width
 
@@ -167,7 +166,7 @@ def test_heatmap_writes_png_and_svg(tmp_path):
             versions += job_rows(steps, fail_at=fail, target_name=target, M=shape[0], N=shape[1], K=shape[2])
     path = write(tmp_path, "all", versions)
     png, svg = tmp_path / "h" / "heat.png", tmp_path / "h" / "heat.svg"
-    plot_churn.plot_configuration_heatmap(pt.read_frame(path), [png, svg], "trace-env")
+    plot_churn.plot_configuration_heatmap(frames.read_frame(path), [png, svg], "trace-env")
     img = image(png)
     assert img.shape[0] > img.shape[1] > 1000  # tall: ~85 rows, 12 columns
     assert "<svg" in svg.read_text()[:2000]

@@ -37,6 +37,7 @@ from tilelang_churn.core import trace_modes  # noqa: E402
 from tilelang_churn.core.jobs import JOB_KEY  # noqa: E402
 from tilelang_churn.figures import figure_style as fs  # noqa: E402  (the one style of every figure)
 from tilelang_churn.figures import heatmap  # noqa: E402
+from tilelang_churn.tables import frames
 
 ADDED_COLOR = fs.ADDED_COLOR
 DELETED_COLOR = fs.DELETED_COLOR
@@ -58,7 +59,7 @@ SYMLOG_SPREAD = 100  # bars: symlog y when largest/smallest nonzero bar exceeds 
 
 def _as_frame(rows_or_df) -> pd.DataFrame:
     """A DataFrame in passes.csv columns from passes_table.read_rows() dicts or a passes_table frame."""
-    df = rows_or_df.copy() if isinstance(rows_or_df, pd.DataFrame) else pt.to_frame(list(rows_or_df))
+    df = rows_or_df.copy() if isinstance(rows_or_df, pd.DataFrame) else frames.to_frame(list(rows_or_df))
     missing = [c for c in pt.COLUMNS if c not in df.columns]
     if missing:
         raise ValueError(f"rows lack columns {missing}")
@@ -492,7 +493,7 @@ def plot_jobs(passes_paths, figure_paths, measure: str = "raw", workers: int = 1
 
 def _plot_one_job(task) -> None:
     passes, figure, measure = task
-    plot_job_bars(pt.read_frame(passes), figure, measure)
+    plot_job_bars(frames.read_frame(passes), figure, measure)
 
 
 # -------------------------------------------------------------------------------------------------- CLI
@@ -516,7 +517,7 @@ def main(argv=None) -> int:
         if args.command == "bars":
             plot_jobs(args.passes, args.out, args.measure, args.workers)
         else:
-            plot_configuration_heatmap(pt.read_frame(args.churn), args.out, args.mode, args.measure)
+            plot_configuration_heatmap(frames.read_frame(args.churn), args.out, args.mode, args.measure)
     except (OSError, ValueError) as exc:
         print(f"plot_churn: error: {exc}", file=sys.stderr)
         return 1

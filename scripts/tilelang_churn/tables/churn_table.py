@@ -26,6 +26,7 @@ import pandas as pd
 from tilelang_churn.core import files
 from tilelang_churn.core import passes_table as pt
 from tilelang_churn.core.jobs import group_rows
+from tilelang_churn.tables import frames
 
 
 def read_tables(paths):
@@ -57,7 +58,7 @@ def read_tables(paths):
 def gather(paths) -> pd.DataFrame:
     """Concatenate passes.csv files into one DataFrame (input order, columns exactly passes_table.COLUMNS);
     refusals as ``read_tables``."""
-    return pt.to_frame([row for _, _, rows in read_tables(paths) for row in rows])
+    return frames.to_frame([row for _, _, rows in read_tables(paths) for row in rows])
 
 
 def summarize_job(rows: list[dict]) -> dict:
@@ -162,7 +163,7 @@ def build_tables(passes_paths, churn_path, summary_path) -> int:
         except OSError:
             Path(churn_path).unlink(missing_ok=True)  # without its manifest no reader could check it
             raise
-        pt.write_frame(summary_frame(summaries), summary_path)
+        frames.write_frame(summary_frame(summaries), summary_path)
     except (OSError, ValueError) as exc:
         print(f"churn_table: error: {exc}", file=sys.stderr)
         return 1

@@ -137,6 +137,7 @@ from tilelang_churn.core import ir_archive
 from tilelang_churn.core import passes_table as pt
 from tilelang_churn.core.jobs import CONFIG_KEY, JOB_KEY, config_key, config_label, job_key
 from tilelang_churn.core.releases import release_sort_key, release_text
+from tilelang_churn.tables import frames
 
 _INT_KEY = [column for column in JOB_KEY if column in pt.INT_COLUMNS]
 FAILED = pt.STATUS_FAILED
@@ -339,12 +340,12 @@ def read_jobs(paths: Iterable[str | os.PathLike]) -> tuple[pd.DataFrame, dict[tu
 
 def _read_passes(path: Path) -> pd.DataFrame:
     """One passes.csv as a typed DataFrame, through passes_table's reader."""
-    return pt.read_frame(path)
+    return frames.read_frame(path)
 
 
 def write_csv(df: pd.DataFrame, path: str | os.PathLike) -> None:
     """Write a table atomically, through the project's one writer (passes_table.atomic_file)."""
-    pt.write_frame(df, path)
+    frames.write_frame(df, path)
 
 
 # ------------------------------------------------------------------------------- IR normalisation
