@@ -52,7 +52,7 @@ class Batch:
 
 @dataclass(frozen=True)
 class KernelConfig:
-    """One parameter set of a kernel of config `kernels` (scripts/kernels.py's contract)."""
+    """One parameter set of a kernel of config `kernels` (scripts/tilelang_churn/lowering/kernels.py's contract)."""
 
     kernel: str
     source: str  # a shipped kernel's name (workflow/kernels/<source>.py), or the user's file as configured
