@@ -1,4 +1,4 @@
-"""Any TileLang kernel, not only the GEMM: the kernel contract (scripts/tilelang_churn/lowering/kernels.py), the shipped kernels, a user's
+"""Any TileLang kernel, not only the GEMM: the kernel contract (lowering/kernels.py), the shipped kernels, a user's
 kernel from a folder outside the repository, and every bad kernel named before any job.
 
 The workflow run here (`kernels_run`) traces the shipped FlashAttention and RMSNorm on small parameters and a

@@ -3,7 +3,7 @@
 The config check reads a kernel's signature from its source (``ast``: no import, so no TileLang, and a file
 that does not parse is named before any job); the trace run imports the file and calls the function.
 
-    PYTHONPATH=scripts python -m tilelang_churn.lowering.kernels workflow/kernels/rmsnorm.py     # the function's parameters and their defaults
+    PYTHONPATH=scripts python -m tilelang_churn.lowering.kernels workflow/kernels/rmsnorm.py   # its parameters
 """
 
 from __future__ import annotations
