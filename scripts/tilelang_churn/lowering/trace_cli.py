@@ -270,7 +270,9 @@ def build_parser(parser_class: type = argparse.ArgumentParser) -> argparse.Argum
     gemm.add_argument("--accum-dtype", type=_choice(ACCUM_DTYPES), help="default float32")
     gemm.add_argument("--threads", type=_int_at_least(1), help="default 128")
     gemm.add_argument("--stages", type=_int_at_least(0), help="num_stages of T.Pipelined (0: not pipelined; default 3)")
-    other = parser.add_argument_group("any other kernel (lowering/kernels.py: FUNCTION(**PARAMS) returns a T.prim_func)")
+    other = parser.add_argument_group(
+        "any other kernel (lowering/kernels.py: FUNCTION(**PARAMS) returns a T.prim_func)"
+    )
     source = other.add_mutually_exclusive_group()
     source.add_argument(
         "--kernel", metavar="NAME", help="a kernel shipped with the workflow (workflow/kernels/NAME.py)"
