@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from tilelang_churn.core import passes_table
 
+GEMM = "gemm"  # the book's kernel: its parameters are also passes.csv's GEMM columns
 JOB_PATH = "{version}/{target}/{shape}/{mode}"  # shape: the configuration's folder (a GEMM shape, a kernel's params)
 RUN_DIR = f"results/runs/{JOB_PATH}"  # passes.csv, run.json, ir.json.gz, TileLang's own trace
 TRACE_LOG = f"logs/trace/{JOB_PATH}.log"
@@ -84,7 +85,7 @@ def config_key(row: Mapping) -> tuple:
 def config_label(row: Mapping) -> str:
     """A configuration's one-line name: ``target MxNxK bBMxBNxBK dtype/accum tTHREADS sSTAGES mode`` for the
     GEMM, ``target KERNEL_LABEL mode`` for another kernel."""
-    if row.get("kernel", "gemm") != "gemm":
+    if row.get("kernel", GEMM) != GEMM:
         return f"{row['target_name']} {row['kernel_label']} {row['mode']}"
     return (
         f"{row['target_name']} {row['M']}x{row['N']}x{row['K']} "

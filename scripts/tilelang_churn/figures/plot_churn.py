@@ -34,7 +34,7 @@ from matplotlib.patches import Patch  # noqa: E402
 
 from tilelang_churn.core import passes_table as pt  # noqa: E402
 from tilelang_churn.core import trace_modes  # noqa: E402
-from tilelang_churn.core.jobs import JOB_KEY  # noqa: E402
+from tilelang_churn.core.jobs import GEMM, JOB_KEY  # noqa: E402
 from tilelang_churn.figures import figure_style as fs  # noqa: E402  (the one style of every figure)
 from tilelang_churn.figures import heatmap  # noqa: E402
 from tilelang_churn.tables import frames
@@ -44,8 +44,6 @@ DELETED_COLOR = fs.DELETED_COLOR
 NOOP_COLOR = fs.NOOP_COLOR
 FAILED_COLOR = fs.FAILED_COLOR
 CODEGEN_COLOR = fs.CODEGEN_COLOR
-ZERO_COLOR = fs.ZERO_COLOR  # heatmap: pass ran, 0 lines changed
-ABSENT_COLOR = fs.ABSENT_COLOR  # heatmap: occurrence not in this configuration
 DPI = fs.SCREEN_DPI
 HASHSALT = "tilelang-churn/plot_churn"
 CBAR_LABEL = "lines changed (+added + -deleted)"
@@ -66,9 +64,6 @@ def _as_frame(rows_or_df) -> pd.DataFrame:
     if df.empty:
         raise ValueError("no rows to plot")
     return df
-
-
-GEMM = "gemm"  # kernels.GEMM: its rows carry the GEMM's own columns, every other kernel's a configuration label
 
 
 def _shape(row) -> str:

@@ -69,11 +69,7 @@ from tilelang_churn.tables.release_tables import (
 
 FIGURE_STEMS = ("release_heatmap", "release_trend")
 DPI = fs.SCREEN_DPI
-ZERO_COLOR = fs.ZERO_COLOR  # the palette of figure_style, shared with plot_churn
-ABSENT_COLOR = fs.ABSENT_COLOR
-ABSENT_EDGE = fs.ABSENT_EDGE
 FAILED_COLOR = fs.FAILED_COLOR
-FAILED_FILL = fs.FAILED_FILL
 UNSUPPORTED_FILL = fs.UNSUPPORTED_FILL
 UNSUPPORTED_EDGE = fs.UNSUPPORTED_EDGE
 NO_JOB_FILL = "#ffffff"

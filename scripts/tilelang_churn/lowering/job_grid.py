@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tilelang_churn.core import trace_modes
-from tilelang_churn.core.jobs import Job
+from tilelang_churn.core.jobs import GEMM, Job
 from tilelang_churn.lowering import kernels, release_envs, trace_cli
 
 KERNEL_FIELDS = ("dtype", "accum_dtype", "threads", "stages")
@@ -244,7 +244,7 @@ def resolve_kernels(cfg: dict, shapes: dict) -> dict[str, KernelConfig]:
     for i, entry in enumerate(cfg["kernels"]):
         key = f"kernels[{i}]"
         name = entry["name"]
-        if name in names or name == kernels.GEMM:
+        if name in names or name == GEMM:
             also = names.get(name, "the GEMM of config shapes")
             raise ConfigError(f"config {key}.name: {name!r} is also the name of {also}; give each kernel its own")
         names[name] = key

@@ -19,7 +19,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
 SHIPPED_DIR = REPO / "workflow" / "kernels"
-GEMM = "gemm"  # the book's kernel: its parameters are also passes.csv's GEMM columns
 DEFAULT_FUNCTION = "build"
 REQUIRED = object()  # a parameter without a default
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
