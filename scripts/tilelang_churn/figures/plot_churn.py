@@ -34,7 +34,7 @@ from matplotlib.patches import Patch  # noqa: E402
 
 from tilelang_churn.core import passes_table as pt  # noqa: E402
 from tilelang_churn.core import trace_modes  # noqa: E402
-from tilelang_churn.core.jobs import GEMM, JOB_KEY  # noqa: E402
+from tilelang_churn.core.jobs import GEMM  # noqa: E402
 from tilelang_churn.figures import figure_style as fs  # noqa: E402  (the one style of every figure)
 from tilelang_churn.figures import heatmap  # noqa: E402
 from tilelang_churn.tables import frames
@@ -113,7 +113,7 @@ def _measured(df: pd.DataFrame, measure: str) -> tuple[pd.DataFrame, str]:
 def plot_job_bars(rows_or_df, path, measure: str = "raw") -> None:
     """Bar chart of one job's per-pass churn; ``path`` is one output path (or a list of paths)."""
     df, measure_words = _measured(_as_frame(rows_or_df), measure)
-    jobs = df.groupby(JOB_KEY, sort=False, dropna=False).ngroups
+    jobs = len(frames.job_frames(df))
     if jobs != 1:
         raise ValueError(f"plot_job_bars wants the rows of one job, got {jobs} jobs")
     df = df.sort_values("step", kind="stable").reset_index(drop=True)
@@ -372,7 +372,7 @@ def configuration_matrix(df: pd.DataFrame, mode: str = "trace-env", measure: str
     if df.empty:
         raise ValueError(f"no pass rows of mode {mode!r}; modes present: {modes}")
     df = df.copy()
-    groups = [g.sort_values("step", kind="stable") for _, g in df.groupby(JOB_KEY, sort=False, dropna=False)]
+    groups = frames.job_frames(df)
     cells = []  # per job: {(pass, occurrence): (value, failed)}
     order_per_job = []
     for g in groups:

@@ -9,6 +9,7 @@ import pandas as pd
 
 from tilelang_churn.core import files
 from tilelang_churn.core import passes_table as pt
+from tilelang_churn.core.jobs import JOB_KEY
 
 
 def to_frame(rows: list[dict]) -> pd.DataFrame:
@@ -30,3 +31,12 @@ def write_frame(df: pd.DataFrame, path: str | Path) -> None:
     """Write a DataFrame (churn.csv, churn_summary.csv) atomically."""
     with files.atomic_file(path) as handle:
         df.to_csv(handle, index=False, lineterminator="\n")
+
+
+def job_frames(df: pd.DataFrame) -> list[pd.DataFrame]:
+    """``core.jobs.group_rows`` for a DataFrame: one frame per job (JOB_KEY), jobs in order of first appearance,
+    each in step order with a fresh index."""
+    return [
+        rows.sort_values("step", kind="stable").reset_index(drop=True)
+        for _, rows in df.groupby(JOB_KEY, sort=False, dropna=False)
+    ]

@@ -290,8 +290,7 @@ def configurations(churn_df: pd.DataFrame) -> list[Configuration]:
     df = typed_table(churn_df)
     by_config: dict[tuple, list[ReleaseJob]] = {}
     labels: dict[tuple, str] = {}
-    for _, rows in df.groupby(JOB_KEY, sort=False, dropna=False):
-        rows = rows.sort_values("step", kind="stable").reset_index(drop=True)
+    for rows in frames.job_frames(df):
         first = rows.iloc[0]
         status = rows["status"]
         job = ReleaseJob(
