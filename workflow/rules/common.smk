@@ -4,9 +4,11 @@ The logic lives in scripts/job_grid.py (unit-tested on its own): a bad config st
 any job, with a message naming the config key and the bad value.
 """
 
+import json
 import math
 import os
 import re
+import shlex
 import sys
 from pathlib import Path
 
@@ -20,6 +22,11 @@ sys.path.insert(0, SCRIPTS)
 from tilelang_churn.lowering import job_grid  # noqa: E402
 from tilelang_churn.lowering import release_envs  # noqa: E402
 from tilelang_churn.core import trace_modes  # noqa: E402
+from tilelang_churn.lowering import gpu_bench  # noqa: E402
+
+# `--config gpu=true` (the spelling of the GPU stage's docs) arrives as a string: Snakemake reads only True as a bool
+if isinstance(config.get("gpu"), str) and config["gpu"].lower() in ("true", "false"):
+    config["gpu"] = config["gpu"].lower() == "true"
 
 try:
     GRID = job_grid.build_grid(job_grid.validate_config(config))
@@ -74,7 +81,28 @@ def get_final_output() -> list:
         *(per_job(f"{FIGURE_DIR}/churn/{JOB_PATH}.png") if config["job_figures"] else []),
         *get_heatmap_paths(),
         *(get_compare_outputs() if GRID.compares_releases else []),
+        *(get_gpu_outputs() if config["gpu"] else []),
     ]
+
+
+# The GPU stage (gpu.smk): its joined churn is that of one mode, instrument (every release has it) when configured
+GPU_JOIN_MODE = "instrument" if "instrument" in GRID.modes else GRID.modes[0]
+GPU_KERNELS = gpu_bench.kernel_names(GRID)
+
+
+def get_gpu_outputs() -> list:
+    tables = ["results/gpu/kernel_speed.csv", "results/gpu/churn_vs_speed.csv"]
+    return tables + [f"results/gpu/figures/{kernel}.{ext}" for kernel in GPU_KERNELS for ext in ("png", "svg")]
+
+
+def gpu_release_site(version: str) -> str:
+    """The shell prefix of a GPU job of a release: none for the installed release; else PYTHONPATH with the
+    release's GPU site (TileLang and its pins without dependencies, layered on the machine's CUDA torch; rule
+    gpu_release_site)."""
+    if GRID.release_env(version) is None:
+        return ""
+    site = Path(GRID.release_env_dir) / "gpu" / f"tilelang-{version}"
+    return f"PYTHONPATH={shlex.quote(str(site.absolute()))} "
 
 
 def get_compare_outputs() -> list:

@@ -1,0 +1,118 @@
+# The GPU stage (config gpu: true; scripts/tilelang_churn/lowering/gpu_bench.py): every configuration of the
+# grid on each CUDA target of the visible GPU's arch is compiled with TileLang, checked against its kernel's
+# reference and timed with CUDA events beside that reference; the rows are gathered and joined with the churn.
+# Which jobs exist depends on the GPU, known only where it runs: checkpoint gpu_device describes it (or stops in
+# one line when there is none, leaving every CPU result to complete under --keep-going).
+# On Slurm the rules that touch the GPU request one (resources gpu=1 -> --gpus=1 of the executor plugin) and
+# run apart from the CPU trace batches; locally `gpu` is not limited unless --resources gpu=N is given: jobs
+# compile in parallel (nvcc-bound) and take a lock per GPU to launch, check and time one at a time.
+GPU_DIR = "results/gpu"
+GPU_JOB = "{version}/{target}/{shape}"
+GPU_BENCH = f"{SCRIPTS}/gpu_bench.py"
+
+
+def gpu_device_arch() -> str:
+    """The arch of the GPU the checkpoint found (sm_90)."""
+    with open(checkpoints.gpu_device.get().output[0]) as handle:
+        return json.load(handle)["gpu_arch"]
+
+
+def gpu_speed_files(wildcards) -> list:
+    """speed.json of every GPU job of the GPU's arch (after the checkpoint ran)."""
+    return [
+        f"{GPU_DIR}/runs/{version}/{target}/{shape}/speed.json"
+        for version, target, shape in gpu_bench.gpu_jobs(GRID, gpu_device_arch())
+    ]
+
+
+GPU_JOBS = gpu_bench.gpu_jobs(GRID)  # every CUDA target's: the rule's params look a job up here
+
+
+checkpoint gpu_device:
+    output:
+        f"{GPU_DIR}/device.json",
+    log:
+        "logs/gpu/device.log",
+    threads: 1
+    resources:
+        gpu=1,
+        mem_mb=4000,
+        runtime=10,
+    params:
+        script=GPU_BENCH,
+    shell:
+        # no CUDA device: one line on stderr (and in the log) naming the device and the key, exit status 4
+        "python3 {params.script:q} --probe --out {output:q} --log {log:q}"
+
+
+rule gpu_bench:
+    input:
+        device=f"{GPU_DIR}/device.json",
+    output:
+        f"{GPU_DIR}/runs/{GPU_JOB}/speed.json",
+    log:
+        f"logs/gpu/{GPU_JOB}.log",
+    # one nvcc per job (compile in parallel across the cores); the launch and timing wait for the GPU's lock
+    threads: 1
+    resources:
+        gpu=1,
+        mem_mb=8000,
+        runtime=15,
+    params:
+        script=GPU_BENCH,
+        args=lambda wc: GPU_JOBS[(wc.version, wc.target, wc.shape)],
+        site=lambda wc: gpu_release_site(wc.version),
+    shell:
+        "{params.site}python3 {params.script:q} {params.args:q} --out {output:q} > {log:q} 2>&1"
+
+
+rule kernel_speed:
+    input:
+        speed=gpu_speed_files,
+        summary="results/churn_summary.csv",
+    output:
+        speed=f"{GPU_DIR}/kernel_speed.csv",
+        joined=f"{GPU_DIR}/churn_vs_speed.csv",
+    log:
+        "logs/gpu/kernel_speed.log",
+    localrule: True
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        script=f"{SCRIPTS}/kernel_speed.py",
+        mode=GPU_JOIN_MODE,
+    shell:
+        "python3 {params.script:q} --summary {input.summary:q} --mode {params.mode:q} --speed {output.speed:q}"
+        " --joined {output.joined:q} {input.speed:q} > {log:q} 2>&1"
+
+
+rule speed_figures:
+    input:
+        f"{GPU_DIR}/churn_vs_speed.csv",
+    output:
+        [
+            report(
+                f"{GPU_DIR}/figures/{kernel}.png",
+                caption="../report/speed_figures.rst",
+                category="GPU speed beside churn",
+                labels={"kernel": kernel},
+            )
+            for kernel in GPU_KERNELS
+        ],
+        [f"{GPU_DIR}/figures/{kernel}.svg" for kernel in GPU_KERNELS],
+    log:
+        "logs/gpu/speed_figures.log",
+    localrule: True
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        script=f"{SCRIPTS}/speed_figures.py",
+        out_dir=f"{GPU_DIR}/figures",
+        kernels=",".join(GPU_KERNELS),
+    shell:
+        "python3 {params.script:q} --joined {input:q} --out-dir {params.out_dir:q} --kernels {params.kernels:q}"
+        " > {log:q} 2>&1"
