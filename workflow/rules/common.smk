@@ -101,8 +101,11 @@ def gpu_release_site(version: str) -> str:
     gpu_release_site)."""
     if GRID.release_env(version) is None:
         return ""
-    site = Path(GRID.release_env_dir) / "gpu" / f"tilelang-{version}"
-    return f"PYTHONPATH={shlex.quote(str(site.absolute()))} "
+    site = Path(GPU_SITE_MARKER.format(version=version)).parent.absolute()
+    return f"PYTHONPATH={shlex.quote(str(site))} "
+
+
+GPU_SITE_MARKER = f"{GRID.release_env_dir}/gpu/tilelang-{{version}}/gpu_site.json"
 
 
 def get_compare_outputs() -> list:

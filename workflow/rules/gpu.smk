@@ -45,9 +45,30 @@ checkpoint gpu_device:
         "python3 {params.script:q} --probe --out {output:q} --log {log:q}"
 
 
+# A release other than the installed one: TileLang and its pins without dependencies in a folder put on PYTHONPATH
+# in front of the GPU machine's own Python and its CUDA torch (lowering/gpu_site.py). Local on a cluster, as
+# release_env: pip needs the package index; the site lands in release_env_dir, on the shared filesystem.
+rule gpu_release_site:
+    output:
+        GPU_SITE_MARKER,
+    log:
+        "logs/gpu/site-tilelang-{version}.log",
+    localrule: True
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    params:
+        script=f"{SCRIPTS}/gpu_site.py",
+        dest=lambda wildcards, output: str(Path(output[0]).parent),
+    shell:
+        "python3 {params.script:q} --version {wildcards.version:q} --dest {params.dest:q} > {log:q} 2>&1"
+
+
 rule gpu_bench:
     input:
         device=f"{GPU_DIR}/device.json",
+        site=lambda wc: [] if GRID.release_env(wc.version) is None else [GPU_SITE_MARKER.format(version=wc.version)],
     output:
         f"{GPU_DIR}/runs/{GPU_JOB}/speed.json",
     log:
