@@ -30,7 +30,6 @@ sys.path.insert(0, str(SCRIPTS))
 
 def plan(args) -> int:
     import yaml
-
     from tilelang_churn.lowering import gpu_bench, job_grid
 
     cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
@@ -41,7 +40,10 @@ def plan(args) -> int:
     cfg["modes"] = [args.mode]
     grid = job_grid.build_grid(job_grid.validate_config(cfg))
     trace = [
-        {"args": _without_release_env(job.args), "out": "runs/{version}/{target}/{shape}/{mode}".format(**job.wildcards)}
+        {
+            "args": _without_release_env(job.args),
+            "out": "runs/{version}/{target}/{shape}/{mode}".format(**job.wildcards),
+        }
         for job in grid.jobs.values()
     ]
     gpu = [

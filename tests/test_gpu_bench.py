@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from tilelang_churn.lowering import gpu_bench, trace_cli
 
 torch = pytest.importorskip("torch", reason="the GPU stage needs torch")
@@ -74,7 +73,7 @@ def test_the_shipped_kernels_are_right(device, tmp_path, args):
     assert row["work_kind"] in ("flops", "bytes") and row["latency_ms"] > 0 and row["torch_latency_ms"] > 0
 
 
-WRONG_REFERENCE = '''
+WRONG_REFERENCE = """
 import tilelang.language as T
 
 
@@ -86,7 +85,7 @@ def build(N=4096):
                 B[bx * 128 + i] = A[bx * 128 + i] * 2.0
 
     return main
-'''
+"""
 
 
 def test_a_wrong_result_and_a_kernel_without_hooks_are_rows(device, tmp_path):

@@ -8,7 +8,6 @@ inputs here, never expected numbers: the tests recompute from them and compare t
 from __future__ import annotations
 
 import csv
-import json
 import os
 import re
 import subprocess
@@ -16,7 +15,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, make_workdir, snakemake
 from tilelang_churn.figures import speed_figures
 from tilelang_churn.lowering import gpu_bench, job_grid, kernels

@@ -8,7 +8,6 @@ import json
 import math
 import os
 import re
-import shlex
 import sys
 from pathlib import Path
 
@@ -95,17 +94,35 @@ def get_gpu_outputs() -> list:
     return tables + [f"results/gpu/figures/{kernel}.{ext}" for kernel in GPU_KERNELS for ext in ("png", "svg")]
 
 
-def gpu_release_site(version: str) -> str:
-    """The shell prefix of a GPU job of a release: none for the installed release; else PYTHONPATH with the
-    release's GPU site (TileLang and its pins without dependencies, layered on the machine's CUDA torch; rule
-    gpu_release_site)."""
+def gpu_site_args(version: str) -> list:
+    """gpu_bench.py's --site of a release: none for the installed release; else the release's GPU site (TileLang
+    and its pins without dependencies, put in front of the machine's CUDA torch; rule gpu_release_site)."""
     if GRID.release_env(version) is None:
-        return ""
-    site = Path(GPU_SITE_MARKER.format(version=version)).parent.absolute()
-    return f"PYTHONPATH={shlex.quote(str(site))} "
+        return []
+    return ["--site", str(Path(GPU_SITE_MARKER.format(version=version)).parent.absolute())]
 
 
 GPU_SITE_MARKER = f"{GRID.release_env_dir}/gpu/tilelang-{{version}}/gpu_site.json"
+GPU_DIR = "results/gpu"
+GPU_JOB = "{version}/{target}/{shape}"
+GPU_BENCH = f"{SCRIPTS}/gpu_bench.py"
+
+
+def gpu_device_arch() -> str:
+    """The arch of the GPU the checkpoint found (sm_90)."""
+    with open(checkpoints.gpu_device.get().output[0]) as handle:
+        return json.load(handle)["gpu_arch"]
+
+
+def gpu_speed_files(wildcards) -> list:
+    """speed.json of every GPU job of the GPU's arch (after the checkpoint ran)."""
+    return [
+        f"{GPU_DIR}/runs/{version}/{target}/{shape}/speed.json"
+        for version, target, shape in gpu_bench.gpu_jobs(GRID, gpu_device_arch())
+    ]
+
+
+GPU_JOBS = gpu_bench.gpu_jobs(GRID)  # every CUDA target's: the rule's params look a job up here
 
 
 def get_compare_outputs() -> list:

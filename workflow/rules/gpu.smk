@@ -6,33 +6,13 @@
 # On Slurm the rules that touch the GPU request one (resources gpu=1 -> --gpus=1 of the executor plugin) and
 # run apart from the CPU trace batches; locally `gpu` is not limited unless --resources gpu=N is given: jobs
 # compile in parallel (nvcc-bound) and take a lock per GPU to launch, check and time one at a time.
-GPU_DIR = "results/gpu"
-GPU_JOB = "{version}/{target}/{shape}"
-GPU_BENCH = f"{SCRIPTS}/gpu_bench.py"
-
-
-def gpu_device_arch() -> str:
-    """The arch of the GPU the checkpoint found (sm_90)."""
-    with open(checkpoints.gpu_device.get().output[0]) as handle:
-        return json.load(handle)["gpu_arch"]
-
-
-def gpu_speed_files(wildcards) -> list:
-    """speed.json of every GPU job of the GPU's arch (after the checkpoint ran)."""
-    return [
-        f"{GPU_DIR}/runs/{version}/{target}/{shape}/speed.json"
-        for version, target, shape in gpu_bench.gpu_jobs(GRID, gpu_device_arch())
-    ]
-
-
-GPU_JOBS = gpu_bench.gpu_jobs(GRID)  # every CUDA target's: the rule's params look a job up here
-
-
 checkpoint gpu_device:
     output:
         f"{GPU_DIR}/device.json",
     log:
         "logs/gpu/device.log",
+    conda:
+        "../envs/gpu.yaml"
     threads: 1
     resources:
         gpu=1,
@@ -54,6 +34,8 @@ rule gpu_release_site:
     log:
         "logs/gpu/site-tilelang-{version}.log",
     localrule: True
+    conda:
+        "../envs/gpu.yaml"
     threads: 1
     resources:
         mem_mb=2000,
@@ -74,6 +56,8 @@ rule gpu_bench:
     log:
         f"logs/gpu/{GPU_JOB}.log",
     # one nvcc per job (compile in parallel across the cores); the launch and timing wait for the GPU's lock
+    conda:
+        "../envs/gpu.yaml"
     threads: 1
     resources:
         gpu=1,
@@ -81,10 +65,10 @@ rule gpu_bench:
         runtime=15,
     params:
         script=GPU_BENCH,
-        args=lambda wc: GPU_JOBS[(wc.version, wc.target, wc.shape)],
-        site=lambda wc: gpu_release_site(wc.version),
+        # the job's arguments, and for a release other than the installed one --site (its GPU site)
+        args=lambda wc: [*GPU_JOBS[(wc.version, wc.target, wc.shape)], *gpu_site_args(wc.version)],
     shell:
-        "{params.site}python3 {params.script:q} {params.args:q} --out {output:q} > {log:q} 2>&1"
+        "python3 {params.script:q} {params.args:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule kernel_speed:
@@ -97,6 +81,8 @@ rule kernel_speed:
     log:
         "logs/gpu/kernel_speed.log",
     localrule: True
+    conda:
+        "../envs/tilelang.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -126,13 +112,15 @@ rule speed_figures:
     log:
         "logs/gpu/speed_figures.log",
     localrule: True
+    conda:
+        "../envs/tilelang.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
     params:
         script=f"{SCRIPTS}/speed_figures.py",
-        out_dir=f"{GPU_DIR}/figures",
+        out_dir=lambda wildcards, output: str(Path(output[0]).parent),
         kernels=",".join(GPU_KERNELS),
     shell:
         "python3 {params.script:q} --joined {input:q} --out-dir {params.out_dir:q} --kernels {params.kernels:q}"

@@ -386,6 +386,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", required=True, metavar="FILE", help="the job's speed.json (or, --probe, device.json)")
     parser.add_argument("--probe", action="store_true", help="only describe the GPU into --out; exit 4 when none")
     parser.add_argument("--log", metavar="FILE", help="also write the no-device line here")
+    parser.add_argument(
+        "--site", metavar="DIR", help="a release's GPU site (gpu_site.py), put in front of sys.path: that TileLang"
+    )
     parser.add_argument("--repeats", type=int, default=REPEATS, help=f"timed repeats (default {REPEATS})")
     parser.add_argument("--launches", type=int, default=LAUNCHES, help=f"launches per repeat (default {LAUNCHES})")
     return parser
@@ -394,6 +397,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     ours, rest = build_parser().parse_known_args(argv)
+    if ours.site:  # before anything imports tilelang; the site holds no torch, the machine's CUDA torch stays
+        sys.path.insert(0, str(Path(ours.site).resolve()))
     spec = None
     if not ours.probe:
         # the kernel and target: the trace script's own options and checks (mode irrelevant here)

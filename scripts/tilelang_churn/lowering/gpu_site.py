@@ -5,7 +5,8 @@ A release environment of the CPU part (release_envs.py) holds the CPU build of t
 it lowers, but cannot launch a kernel. A GPU machine already has a CUDA torch that matches its driver (a
 multi-GB install, not to be repeated per release), so the GPU stage layers each release onto it instead:
 
-    python3 scripts/gpu_site.py --version 0.1.14 --dest .envs/gpu/tilelang-0.1.14 [--pip-args '--no-index --find-links WHEELS']
+    python3 scripts/gpu_site.py --version 0.1.14 --dest .envs/gpu/tilelang-0.1.14 \\
+        [--pip-args '--no-index --find-links WHEELS']
 
 1. ``pip install --no-deps --target DEST tilelang==VERSION <the release's pins>`` (config/tilelang_releases.yaml);
 2. every requirement of that TileLang (its METADATA, markers evaluated) except torch, the pins, and what the
@@ -84,7 +85,9 @@ def build_site(version: str, dest: str | Path, pip_args: tuple[str, ...] = (), p
     if extra:
         _run(version, "install its requirements", [*pip, *pip_args, *extra])
     env = {**os.environ, "PYTHONPATH": str(dest)}
-    code = "import json, tilelang, torch; print(json.dumps([tilelang.__version__, torch.__version__, torch.version.cuda]))"
+    code = (
+        "import json, tilelang, torch; print(json.dumps([tilelang.__version__, torch.__version__, torch.version.cuda]))"
+    )
     said = _run(version, "verify import", [python, "-c", code], env=env).strip().splitlines()[-1]
     tilelang_version, torch_version, cuda = json.loads(said)
     if releases.base_version(tilelang_version) != version:
@@ -112,7 +115,9 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="gpu_site.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--version", required=True)
     parser.add_argument("--dest", required=True)
-    parser.add_argument("--pip-args", default="", help="more pip options, one string (e.g. --no-index --find-links DIR)")
+    parser.add_argument(
+        "--pip-args", default="", help="more pip options, one string (e.g. --no-index --find-links DIR)"
+    )
     args = parser.parse_args(argv)
     try:
         build_site(args.version, args.dest, tuple(shlex.split(args.pip_args)))

@@ -57,7 +57,11 @@ SPEED_SCHEMA: list[tuple[str, str]] = [
         "launch, the reference or the timing raised; `error` names the step).",
     ),
     ("compiled", "`True` when tilelang.compile returned a kernel (a lowering that works can fail to compile)."),
-    ("compile_target", "The target TileLang compiled for: kind and arch, e.g. `cuda sm_90a`: the visible GPU's own arch, as TileLang picks it."),
+    (
+        "compile_target",
+        "The target TileLang compiled for: kind and arch (e.g. `cuda sm_90a`, the visible GPU's own arch, as "
+        "TileLang picks it), or `cuda` when the release does not say.",
+    ),
     ("compile_seconds", "Wall time of tilelang.compile, nvcc included, with an empty cache of the job's own."),
     ("check", "`reference` (compared with the kernel file's reference hook) or `launch-only` (it has none)."),
     ("correct", "`True` when max_rel_error <= tolerance; empty for launch-only."),
