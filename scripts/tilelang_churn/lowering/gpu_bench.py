@@ -51,7 +51,7 @@ import time
 import traceback
 from pathlib import Path
 
-from tilelang_churn.core import files, passes_table
+from tilelang_churn.core import files, jobs, passes_table
 from tilelang_churn.lowering import kernels, trace_cli
 
 REPEATS = 7
@@ -486,17 +486,17 @@ def gpu_jobs(grid, gpu_arch: str | None = None) -> dict[tuple[str, str, str], tu
     targets = cuda_targets(grid)
     kernel_arguments = {shape: job_grid.gemm_arguments(spec) for shape, spec in grid.shapes.items()}
     kernel_arguments |= {config_id: config.arguments for config_id, config in grid.kernel_configs.items()}
-    jobs = {}
+    found = {}
     for version in grid.versions:
         for target, target_dict in targets.items():
             if gpu_arch is not None and not arch_matches(target_dict, gpu_arch):
                 continue
             for config_id, arguments in kernel_arguments.items():
-                jobs[(version, target, config_id)] = gpu_job_args(arguments, grid.targets[target], version)
-    return jobs
+                found[(version, target, config_id)] = gpu_job_args(arguments, grid.targets[target], version)
+    return found
 
 
 def kernel_names(grid) -> list[str]:
     """The kernels of the grid (the GEMM when it has shapes), one figure each."""
-    names = [kernels.GEMM] if grid.shapes else []
+    names = [jobs.GEMM] if grid.shapes else []
     return names + list(dict.fromkeys(config.kernel for config in grid.kernel_configs.values()))

@@ -19,7 +19,7 @@ in the config), and imports torch inside itself, so the file still imports witho
 - ``work(params)`` -> ``{"flops": n}`` or ``{"bytes": n}``: the kernel's own work formula, for TFLOP/s or
   GB/s. Without it the rows have a latency and no rate.
 
-    python scripts/kernels.py workflow/kernels/rmsnorm.py     # the function's parameters and their defaults
+    PYTHONPATH=scripts python -m tilelang_churn.lowering.kernels workflow/kernels/rmsnorm.py   # its parameters
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
 SHIPPED_DIR = REPO / "workflow" / "kernels"
-GEMM = "gemm"  # the book's kernel: its parameters are also passes.csv's GEMM columns
 DEFAULT_FUNCTION = "build"
 REQUIRED = object()  # a parameter without a default
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
