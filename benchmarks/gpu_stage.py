@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -46,8 +47,9 @@ def plan(args) -> int:
         }
         for job in grid.jobs.values()
     ]
+    site = ["--site", args.gpu_site] if args.gpu_site else []
     gpu = [
-        {"args": list(arguments), "out": f"gpu/runs/{version}/{target}/{shape}/speed.json"}
+        {"args": [*arguments, *site], "out": f"gpu/runs/{version}/{target}/{shape}/speed.json"}
         for (version, target, shape), arguments in gpu_bench.gpu_jobs(grid).items()
     ]
     json.dump({"mode": args.mode, "kernels": gpu_bench.kernel_names(grid), "trace": trace, "gpu": gpu}, sys.stdout)
@@ -63,12 +65,12 @@ def _without_release_env(args) -> list[str]:
     return args
 
 
-def _run_all(commands: list[tuple[list[str], Path]], jobs: int) -> list[int]:
+def _run_all(commands: list[tuple[list[str], Path]], jobs: int, env: dict | None = None) -> list[int]:
     def one(item):
         command, log = item
         log.parent.mkdir(parents=True, exist_ok=True)
         with open(log, "w") as handle:
-            return subprocess.run(command, stdout=handle, stderr=subprocess.STDOUT).returncode
+            return subprocess.run(command, stdout=handle, stderr=subprocess.STDOUT, env=env).returncode
 
     with ThreadPoolExecutor(jobs) as pool:
         return list(pool.map(one, commands))
@@ -78,6 +80,7 @@ def run(args) -> int:
     data = json.loads(Path(args.plan).read_text())
     results, py = Path(args.results), sys.executable
     times = {}
+    trace_env = {**os.environ, "PYTHONPATH": args.trace_pythonpath} if args.trace_pythonpath else None
 
     def step(name, function):
         start = time.perf_counter()
@@ -92,7 +95,7 @@ def run(args) -> int:
              results / "logs" / job["out"] / "trace.log")
             for job in data["trace"]
         ]  # fmt: skip
-        return max(_run_all(commands, args.jobs), default=0)
+        return max(_run_all(commands, args.jobs, trace_env), default=0)
 
     passes = [str(results / job["out"] / "passes.csv") for job in data["trace"]]
     churn = [py, str(SCRIPTS / "churn_table.py"), "--out", str(results / "churn.csv")]
@@ -114,7 +117,8 @@ def run(args) -> int:
     figures = [py, str(SCRIPTS / "speed_figures.py"), "--joined", str(results / "gpu" / "churn_vs_speed.csv")]
     figures += ["--out-dir", str(results / "gpu" / "figures"), "--kernels", ",".join(data["kernels"])]
 
-    status = step("trace (CPU part)", traces) or step("churn_table", lambda: subprocess.run(churn).returncode)
+    status = step("trace (CPU part)", traces)
+    status = status or step("churn_table", lambda: subprocess.run(churn, env=trace_env).returncode)
     gpu_start = time.perf_counter()
     for name, command in (("gpu_device", probe),):
         status = status or step(name, lambda command=command: subprocess.run(command).returncode)
@@ -138,10 +142,12 @@ def main(argv=None) -> int:
     p.add_argument("--mode", default="instrument")
     p.add_argument("--configfile", action="append")
     p.add_argument("--config-json")
+    p.add_argument("--gpu-site", help="a release's GPU site for the GPU jobs (gpu_bench.py --site), as the rule passes")
     r = sub.add_parser("run")
     r.add_argument("--plan", required=True)
     r.add_argument("--jobs", type=int, default=16)
     r.add_argument("--results", default="results")
+    r.add_argument("--trace-pythonpath", help="PYTHONPATH of the trace jobs alone (the release for the CPU part)")
     args = parser.parse_args(argv)
     return plan(args) if args.command == "plan" else run(args)
 
