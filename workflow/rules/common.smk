@@ -101,6 +101,12 @@ def gpu_site_args(version: str) -> list:
     return ["--site", str(Path(GPU_SITE_MARKER.format(version=version)).parent.absolute())]
 
 
+def gpu_kernel_file(configuration: str) -> list:
+    """The user's kernel file of a configuration (an input of its GPU jobs), none for the GEMM or a shipped kernel."""
+    config_ = GRID.kernel_configs.get(configuration)
+    return [config_.source] if config_ is not None and config_.user_file else []
+
+
 GPU_SITE_MARKER = f"{GRID.release_env_dir}/gpu/tilelang-{{version}}/gpu_site.json"
 GPU_DIR = "results/gpu"
 GPU_JOB = "{version}/{target}/{shape}"

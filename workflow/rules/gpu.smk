@@ -50,6 +50,8 @@ rule gpu_release_site:
 rule gpu_bench:
     input:
         device=f"{GPU_DIR}/device.json",
+        # a user's kernel file: editing it reruns its GPU jobs
+        kernel=lambda wc: gpu_kernel_file(wc.shape),
         site=lambda wc: [] if GRID.release_env(wc.version) is None else [GPU_SITE_MARKER.format(version=wc.version)],
     output:
         f"{GPU_DIR}/runs/{GPU_JOB}/speed.json",
