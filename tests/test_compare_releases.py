@@ -506,8 +506,11 @@ def test_cli_writes_everything_deterministically(tmp_path):
     names = sorted(p.name for p in outputs[0].iterdir())
     assert names == sorted(
         [*cr.OUTPUT_TABLES, "release_heatmap.png", "release_heatmap.svg", "release_trend.png", "release_trend.svg"]
+        + ["index.html", "pages"]
     )
-    for name in names:
+    written = sorted(str(p.relative_to(outputs[0])) for p in outputs[0].rglob("*") if p.is_file())
+    assert len([name for name in written if name.startswith("pages/")]) == 4  # 2 configurations x 2 pairs
+    for name in written:
         assert (outputs[0] / name).read_bytes() == (outputs[1] / name).read_bytes(), name
     svg = (outputs[0] / "release_heatmap.svg").read_text()
     assert "<dc:date>" not in svg
@@ -533,7 +536,7 @@ def test_cli_heatmap_config_and_errors(tmp_path, capsys):
         == 0
     )
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted(
-        [*cr.OUTPUT_TABLES, "release_heatmap.png", "release_trend.png"]
+        [*cr.OUTPUT_TABLES, "release_heatmap.png", "release_trend.png", "index.html", "pages"]
     )
     assert release_figures.main(["--out-dir", str(tmp_path / "bad"), "--heatmap-config", "nope", *paths]) == 1
     assert "no configuration labelled 'nope'" in capsys.readouterr().err

@@ -136,6 +136,7 @@ import pandas as pd
 from tilelang_churn.core import ir_archive
 from tilelang_churn.core import passes_table as pt
 from tilelang_churn.core.releases import release_sort_key, release_text
+from tilelang_churn.tables import pass_edits
 
 JOB_KEY = list(
     getattr(pt, "JOB_KEY", None) or [column for column in pt.PROVENANCE_COLUMNS if column not in ("target", "source")]
@@ -195,6 +196,7 @@ ALIGNMENT_COLUMNS = [
     "added_new",
     "deleted_new",
     "churn_delta",
+    "edit_same",
 ]
 DIVERGENCE_COLUMNS = [
     "configuration",
@@ -212,6 +214,25 @@ DIVERGENCE_COLUMNS = [
     "ir_identical_throughout",
     "source_differs",
     "note",
+    "first_divergent_edit",
+    "first_divergent_edit_step_old",
+    "first_divergent_edit_step_new",
+    "edit_added_old",
+    "edit_deleted_old",
+    "edit_added_new",
+    "edit_deleted_new",
+    "edit_differs_runs",
+    "edit_unknown_runs",
+]
+EDIT_COUNT_COLUMNS = [
+    "first_divergent_edit_step_old",
+    "first_divergent_edit_step_new",
+    "edit_added_old",
+    "edit_deleted_old",
+    "edit_added_new",
+    "edit_deleted_new",
+    "edit_differs_runs",
+    "edit_unknown_runs",
 ]
 OUTPUT_TABLES = ("churn_by_version.csv", "pass_alignment.csv", "divergence.csv")
 
@@ -559,10 +580,13 @@ def churn_of_run(run) -> int | None:
     return int(run["added"]) + int(run["deleted"])
 
 
-def align_jobs(old: ReleaseJob, new: ReleaseJob) -> list[dict]:
-    """Alignment rows (the per-run ALIGNMENT_COLUMNS, without the configuration columns) of two jobs."""
+def align_jobs(old: ReleaseJob, new: ReleaseJob, edits: pass_edits.EditCache | None = None) -> list[dict]:
+    """Alignment rows (the per-run ALIGNMENT_COLUMNS, without the configuration columns) of two jobs;
+    ``edit_same`` from ``edits`` (empty without)."""
     rows = []
     ops = align_passes(list(old.runs["pass"]), list(new.runs["pass"]))
+    edits_old = edits.of(old) if edits is not None else {}
+    edits_new = edits.of(new) if edits is not None else {}
     for position, (op, i, j) in enumerate(ops):
         run_old = old.runs.iloc[i] if i is not None else None
         run_new = new.runs.iloc[j] if j is not None else None
@@ -577,17 +601,33 @@ def align_jobs(old: ReleaseJob, new: ReleaseJob) -> list[dict]:
                 **_run_fields(run_old, "old"),
                 **_run_fields(run_new, "new"),
                 "churn_delta": delta,
+                "edit_same": _edit_same(op, run_old, run_new, edits_old, edits_new),
             }
         )
     return rows
 
 
-def pass_alignment(churn_df: pd.DataFrame) -> pd.DataFrame:
-    """Aligned pass runs of every pair of consecutive releases (ALIGNMENT_COLUMNS, module docstring)."""
+def _edit_same(op, run_old, run_new, edits_old: dict, edits_new: dict):
+    if op != KEPT:
+        return pd.NA
+    same = pass_edits.same_edit(edits_old.get(int(run_old["step"])), edits_new.get(int(run_new["step"])))
+    return pd.NA if same is None else same
+
+
+def pass_alignment(
+    churn_df: pd.DataFrame,
+    archives: Mapping[tuple, str | os.PathLike] | None = None,
+    edits: pass_edits.EditCache | None = None,
+) -> pd.DataFrame:
+    """Aligned pass runs of every pair of consecutive releases (ALIGNMENT_COLUMNS, module docstring).
+
+    ``archives`` (job key -> IR archive path) or an ``edits`` cache over them fill ``edit_same``."""
+    if edits is None:
+        edits = pass_edits.EditCache(archives)
     records = []
     for config in configurations(churn_df):
         for old, new in config.pairs():
-            records.extend({**config.columns(), **row} for row in align_jobs(old, new))
+            records.extend({**config.columns(), **row} for row in align_jobs(old, new, edits))
     out = pd.DataFrame(records, columns=ALIGNMENT_COLUMNS)
     for column in (
         *_INT_KEY,
@@ -601,7 +641,7 @@ def pass_alignment(churn_df: pd.DataFrame) -> pd.DataFrame:
         "churn_delta",
     ):
         out[column] = out[column].astype("Int64")
-    for column in ("changed_old", "changed_new"):
+    for column in ("changed_old", "changed_new", "edit_same"):
         out[column] = out[column].astype("boolean")
     return out
 
@@ -714,9 +754,7 @@ def _final_ir(job: ReleaseJob, archive: dict) -> str | None:
     return ir_archive.text_at(archive, archive.get("initial"))
 
 
-def _divergence_row(
-    old: ReleaseJob, new: ReleaseJob, archives: Mapping[tuple, str | os.PathLike], cache: dict[tuple, dict | str]
-) -> dict:
+def _divergence_row(old: ReleaseJob, new: ReleaseJob, edits: pass_edits.EditCache) -> dict:
     ops = align_passes(list(old.runs["pass"]), list(new.runs["pass"]))
     row = {
         "release_old": old.release,
@@ -731,40 +769,77 @@ def _divergence_row(
     for job in (old, new):
         if job.unsupported:
             notes.append(f"mode unsupported in {release_text(job.release)}")
-    loaded = []
-    for job in (old, new):
-        if job.key not in cache:
-            path = archives.get(job.key)
-            if path is None:
-                cache[job.key] = f"no IR archive given for {release_text(job.release)}"
-            elif not Path(path).is_file():
-                cache[job.key] = f"no IR archive for {release_text(job.release)} ({path})"
-            else:
-                try:
-                    cache[job.key] = ir_archive.read(path)
-                except (OSError, ValueError) as exc:
-                    cache[job.key] = f"IR archive of {release_text(job.release)} unreadable ({path}: {exc})"
-        loaded.append(cache[job.key])
+    loaded = [edits.archive(old), edits.archive(new)]
     problems = [item for item in loaded if isinstance(item, str)]
     if problems:
         notes.extend(problems)
     else:
         row.update(_compare_pair(old, new, ops, loaded[0], loaded[1], notes))
+        row.update(_first_divergent_edit(old, new, ops, edits.of(old), edits.of(new), notes))
     row["note"] = "; ".join(notes)
     return row
 
 
-def divergence(churn_df: pd.DataFrame, archives: Mapping[tuple, str | os.PathLike] | None = None) -> pd.DataFrame:
+def _first_divergent_edit(old: ReleaseJob, new: ReleaseJob, ops: list, edits_old: dict, edits_new: dict, notes) -> dict:
+    """The first kept pair of runs whose edits differ (pass_edits), counts of differing and unknown edits."""
+    out: dict = {"edit_differs_runs": 0, "edit_unknown_runs": 0}
+    first = None
+    gap: list[str] = []  # added/removed runs that edited the IR, since the last kept pair with the same edit
+    for op, i, j in ops:
+        if op != KEPT:
+            job, index = (old, i) if op == REMOVED else (new, j)
+            run = (edits_old if op == REMOVED else edits_new).get(int(job.runs["step"].iloc[index]))
+            if first is None and run is not None and (run.edit is None or not run.edit.empty):
+                size = run.edit.size() if run.edit is not None else "edit unknown"
+                gap.append(f"{op} {run.name} ({release_text(job.release)} step {run.step}, {size})")
+            continue
+        run_old = edits_old.get(int(old.runs["step"].iloc[i]))
+        run_new = edits_new.get(int(new.runs["step"].iloc[j]))
+        same = pass_edits.same_edit(run_old, run_new)
+        if same is None:
+            out["edit_unknown_runs"] += 1
+        elif not same:
+            out["edit_differs_runs"] += 1
+            if first is None:
+                first = (run_old, run_new)
+                if gap:
+                    notes.append("first divergent edit follows " + ", ".join(gap))
+        elif first is None:
+            gap = []
+    if first is not None:
+        run_old, run_new = first
+        out.update(
+            first_divergent_edit=run_old.name,
+            first_divergent_edit_step_old=run_old.step,
+            first_divergent_edit_step_new=run_new.step,
+        )
+        for suffix, run in (("old", run_old), ("new", run_new)):
+            if run.edit is not None:
+                out[f"edit_added_{suffix}"] = len(run.edit.added)
+                out[f"edit_deleted_{suffix}"] = len(run.edit.removed)
+    if out["edit_unknown_runs"]:
+        notes.append(
+            f"{out['edit_unknown_runs']} kept runs with an unknown edit (nested runs, or the archive lacks the IR "
+            "they started from)"
+        )
+    return out
+
+
+def divergence(
+    churn_df: pd.DataFrame,
+    archives: Mapping[tuple, str | os.PathLike] | None = None,
+    edits: pass_edits.EditCache | None = None,
+) -> pd.DataFrame:
     """Where the printed IR of consecutive releases first differs (DIVERGENCE_COLUMNS, module docstring).
 
     ``archives`` maps job keys (``job_key``) to IR archive paths; a job without one gets a note.
     """
-    archives = archives or {}
+    if edits is None:
+        edits = pass_edits.EditCache(archives)  # each archive is read once, each job's edits computed once
     records = []
     for config in configurations(churn_df):
-        cache: dict[tuple, dict | str] = {}  # each archive is read once per configuration
         for old, new in config.pairs():
-            records.append({**config.columns(), **_divergence_row(old, new, archives, cache)})
+            records.append({**config.columns(), **_divergence_row(old, new, edits)})
     out = pd.DataFrame(records, columns=DIVERGENCE_COLUMNS)
     for column in (
         *_INT_KEY,
@@ -773,10 +848,11 @@ def divergence(churn_df: pd.DataFrame, archives: Mapping[tuple, str | os.PathLik
         "added_runs",
         "first_divergent_step_old",
         "first_divergent_step_new",
+        *EDIT_COUNT_COLUMNS,
     ):
         out[column] = out[column].astype("Int64")
     for column in ("initial_ir_differs", "final_ir_differs", "ir_identical_throughout", "source_differs"):
         out[column] = out[column].astype("boolean")
-    for column in ("first_divergent_pass", "note"):
+    for column in ("first_divergent_pass", "note", "first_divergent_edit"):
         out[column] = out[column].astype(object).fillna("").astype(str)
     return out
