@@ -9,7 +9,8 @@ Each PASSES_CSV is one job's ``passes.csv``; the job's IR archive is looked for 
 ``<same folder>/ir.json.gz``. A file holding several jobs (``churn.csv``) is accepted too; its jobs then have
 no archive and ``divergence.csv`` says so. The command writes, under ``--out-dir``, the tables of
 ``tables/release_tables.py`` (``churn_by_version.csv``, ``pass_alignment.csv``, ``divergence.csv``) and
-``release_heatmap.<fmt>`` and ``release_trend.<fmt>`` for every ``--formats`` entry (default png,svg). Exit
+``release_heatmap.<fmt>`` and ``release_trend.<fmt>`` for every ``--formats`` entry (default png,svg), and the
+HTML pages of ``figures/compare_pages.py`` (``index.html``, ``pages/``). Exit
 status 0 on success, 1 on a bad input (one line on stderr naming the file or the label), 2 on bad arguments.
 
 Figures (matplotlib Agg; byte-identical on reruns: no dates or software tags in the metadata, fixed

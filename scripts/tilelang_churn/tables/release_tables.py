@@ -4,10 +4,12 @@ From Python::
 
     churn, archives = read_jobs(paths)              # DataFrame + {job key tuple: archive path}
     by_version = churn_by_version(churn, archives)
-    alignment = pass_alignment(churn)
-    diverging = divergence(churn, archives)
+    edits = pass_edits.EditCache(archives)          # optional: shares each job's edits between the two below
+    alignment = pass_alignment(churn, archives, edits)
+    diverging = divergence(churn, archives, edits)
 
-The figures and the command line (``scripts/compare_releases.py``): ``figures/release_figures.py``.
+The figures and the command line (``scripts/compare_releases.py``): ``figures/release_figures.py``; the HTML
+pages: ``figures/compare_pages.py``; the per-pass edit: ``tables/pass_edits.py``.
 
 Terms
 -----
@@ -62,6 +64,10 @@ row per aligned pass run:
   step_new, pass_new, status_new, changed_new, added_new, deleted_new: the new run (empty for removed).
 - churn_delta: (added_new + deleted_new) - (added_old + deleted_old) of a kept row where both runs have
   counts; empty otherwise (added/removed rows, failed runs).
+- edit_same: for a kept row, whether both runs made the same *edit* (``tables/pass_edits.py``: the lines the
+  run removed and added, after ``normalize_ir``; context ignored, so the same edit on differently printed IR
+  is the same); False when only one side failed; empty for added/removed rows and when either edit is
+  unknown (no IR archive: modes other than instrument; a nested run, whose starting IR the archive lacks).
 
 A pair in which neither release has a pass run (e.g. both unsupported) has no alignment row; its
 ``divergence.csv`` row is still written.
@@ -94,6 +100,13 @@ maximum alignment keeps (a test shows such a case), and its ``replace`` blocks w
 - note: ``; ``-separated facts: a missing or unreadable archive (the IR columns are then empty), a pass
   that failed, added/removed runs just before the first divergence, texts that differ only in the
   normalised noise, an archive that lacks a step.
+- first_divergent_edit, first_divergent_edit_step_old, first_divergent_edit_step_new: the first kept aligned
+  pair of runs whose edits differ (``edit_same`` False): the first pass that behaves differently, even when
+  the IR differs from before the first pass; empty when none (or no archive).
+- edit_added_old, edit_deleted_old, edit_added_new, edit_deleted_new: the sizes of those two edits (lines
+  added and removed, normalised); empty for a failed side.
+- edit_differs_runs, edit_unknown_runs: kept pairs whose edits differ; kept pairs with an unknown edit. The
+  note names the added/removed runs that edited the IR before the first divergent edit, and the unknown count.
 
 Normalisation of printed IR (``normalize_ir``), and nothing else:
 
