@@ -38,7 +38,9 @@ def supported_releases() -> list[str]:
 
     data = yaml.safe_load((REPO / "config" / "tilelang_releases.yaml").read_text())
     releases = data.get("releases", data)
-    names = list(releases) if isinstance(releases, dict) else [r["version"] if isinstance(r, dict) else r for r in releases]
+    names = (
+        list(releases) if isinstance(releases, dict) else [r["version"] if isinstance(r, dict) else r for r in releases]
+    )
     from tilelang_churn.core.releases import sort_releases
 
     return sort_releases(str(name) for name in names)
@@ -139,7 +141,13 @@ def floor_report(workdir: Path, wall: float, cores: int) -> dict:
         first, spans = rule_spans(logs[-1])
         groups: dict[str, list[datetime]] = {}
         for rule, (start, end) in spans.items():
-            group = "trace batches" if rule.startswith("trace_") else "per-job figures" if rule.startswith("plot_job") else rule
+            group = (
+                "trace batches"
+                if rule.startswith("trace_")
+                else "per-job figures"
+                if rule.startswith("plot_job")
+                else rule
+            )
             span = groups.setdefault(group, [start, end])
             span[0], span[1] = min(span[0], start), max(span[1], end)
         if first:

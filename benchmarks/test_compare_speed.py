@@ -137,5 +137,10 @@ def test_instrument_comparison_floor(tmp_path):
     out.write_text(json.dumps({"releases": releases, **report}, indent=2) + "\n")
     n = len(releases)
     record("compare", f"instrument comparison, {n} releases x default grid, --cores 2: wall", wall, "s")
-    record("compare", f"instrument comparison, {n} releases: floor (lowering + imports) / cores", report["floor_seconds"], "s")
+    record(
+        "compare",
+        f"instrument comparison, {n} releases: floor (lowering + imports) / cores",
+        report["floor_seconds"],
+        "s",
+    )
     record("compare", f"instrument comparison, {n} releases: wall / floor", report["ratio"], "x", 1.5)

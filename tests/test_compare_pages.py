@@ -51,7 +51,9 @@ def test_ir_text_cannot_close_the_data_script(tmp_path):
     }
     churn = frame(old, new)
     edits = compare_pages.pass_edits.EditCache(archives)
-    written = compare_pages.write_pages(cr.configurations(churn), cr.divergence(churn, archives, edits), edits, tmp_path)
+    written = compare_pages.write_pages(
+        cr.configurations(churn), cr.divergence(churn, archives, edits), edits, tmp_path
+    )
     text = written[1].read_text()
     assert text.count("</script>") == 2  # the data block's and the page script's own
     assert "alert(1)" in text and "≠" in text
@@ -81,7 +83,12 @@ def drive(compare_dir: Path, link_text: str, screenshot: Path | None = None) -> 
             page = browser.new_page(viewport={"width": 1600, "height": 1000})
             errors: list[str] = []
             page.on("pageerror", lambda exc: errors.append(str(exc)))
-            page.on("request", lambda request: errors.append("request " + request.url) if not request.url.startswith("file:") else None)
+            page.on(
+                "request",
+                lambda request: (
+                    errors.append("request " + request.url) if not request.url.startswith("file:") else None
+                ),
+            )
             page.goto((compare_dir / "index.html").as_uri())
             row = page.locator("#pairs tbody tr", has_text=link_text).first
             row.locator("a").click()

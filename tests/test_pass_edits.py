@@ -26,7 +26,9 @@ def pair(tmp_path, runs_old, afters_old, runs_new, afters_new, initial_old=BODY,
 
 def test_edit_of_ignores_context_and_noise():
     a, _, counts = pass_edits.edit_of("x\nA\nB", "x\nA\nNEW\nB")
-    b, _, _ = pass_edits.edit_of("# from tvm.script import tirx as T\nother\ncontext\nA\nB  ", "other\ncontext\nA\nNEW\nB")
+    b, _, _ = pass_edits.edit_of(
+        "# from tvm.script import tirx as T\nother\ncontext\nA\nB  ", "other\ncontext\nA\nNEW\nB"
+    )
     assert a == b == pass_edits.Edit(removed=(), added=("NEW",)) and counts == (1, 0)
     c, _, _ = pass_edits.edit_of("A\nB", "A\nOTHER\nB")
     assert c != a and c.size() == "+1/-0"
@@ -38,7 +40,9 @@ def test_the_same_edit_on_different_context_is_the_same(tmp_path):
     p0_old, p0_new = BODY.replace("B", "B\nX"), initial_new.replace("B", "B\nX")
     p1_old, p1_new = p0_old.replace("C\n", ""), p0_new.replace("C\n", "")
     runs = [run("P0", added=1), run("P1", deleted=1), run("P2", "noop", 0, 0)]
-    alignment, row = pair(tmp_path, runs, [p0_old, p1_old, p1_old], runs, [p0_new, p1_new, p1_new], initial_new=initial_new)
+    alignment, row = pair(
+        tmp_path, runs, [p0_old, p1_old, p1_old], runs, [p0_new, p1_new, p1_new], initial_new=initial_new
+    )
     assert list(alignment["edit_same"]) == [True, True, True]
     assert row["initial_ir_differs"] and row["first_divergent_pass"] == "P0"
     assert row["first_divergent_edit"] == "" and row["edit_differs_runs"] == 0 and row["edit_unknown_runs"] == 0
@@ -54,7 +58,12 @@ def test_a_different_edit_is_found_at_its_pass(tmp_path):
     assert list(alignment["edit_same"]) == [True, False, True]
     assert row["first_divergent_pass"] == "P1" and row["first_divergent_edit"] == "P1"
     assert (row["first_divergent_edit_step_old"], row["first_divergent_edit_step_new"]) == (1, 1)
-    assert (row["edit_added_old"], row["edit_deleted_old"], row["edit_added_new"], row["edit_deleted_new"]) == (1, 1, 2, 1)
+    assert (row["edit_added_old"], row["edit_deleted_old"], row["edit_added_new"], row["edit_deleted_new"]) == (
+        1,
+        1,
+        2,
+        1,
+    )
     assert row["edit_differs_runs"] == 1
 
 

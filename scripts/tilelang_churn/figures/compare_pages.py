@@ -76,7 +76,8 @@ td.mark.diff{color:#cf222e}td.mark.unknown{color:#8c959f}
 .panes{display:grid;grid-template-columns:1fr 1fr;gap:10px;position:sticky;top:0}
 .pane{border:1px solid #d0d7de;border-radius:6px;min-width:0}
 .pane h3{margin:0;padding:4px 8px;font-size:13px;background:#f6f8fa;border-bottom:1px solid #d0d7de}
-pre.diff{margin:0;padding:4px 0;max-height:70vh;overflow:auto;font:12px/1.35 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+pre.diff{margin:0;padding:4px 0;max-height:70vh;overflow:auto;
+ font:12px/1.35 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 pre.diff span{display:block;padding:0 8px;white-space:pre}
 pre.diff .a{background:#e6ffec}pre.diff .d{background:#ffebe9}pre.diff .h{background:#ddf4ff;color:#57606a}
 pre.diff .m{color:#57606a;font-style:italic;white-space:pre-wrap}
@@ -94,7 +95,8 @@ tr.hidden=!q.every(w=>t.includes(w));}});
 PAGE_JS = """
 const D=JSON.parse(document.getElementById('data').textContent);
 function fill(pre,lines,empty){pre.textContent='';
- if(!lines||!lines.length){const s=document.createElement('span');s.className='m';s.textContent=empty;pre.appendChild(s);return;}
+ if(!lines||!lines.length){const s=document.createElement('span');s.className='m';s.textContent=empty;
+  pre.appendChild(s);return;}
  const frag=document.createDocumentFragment();
  for(const l of lines){const s=document.createElement('span');const c=l[0];
   s.className=c==='+'?'a':c==='-'?'d':c==='@'?'h':'';s.textContent=l;frag.appendChild(s);}
@@ -172,7 +174,8 @@ def _first_edit_text(row: dict) -> str:
     name = row.get("first_divergent_edit") or ""
     if not name:
         return ""
-    return f"{name} (step {_num(row['first_divergent_edit_step_old'])}: {_edit_size(row, 'old')} vs {_edit_size(row, 'new')})"
+    step = _num(row["first_divergent_edit_step_old"])
+    return f"{name} (step {step}: {_edit_size(row, 'old')} vs {_edit_size(row, 'new')})"
 
 
 def _text_diff(old: str | None, new: str | None, old_name: str, new_name: str, normalize) -> list[str] | None:
@@ -180,6 +183,12 @@ def _text_diff(old: str | None, new: str | None, old_name: str, new_name: str, n
         return None
     a, b = normalize(old).splitlines(), normalize(new).splitlines()
     return list(difflib.unified_diff(a, b, old_name, new_name, n=3, lineterm=""))
+
+
+def _line_class(line: str) -> str:
+    if line.startswith(("+++", "---")):
+        return ""
+    return {"+": "a", "-": "d", "@": "h"}.get(line[:1], "")
 
 
 def _source_norm(text: str) -> str:
@@ -221,7 +230,10 @@ def pair_page(config: Configuration, old, new, row: dict, edits: pass_edits.Edit
         edit_new = edits_new.get(int(run_new["step"])) if run_new is not None else None
         same = pass_edits.same_edit(edit_old, edit_new) if op == KEPT else None
         data_rows.append({"op": op, "old": _side(run_old, edit_old), "new": _side(run_new, edit_new), "same": same})
-        steps = (int(run_old["step"]) if run_old is not None else None, int(run_new["step"]) if run_new is not None else None)
+        steps = (
+            int(run_old["step"]) if run_old is not None else None,
+            int(run_new["step"]) if run_new is not None else None,
+        )
         classes = [op]
         if all(run is None or run["status"] == "noop" for run in (run_old, run_new)):
             classes.append("noop")
@@ -230,7 +242,9 @@ def pair_page(config: Configuration, old, new, row: dict, edits: pass_edits.Edit
         if op == KEPT and not _na(first_edit[0]) and steps == (int(first_edit[0]), int(first_edit[1])):
             classes.append("firstedit")
             start = position
-        mark, mark_class = ("≠", "diff") if same is False else ("?", "unknown") if (op == KEPT and same is None) else ("", "")
+        mark, mark_class = (
+            ("≠", "diff") if same is False else ("?", "unknown") if (op == KEPT and same is None) else ("", "")
+        )
         cells = [f'<td class="mark {mark_class}" title="{"edits differ" if same is False else ""}">{mark}</td>']
         cells.append(f'<td class="num">{position}</td><td>{op}</td>')
         for side, run in (("old", run_old), ("new", run_new)):
@@ -239,31 +253,35 @@ def pair_page(config: Configuration, old, new, row: dict, edits: pass_edits.Edit
                 continue
             counts = ""
             if not _na(run["added"]):
-                counts = f'<span class="plus">+{int(run["added"])}</span> <span class="minus">-{int(run["deleted"])}</span>'
+                counts = (
+                    f'<span class="plus">+{int(run["added"])}</span> <span class="minus">-{int(run["deleted"])}</span>'
+                )
             elif run["status"] == "failed":
                 counts = '<span class="yes">failed</span>'
-            cells.append(
-                f'<td class="{side}">{int(run["step"])} {html.escape(str(run["pass"]))}</td><td class="{side}c num">{counts}</td>'
-            )
+            name = f"{int(run['step'])} {html.escape(str(run['pass']))}"
+            cells.append(f'<td class="{side}">{name}</td><td class="{side}c num">{counts}</td>')
         trs.append(f'<tr class="{" ".join(classes)}">{"".join(cells)}</tr>')
     if start is None:
         start = next((k for k, r in enumerate(data_rows) if r["same"] is False), None)
     if start is None:
-        start = next((k for k, r in enumerate(data_rows) if (r["old"] or {}).get("diff") or (r["new"] or {}).get("diff")), 0)
+        start = next(
+            (k for k, r in enumerate(data_rows) if (r["old"] or {}).get("diff") or (r["new"] or {}).get("diff")), 0
+        )
 
     archive_old, archive_new = edits.archive(old), edits.archive(new)
     loaded = isinstance(archive_old, dict) and isinstance(archive_new, dict)
     source_old = archive_old.get("kernel_source") if isinstance(archive_old, dict) else None
     source_new = archive_new.get("kernel_source") if isinstance(archive_new, dict) else None
-    init_old = archive_old["texts"][archive_old["initial"]] if loaded and archive_old.get("initial") is not None else None
-    init_new = archive_new["texts"][archive_new["initial"]] if loaded and archive_new.get("initial") is not None else None
+    init_old = (
+        archive_old["texts"][archive_old["initial"]] if loaded and archive_old.get("initial") is not None else None
+    )
+    init_new = (
+        archive_new["texts"][archive_new["initial"]] if loaded and archive_new.get("initial") is not None else None
+    )
 
     def pre(lines, empty, ident=""):
         inner = (
-            "".join(
-                f'<span class="{"a" if ln[:1] == "+" and not ln.startswith("+++") else "d" if ln[:1] == "-" and not ln.startswith("---") else "h" if ln[:2] == "@@" else ""}">{html.escape(ln)}</span>'
-                for ln in lines
-            )
+            "".join(f'<span class="{_line_class(ln)}">{html.escape(ln)}</span>' for ln in lines)
             if lines
             else f'<span class="m">{html.escape(empty)}</span>'
         )
@@ -272,12 +290,25 @@ def pair_page(config: Configuration, old, new, row: dict, edits: pass_edits.Edit
     init_diff = _text_diff(init_old, init_new, f"{o} initial IR", f"{n} initial IR", normalize_ir)
     source_diff = _text_diff(source_old, source_new, f"{o} kernel source", f"{n} kernel source", _source_norm)
     no_ir = "; ".join(x for x in (archive_old, archive_new) if isinstance(x, str))
+    no_ir_note = (
+        f'<p class="note">No IR to diff: {html.escape(no_ir)} (only instrument jobs keep it, when releases are '
+        "compared).</p>"
+        if no_ir
+        else ""
+    )
+    source_empty = (
+        "identical (trailing whitespace ignored)" if source_diff == [] else "no generated source on one side or both"
+    )
 
     def fact(name, value):
         return f"<li><b>{html.escape(name)}:</b> {value}</li>"
 
     def yes_no(value):
-        return '<span class="na">unknown</span>' if _na(value) else ('<span class="yes">yes</span>' if value else '<span class="no">no</span>')
+        return (
+            '<span class="na">unknown</span>'
+            if _na(value)
+            else ('<span class="yes">yes</span>' if value else '<span class="no">no</span>')
+        )
 
     facts = [
         fact("IR differs before the first pass", yes_no(row.get("initial_ir_differs"))),
@@ -299,9 +330,10 @@ def pair_page(config: Configuration, old, new, row: dict, edits: pass_edits.Edit
 <span><i class="sw" style="background:#cf222e"></i>first divergent edit</span>
 <span><b class="yes">≠</b> the two runs' edits differ</span><span><b class="na">?</b> edit unknown</span>
 <span>choose a pass: click, or ↑/↓</span></div>
-{f'<p class="note">No IR to diff: {html.escape(no_ir)} (only instrument jobs keep it, when releases are compared).</p>' if no_ir else ""}
+{no_ir_note}
 <div class="layout">
-<div class="seq"><table id="seq"><thead><tr><th></th><th>#</th><th>op</th><th>{html.escape(o)}: step pass</th><th>+/-</th>
+<div class="seq"><table id="seq"><thead><tr><th></th><th>#</th><th>op</th>
+<th>{html.escape(o)}: step pass</th><th>+/-</th>
 <th>{html.escape(n)}: step pass</th><th>+/-</th></tr></thead><tbody>
 {"".join(trs)}
 </tbody></table></div>
@@ -312,7 +344,7 @@ def pair_page(config: Configuration, old, new, row: dict, edits: pass_edits.Edit
 <h2>IR before the first pass (the frontend's output)</h2>
 {pre(init_diff, "identical (after normalisation)" if init_diff == [] else "not in the archives", "initial-diff")}
 <h2>Generated kernel source</h2>
-{pre(source_diff, "identical (trailing whitespace ignored)" if source_diff == [] else "no generated source on one side or both", "source-diff")}
+{pre(source_diff, source_empty, "source-diff")}
 <details><summary>both releases' generated source</summary><div class="full">
 <div class="pane"><h3>{html.escape(o)}</h3>{pre([" " + ln for ln in (source_old or "").splitlines()], "none")}</div>
 <div class="pane"><h3>{html.escape(n)}</h3>{pre([" " + ln for ln in (source_new or "").splitlines()], "none")}</div>
@@ -329,7 +361,8 @@ def index_page(entries: Sequence[dict]) -> str:
         trs.append(
             "<tr>"
             f'<td><a href="{html.escape(row["href"])}">{html.escape(row["configuration"])}</a></td>'
-            f"<td>{html.escape(release_text(row['release_old']))} → {html.escape(release_text(row['release_new']))}</td>"
+            f"<td>{html.escape(release_text(row['release_old']))} → "
+            f"{html.escape(release_text(row['release_new']))}</td>"
             + _bool_cell(row.get("initial_ir_differs"))
             + f"<td>{html.escape(row.get('first_divergent_pass') or '')}</td>"
             f"<td>{html.escape(_first_edit_text(row))}</td>"
@@ -353,7 +386,9 @@ performance change.</div></header>
     return _page("TileLang releases compared", body, INDEX_JS)
 
 
-def write_pages(configs: Sequence[Configuration], diverging: pd.DataFrame, edits: pass_edits.EditCache, out_dir) -> list[Path]:
+def write_pages(
+    configs: Sequence[Configuration], diverging: pd.DataFrame, edits: pass_edits.EditCache, out_dir
+) -> list[Path]:
     """Write ``index.html`` and every pair's page under ``out_dir``; returns the paths (index first)."""
     out_dir = Path(out_dir)
     by_pair = {

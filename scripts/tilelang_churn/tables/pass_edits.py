@@ -20,12 +20,13 @@ Terms
   a failed run has none (``None``).
 - same edit: both runs have an edit and their ``removed`` and ``added`` line lists are equal. Unknown
   (``None``) when either side's edit is unknown.
-- the IR a run started from: the archived ``before`` of its step when the archive has one; otherwise, for a
-  top-level run (depth 0), the ``after`` of the last top-level run before it (a parent finishes after the
-  runs nested in it; the first run starts from the archive's ``initial``). That rule is checked against the job's own counts: the edit's sizes must equal
-  passes.csv's ``added``/``deleted`` of the run (source ``pass_instrument``), else the start is unknown.
-  A nested run (it starts from IR its parent built) and a run outside the pipeline that was handed an older
-  module (the second ``Filter``) are unknown unless the archive holds their ``before`` (``RunEdit.reason``).
+- the IR a run started from: the archived ``before`` of its step (written by the instrument mode since the
+  archive has it). An older archive lacks it; then, for a top-level run (depth 0), the ``after`` of the last
+  top-level run before it (a parent finishes after the runs nested in it; the first run starts from the
+  archive's ``initial``), checked against the job's own counts: the edit's sizes must equal passes.csv's
+  ``added``/``deleted`` of the run (source ``pass_instrument``), else the start is unknown (a run outside the
+  pipeline handed an older module, such as the second ``Filter``). A nested run of such an archive starts from
+  IR its parent built: unknown (``RunEdit.reason``).
 
 ``RunEdit.hunks`` keeps the grouped opcodes (3 lines of context) for the comparison pages, so the diff is
 computed once per run. Standard library and pandas only; no TileLang.
