@@ -11,7 +11,7 @@ the IR archives are copied as they are. The comparison then has real pass sequen
 
 ``floor``: from one finished run (its jobs' run.json and the Snakemake log), the floor of its wall time,
 (sum of the jobs' ``lower_seconds`` + each trace batch's ``process.import_seconds``) / cores, and the wall time
-spans of the run's parts from Snakemake's log: before the first job (parse, DAG), release environments,
+spans of the run's parts from Snakemake's log (1 s resolution): outside any job (parse, DAG), release environments,
 trace batches, and each later rule (tables, figures, comparison, book), each from its first start to its last
 finish.
 """
@@ -137,6 +137,7 @@ def floor_report(workdir: Path, wall: float, cores: int) -> dict:
         "spans": {},
     }
     logs = sorted((workdir / ".snakemake" / "log").glob("*.snakemake.log"))
+    logs = [log for log in logs if "Finished jobid" in log.read_text(errors="replace")]  # runs, not --report
     if logs:
         first, spans = rule_spans(logs[-1])
         groups: dict[str, list[datetime]] = {}
@@ -150,9 +151,11 @@ def floor_report(workdir: Path, wall: float, cores: int) -> dict:
             )
             span = groups.setdefault(group, [start, end])
             span[0], span[1] = min(span[0], start), max(span[1], end)
-        if first:
-            starts = [s for s, _ in groups.values()]
-            out["spans"]["before the first job (parse, DAG)"] = (min(starts) - first).total_seconds() if starts else 0
+        if groups:
+            jobs_span = (max(e for _, e in groups.values()) - min(s for s, _ in groups.values())).total_seconds()
+            out["spans"]["outside any job (parse, DAG, start-up; wall minus the jobs' span)"] = round(
+                wall - jobs_span, 1
+            )
         for group, (start, end) in sorted(groups.items(), key=lambda item: item[1][0]):
             out["spans"][group] = {"start": (start - first).total_seconds(), "seconds": (end - start).total_seconds()}
     return out
