@@ -94,12 +94,13 @@ tr.hidden=!q.every(w=>t.includes(w));}});
 
 PAGE_JS = """
 const D=JSON.parse(document.getElementById('data').textContent);
+const PREFIX=[' ','+','-',''],CLS=['','a','d','h'];
 function fill(pre,lines,empty){pre.textContent='';
  if(!lines||!lines.length){const s=document.createElement('span');s.className='m';s.textContent=empty;
   pre.appendChild(s);return;}
  const frag=document.createDocumentFragment();
- for(const l of lines){const s=document.createElement('span');const c=l[0];
-  s.className=c==='+'?'a':c==='-'?'d':c==='@'?'h':'';s.textContent=l;frag.appendChild(s);}
+ for(const v of lines){const s=document.createElement('span');const k=v&3;  // line v>>2 of D.lines, kind k
+  s.className=CLS[k];s.textContent=PREFIX[k]+D.lines[v>>2];frag.appendChild(s);}
  pre.appendChild(frag);}
 function sideText(side,rel){if(!side)return 'no run of this pass in '+rel;
  if(side.why)return side.pass+' (step '+side.step+'): '+side.why;
@@ -195,7 +196,28 @@ def _source_norm(text: str) -> str:
     return "\n".join(line.rstrip() for line in text.splitlines()).strip("\n")
 
 
-def _side(run, edit: pass_edits.RunEdit | None) -> dict | None:
+class LineTable:
+    """The distinct lines of a page's diffs, each stored once: a diff line is ``index * 4 + kind`` (kind 0
+    context, 1 added, 2 removed, 3 hunk header), so the many context and re-indented lines that passes share
+    cost a number each (the largest FlashAttention page: 2.8 MB of diff text, 0.26 MB of distinct lines)."""
+
+    KINDS = {" ": 0, "+": 1, "-": 2}
+
+    def __init__(self):
+        self.lines: list[str] = []
+        self._index: dict[str, int] = {}
+
+    def code(self, line: str) -> int:
+        kind = self.KINDS.get(line[:1], 3)
+        text = line if kind == 3 else line[1:]
+        index = self._index.get(text)
+        if index is None:
+            index = self._index[text] = len(self.lines)
+            self.lines.append(text)
+        return index * 4 + kind
+
+
+def _side(run, edit: pass_edits.RunEdit | None, table: LineTable) -> dict | None:
     if run is None:
         return None
     out = {
@@ -210,7 +232,7 @@ def _side(run, edit: pass_edits.RunEdit | None) -> dict | None:
     elif edit.reason and edit.edit is None:
         out["why"] = edit.reason
     if edit is not None and edit.edit is not None and not edit.edit.empty:
-        out["diff"] = pass_edits.diff_lines(edit)
+        out["diff"] = [table.code(line) for line in pass_edits.diff_lines(edit)]
     return out
 
 
@@ -218,18 +240,20 @@ def pair_page(config: Configuration, old, new, row: dict, edits: pass_edits.Edit
     """The HTML of one configuration's release pair (``old``/``new`` ReleaseJobs, ``row`` its divergence row)."""
     o, n = release_text(old.release), release_text(new.release)
     edits_old, edits_new = edits.of(old), edits.of(new)
-    ops = align_passes(list(old.runs["pass"]), list(new.runs["pass"]))
+    ops = align_passes(old.pass_names(), new.pass_names())
     first_pass = (row.get("first_divergent_step_old"), row.get("first_divergent_step_new"))
     first_edit = (row.get("first_divergent_edit_step_old"), row.get("first_divergent_edit_step_new"))
     data_rows, trs = [], []
+    table = LineTable()
     start = None
     for position, (op, i, j) in enumerate(ops):
-        run_old = old.runs.iloc[i] if i is not None else None
-        run_new = new.runs.iloc[j] if j is not None else None
+        run_old = old.run_list()[i] if i is not None else None
+        run_new = new.run_list()[j] if j is not None else None
         edit_old = edits_old.get(int(run_old["step"])) if run_old is not None else None
         edit_new = edits_new.get(int(run_new["step"])) if run_new is not None else None
         same = pass_edits.same_edit(edit_old, edit_new) if op == KEPT else None
-        data_rows.append({"op": op, "old": _side(run_old, edit_old), "new": _side(run_new, edit_new), "same": same})
+        sides = {"old": _side(run_old, edit_old, table), "new": _side(run_new, edit_new, table)}
+        data_rows.append({"op": op, **sides, "same": same})
         steps = (
             int(run_old["step"]) if run_old is not None else None,
             int(run_new["step"]) if run_new is not None else None,
@@ -350,7 +374,7 @@ def pair_page(config: Configuration, old, new, row: dict, edits: pass_edits.Edit
 <div class="pane"><h3>{html.escape(n)}</h3>{pre([" " + ln for ln in (source_new or "").splitlines()], "none")}</div>
 </div></details>
 </main>"""
-    data = {"old": o, "new": n, "start": start, "rows": data_rows}
+    data = {"old": o, "new": n, "start": start, "rows": data_rows, "lines": table.lines}
     return _page(f"{label}: {o} → {n}", body, PAGE_JS, data)
 
 

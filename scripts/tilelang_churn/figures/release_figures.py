@@ -551,10 +551,10 @@ def write_all(
     """
     out_dir = Path(out_dir)
     edits = pass_edits.EditCache(archives)  # each archive read once, each job's edits computed once
-    by_version = churn_by_version(churn_df, archives)
-    alignment = pass_alignment(churn_df, archives, edits)
-    diverging = divergence(churn_df, archives, edits)
-    configs = configurations(churn_df)
+    configs = configurations(churn_df)  # once for the three tables and the pages
+    by_version = churn_by_version(churn_df, archives, configs, edits)
+    alignment = pass_alignment(churn_df, archives, edits, configs)
+    diverging = divergence(churn_df, archives, edits, configs)
     _pick_configuration(configs, heatmap_config)  # fail before writing anything
     tables = [out_dir / name for name in OUTPUT_TABLES]
     for table, path in zip((by_version, alignment, diverging), tables):

@@ -28,8 +28,8 @@ Terms
   pipeline handed an older module, such as the second ``Filter``). A nested run of such an archive starts from
   IR its parent built: unknown (``RunEdit.reason``).
 
-``RunEdit.hunks`` keeps the grouped opcodes (3 lines of context) for the comparison pages, so the diff is
-computed once per run. Standard library and pandas only; no TileLang.
+``RunEdit.diff`` keeps the run's unified diff (3 lines of context) for the comparison pages, so each run is
+diffed once. Standard library and pandas only; no TileLang.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ class RunEdit:
     after: str | None = None
     edit: Edit | None = None
     reason: str = ""
-    hunks: list = field(default_factory=list)  # [(tag, i1, i2, j1, j2), ...] groups over normalised lines
+    diff: list = field(default_factory=list)  # unified-diff body lines over the normalised IR (diff_lines)
 
 
 def _prelude_free(text: str) -> list[str]:
@@ -86,18 +86,28 @@ def _prelude_free(text: str) -> list[str]:
     return normalized.splitlines() if normalized else []
 
 
-def edit_of(before: str, after: str) -> tuple[Edit, list, tuple[int, int]]:
-    """(the edit, grouped opcodes over the normalised lines, raw (added, deleted) counts) of before -> after."""
+def edit_of(before: str, after: str, count: bool = True, lines=None) -> tuple[Edit, list[str], tuple | None]:
+    """(the edit, its unified-diff body lines, raw (added, deleted) counts or None) of before -> after.
+
+    The diff lines (``@@`` headers, then `` ``/``-``/``+`` lines, 3 lines of context) are over the normalised
+    lines; ``count=False`` skips the raw count (no second diff); ``lines`` maps a text to its normalised lines
+    (a job's cache: consecutive runs share texts)."""
     if before == after:
         return Edit(), [], (0, 0)
-    raw_old, raw_new = before.splitlines(), after.splitlines()
-    added = deleted = 0
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, raw_old, raw_new).get_opcodes():
-        if tag in ("insert", "replace"):
-            added += j2 - j1
-        if tag in ("delete", "replace"):
-            deleted += i2 - i1
-    old, new = _prelude_free(before), _prelude_free(after)
+    counts = None
+    if count:
+        raw_old, raw_new = before.splitlines(), after.splitlines()
+        added = deleted = 0
+        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, raw_old, raw_new).get_opcodes():
+            if tag in ("insert", "replace"):
+                added += j2 - j1
+            if tag in ("delete", "replace"):
+                deleted += i2 - i1
+        counts = (added, deleted)
+    lines = lines or _prelude_free
+    old, new = lines(before), lines(after)
+    if old == new:
+        return Edit(), [], counts
     matcher = difflib.SequenceMatcher(None, old, new)
     removed_lines: list[str] = []
     added_lines: list[str] = []
@@ -106,40 +116,45 @@ def edit_of(before: str, after: str) -> tuple[Edit, list, tuple[int, int]]:
             removed_lines.extend(old[i1:i2])
         if tag in ("insert", "replace"):
             added_lines.extend(new[j1:j2])
-    hunks = [list(group) for group in matcher.get_grouped_opcodes(CONTEXT)] if old != new else []
-    return Edit(tuple(removed_lines), tuple(added_lines)), hunks, (added, deleted)
+    diff = []
+    for group in matcher.get_grouped_opcodes(CONTEXT):
+        i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
+        diff.append(f"@@ -{i1 + 1},{i2 - i1} +{j1 + 1},{j2 - j1} @@")
+        for tag, a1, a2, b1, b2 in group:
+            if tag == "equal":
+                diff.extend(" " + line for line in old[a1:a2])
+                continue
+            if tag in ("replace", "delete"):
+                diff.extend("-" + line for line in old[a1:a2])
+            if tag in ("replace", "insert"):
+                diff.extend("+" + line for line in new[b1:b2])
+    return Edit(tuple(removed_lines), tuple(added_lines)), diff, counts
 
 
 def diff_lines(run: RunEdit) -> list[str]:
     """The run's before -> after as unified-diff body lines (``@@``, `` ``, ``-``, ``+`` prefixes), normalised."""
-    if run.before is None or run.after is None or not run.hunks:
-        return []
-    old, new = _prelude_free(run.before), _prelude_free(run.after)
-    out = []
-    for group in run.hunks:
-        i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
-        out.append(f"@@ -{i1 + 1},{i2 - i1} +{j1 + 1},{j2 - j1} @@")
-        for tag, a1, a2, b1, b2 in group:
-            if tag == "equal":
-                out.extend(" " + line for line in old[a1:a2])
-                continue
-            if tag in ("replace", "delete"):
-                out.extend("-" + line for line in old[a1:a2])
-            if tag in ("replace", "insert"):
-                out.extend("+" + line for line in new[b1:b2])
-    return out
+    return run.diff
 
 
 def _int(value) -> int | None:
     return None if value is None or value is pd.NA or pd.isna(value) else int(value)
 
 
-def job_edits(runs: pd.DataFrame, archive: dict | None, problem: str = "") -> dict[int, RunEdit]:
-    """{step: RunEdit} of one job's pass runs (rows with step, pass, status, added, deleted, depth, source)."""
+def job_edits(runs, archive: dict | None, problem: str = "") -> dict[int, RunEdit]:
+    """{step: RunEdit} of one job's pass runs (a DataFrame, or a list of dicts, of rows with step, pass, status,
+    added, deleted, depth, source)."""
     out: dict[int, RunEdit] = {}
     steps = {s.get("step"): s for s in archive["steps"]} if archive else {}
+    known: dict[int, list[str]] = {}  # id of an archive text -> its normalised lines (runs share texts)
+
+    def normalized(text: str) -> list[str]:
+        lines = known.get(id(text))
+        if lines is None:
+            lines = known[id(text)] = _prelude_free(text)
+        return lines
+
     last_top: RunEdit | None = None  # the last top-level run: it finished after any run nested in it
-    for k, row in enumerate(runs.to_dict("records")):
+    for k, row in enumerate(runs.to_dict("records") if isinstance(runs, pd.DataFrame) else runs):
         step, name, status = int(row["step"]), str(row["pass"]), str(row["status"])
         depth = _int(row.get("depth"))
         item = RunEdit(step=step, name=name, status=status)
@@ -173,14 +188,15 @@ def job_edits(runs: pd.DataFrame, archive: dict | None, problem: str = "") -> di
                 else "the archive lacks the IR this run started from"
             )
         elif item.after is not None:
-            edit, hunks, counts = edit_of(item.before, item.after)
+            check = row.get("source") == COUNTED_BY and archived.get("before") is None  # an inferred start
+            edit, diff, counts = edit_of(item.before, item.after, count=check, lines=normalized)
             recorded = (_int(row.get("added")), _int(row.get("deleted")))
-            if row.get("source") == COUNTED_BY and "before" not in archived and counts != recorded:
+            if check and counts != recorded:
                 # the previous after is not what this run was handed (a module from outside the pipeline)
                 item.before = None
                 item.reason = "the archive lacks the IR this run started from (counts disagree)"
             else:
-                item.edit, item.hunks = edit, hunks
+                item.edit, item.diff = edit, diff
         last_top = item if not depth else last_top
     return out
 
@@ -230,5 +246,6 @@ class EditCache:
         if job.key not in self._edits:
             archive = self.archive(job)
             loaded = archive if isinstance(archive, dict) else None
-            self._edits[job.key] = job_edits(job.runs, loaded, "" if loaded else archive)
+            runs = job.run_list() if hasattr(job, "run_list") else job.runs
+            self._edits[job.key] = job_edits(runs, loaded, "" if loaded else archive)
         return self._edits[job.key]

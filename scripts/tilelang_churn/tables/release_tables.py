@@ -137,6 +137,7 @@ Text churn is a clue to locate, not proof of a semantic or performance change.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -301,6 +302,18 @@ class ReleaseJob:
     failed: bool
     unsupported: bool
 
+    def run_list(self) -> list[dict]:
+        """The pass runs as dicts (by position), made once: row access on a DataFrame costs far more."""
+        cached = self.__dict__.get("_run_list")
+        if cached is None:
+            columns = {name: self.runs[name].tolist() for name in self.runs.columns}  # far faster than to_dict
+            cached = [dict(zip(columns, values)) for values in zip(*columns.values())]
+            self.__dict__["_run_list"] = cached
+        return cached
+
+    def pass_names(self) -> tuple[str, ...]:
+        return tuple(str(run["pass"]) for run in self.run_list())
+
 
 @dataclass
 class Configuration:
@@ -452,12 +465,16 @@ def _int_or_na(value):
     return pd.NA if value is None or value is pd.NA else int(value)
 
 
-def _job_source_lines(job: ReleaseJob, archive_path: Path | None) -> int | None:
+def _job_source_lines(job: ReleaseJob, archive_path: Path | None, edits=None) -> int | None:
     for column in SOURCE_LINES_COLUMNS:
         if column in job.rows:
             values = job.rows[column].dropna()
             if len(values):
                 return int(values.iloc[0])
+    if edits is not None:
+        archive = edits.archive(job)
+        source = archive.get("kernel_source") if isinstance(archive, dict) else None
+        return len(source.splitlines()) if isinstance(source, str) else None
     if archive_path is None or not Path(archive_path).is_file():
         return None
     try:
@@ -477,11 +494,17 @@ def _stripped_totals(churn: pd.DataFrame) -> dict:
     return {"added_stripped_total": added, "deleted_stripped_total": deleted, "churn_stripped_total": added + deleted}
 
 
-def churn_by_version(churn_df: pd.DataFrame, archives: Mapping[tuple, str | os.PathLike] | None = None) -> pd.DataFrame:
-    """One row per configuration x release (BY_VERSION_COLUMNS, see the module docstring)."""
+def churn_by_version(
+    churn_df: pd.DataFrame,
+    archives: Mapping[tuple, str | os.PathLike] | None = None,
+    configs: list[Configuration] | None = None,
+    edits: pass_edits.EditCache | None = None,
+) -> pd.DataFrame:
+    """One row per configuration x release (BY_VERSION_COLUMNS, see the module docstring). ``configs``
+    (``configurations(churn_df)``) and an ``edits`` cache, when given, save computing and reading them again."""
     archives = archives or {}
     records = []
-    for config in configurations(churn_df):
+    for config in configs if configs is not None else configurations(churn_df):
         for job in config.jobs:
             runs = job.runs
             churn = runs[runs["status"].isin(CHURN_STATUSES)]
@@ -491,7 +514,7 @@ def churn_by_version(churn_df: pd.DataFrame, archives: Mapping[tuple, str | os.P
             if SECONDS_COLUMN in runs and runs[SECONDS_COLUMN].notna().any():
                 seconds = round(float(runs[SECONDS_COLUMN].fillna(0).sum()), 6)
             problems = job.rows[job.rows["status"].isin((FAILED, UNSUPPORTED))]
-            source_lines = _job_source_lines(job, archives.get(job.key))
+            source_lines = _job_source_lines(job, archives.get(job.key), edits)
             counts = {
                 "pass_runs": len(runs),
                 "changed_runs": int((runs["status"] == CHANGED).sum()),
@@ -533,8 +556,37 @@ def align_passes(old: Sequence[str], new: Sequence[str]) -> list[tuple[str, int 
 
     op is ``kept`` (equal names paired), ``removed`` (old only) or ``added`` (new only). The alignment keeps
     the most pairs, then has the fewest runs of consecutive removed/added entries, then pairs as early as
-    possible and puts removed before added (see the module docstring).
+    possible and puts removed before added (see the module docstring). Results are cached (the tables and
+    the pages align the same pairs).
     """
+    return list(_align_cached(tuple(old), tuple(new)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _align_cached(old: tuple, new: tuple) -> tuple:
+    # Common leading names are kept pairs of the optimal alignment that pairs as early as possible, and so are
+    # common trailing names that occur nowhere else (tests/test_compare_releases.py checks both against the whole
+    # dynamic programme): only the middle, where releases differ, needs it. Releases share most of their pipeline.
+    n, m = len(old), len(new)
+    head = 0
+    while head < n and head < m and old[head] == new[head]:
+        head += 1
+    # a trailing pair is only safe to fix when its name occurs nowhere else in the middle: otherwise an
+    # earlier pairing of equal score exists, and the earliest one is the alignment's choice
+    tail = 0
+    while tail < n - head and tail < m - head and old[n - 1 - tail] == new[m - 1 - tail]:
+        name = old[n - 1 - tail]
+        if name in old[head : n - 1 - tail] or name in new[head : m - 1 - tail]:
+            break
+        tail += 1
+    middle = _align_dp(old[head : n - tail], new[head : m - tail])
+    ops = [(KEPT, k, k) for k in range(head)]
+    ops += [(op, None if i is None else i + head, None if j is None else j + head) for op, i, j in middle]
+    ops += [(KEPT, n - tail + k, m - tail + k) for k in range(tail)]
+    return tuple(ops)
+
+
+def _align_dp(old: Sequence[str], new: Sequence[str]) -> list[tuple[str, int | None, int | None]]:
     n, m = len(old), len(new)
     # score = big * kept - gap_runs: with big above any possible gap count, kept pairs always win first
     big = n + m + 1
@@ -597,12 +649,12 @@ def align_jobs(old: ReleaseJob, new: ReleaseJob, edits: pass_edits.EditCache | N
     """Alignment rows (the per-run ALIGNMENT_COLUMNS, without the configuration columns) of two jobs;
     ``edit_same`` from ``edits`` (empty without)."""
     rows = []
-    ops = align_passes(list(old.runs["pass"]), list(new.runs["pass"]))
+    ops = align_passes(old.pass_names(), new.pass_names())
     edits_old = edits.of(old) if edits is not None else {}
     edits_new = edits.of(new) if edits is not None else {}
     for position, (op, i, j) in enumerate(ops):
-        run_old = old.runs.iloc[i] if i is not None else None
-        run_new = new.runs.iloc[j] if j is not None else None
+        run_old = old.run_list()[i] if i is not None else None
+        run_new = new.run_list()[j] if j is not None else None
         churn_old, churn_new = churn_of_run(run_old), churn_of_run(run_new)
         delta = churn_new - churn_old if op == KEPT and churn_old is not None and churn_new is not None else pd.NA
         rows.append(
@@ -631,6 +683,7 @@ def pass_alignment(
     churn_df: pd.DataFrame,
     archives: Mapping[tuple, str | os.PathLike] | None = None,
     edits: pass_edits.EditCache | None = None,
+    configs: list[Configuration] | None = None,
 ) -> pd.DataFrame:
     """Aligned pass runs of every pair of consecutive releases (ALIGNMENT_COLUMNS, module docstring).
 
@@ -638,7 +691,7 @@ def pass_alignment(
     if edits is None:
         edits = pass_edits.EditCache(archives)
     records = []
-    for config in configurations(churn_df):
+    for config in configs if configs is not None else configurations(churn_df):
         for old, new in config.pairs():
             records.extend({**config.columns(), **row} for row in align_jobs(old, new, edits))
     out = pd.DataFrame(records, columns=ALIGNMENT_COLUMNS)
@@ -695,10 +748,10 @@ def _compare_pair(
     gap_since_equal: list[str] = []  # added/removed runs since the last kept run with equal IR
     for op, i, j in ops:
         if op != KEPT:
-            release, run = (old.release, old.runs.iloc[i]) if op == REMOVED else (new.release, new.runs.iloc[j])
+            release, run = (old.release, old.run_list()[i]) if op == REMOVED else (new.release, new.run_list()[j])
             gap_since_equal.append(f"{op} {run['pass']} ({release_text(release)} step {int(run['step'])})")
             continue
-        run_old, run_new = old.runs.iloc[i], new.runs.iloc[j]
+        run_old, run_new = old.run_list()[i], new.run_list()[j]
         found = []
         for release, run, steps in ((old.release, run_old, steps_old), (new.release, run_new, steps_new)):
             step = steps.get(int(run["step"]))
@@ -768,7 +821,7 @@ def _final_ir(job: ReleaseJob, archive: dict) -> str | None:
 
 
 def _divergence_row(old: ReleaseJob, new: ReleaseJob, edits: pass_edits.EditCache) -> dict:
-    ops = align_passes(list(old.runs["pass"]), list(new.runs["pass"]))
+    ops = align_passes(old.pass_names(), new.pass_names())
     row = {
         "release_old": old.release,
         "release_new": new.release,
@@ -801,13 +854,13 @@ def _first_divergent_edit(old: ReleaseJob, new: ReleaseJob, ops: list, edits_old
     for op, i, j in ops:
         if op != KEPT:
             job, index = (old, i) if op == REMOVED else (new, j)
-            run = (edits_old if op == REMOVED else edits_new).get(int(job.runs["step"].iloc[index]))
+            run = (edits_old if op == REMOVED else edits_new).get(int(job.run_list()[index]["step"]))
             if first is None and run is not None and (run.edit is None or not run.edit.empty):
                 size = run.edit.size() if run.edit is not None else "edit unknown"
                 gap.append(f"{op} {run.name} ({release_text(job.release)} step {run.step}, {size})")
             continue
-        run_old = edits_old.get(int(old.runs["step"].iloc[i]))
-        run_new = edits_new.get(int(new.runs["step"].iloc[j]))
+        run_old = edits_old.get(int(old.run_list()[i]["step"]))
+        run_new = edits_new.get(int(new.run_list()[j]["step"]))
         same = pass_edits.same_edit(run_old, run_new)
         if same is None:
             out["edit_unknown_runs"] += 1
@@ -842,6 +895,7 @@ def divergence(
     churn_df: pd.DataFrame,
     archives: Mapping[tuple, str | os.PathLike] | None = None,
     edits: pass_edits.EditCache | None = None,
+    configs: list[Configuration] | None = None,
 ) -> pd.DataFrame:
     """Where the printed IR of consecutive releases first differs (DIVERGENCE_COLUMNS, module docstring).
 
@@ -850,7 +904,7 @@ def divergence(
     if edits is None:
         edits = pass_edits.EditCache(archives)  # each archive is read once, each job's edits computed once
     records = []
-    for config in configurations(churn_df):
+    for config in configs if configs is not None else configurations(churn_df):
         for old, new in config.pairs():
             records.append({**config.columns(), **_divergence_row(old, new, edits)})
     out = pd.DataFrame(records, columns=DIVERGENCE_COLUMNS)
