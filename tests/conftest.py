@@ -177,6 +177,7 @@ def job_provenance(
     target_name: str = "cuda-sm90", mode: str = "trace-env", tilelang_version: str = "0.1.15", **kernel
 ) -> dict:
     from tilelang_churn.core import trace_modes
+    from tilelang_churn.core.jobs import GEMM
     from tilelang_churn.lowering import kernels, trace_cli
 
     spec = dict(
@@ -192,7 +193,7 @@ def job_provenance(
         stages=3,
     )
     spec.update(kernel)
-    gemm = kernels.read_signature(kernels.shipped(kernels.GEMM))
+    gemm = kernels.read_signature(kernels.shipped(GEMM))
     return dict(
         tilelang_version=tilelang_version,
         target_name=target_name,
@@ -200,9 +201,9 @@ def job_provenance(
         **spec,
         mode=mode,
         source=trace_modes.source_of(mode),
-        kernel=kernels.GEMM,
+        kernel=GEMM,
         params=kernels.canonical(spec),
-        kernel_label=kernels.label(kernels.GEMM, gemm.ordered(spec), gemm.defaults()),
+        kernel_label=kernels.label(GEMM, gemm.ordered(spec), gemm.defaults()),
     )
 
 

@@ -30,6 +30,7 @@ from conftest import (
 from tilelang_churn.core import passes_table as pt
 from tilelang_churn.figures import book_figures
 from tilelang_churn.figures import figure_style as fs
+from tilelang_churn.tables import frames
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "book_figures.py"
@@ -142,11 +143,11 @@ def test_every_figure_of_the_project_uses_the_style_module(tmp_path):
     assert plot_churn.DPI == release_figures.DPI == fs.SCREEN_DPI
     assert release_figures._SAVE_METADATA is fs.SAVE_METADATA
     churn, _ = tables(tmp_path)
-    frame = pt.read_frame(churn)
+    frame = frames.read_frame(churn)
     saved = []
     for k in range(2):  # the workflow's heatmap, saved twice: the same bytes in every format
         paths = [tmp_path / f"heatmap{k}.{ext}" for ext in ("png", "svg", "pdf")]
-        plot_churn.plot_heatmap(frame, paths)
+        plot_churn.plot_configuration_heatmap(frame, paths)
         saved.append([path.read_bytes() for path in paths])
     assert saved[0] == saved[1]
 

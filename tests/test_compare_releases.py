@@ -435,7 +435,7 @@ def test_alignment_and_divergence_with_unsupported_release():
 # ---------------------------------------------------------------------------------------------- figures
 
 
-def test_heatmap_matrix_union_and_states():
+def test_release_matrix_union_and_states():
     jobs = [
         job_rows("0.1.8", [run("A"), run("S"), run("Gone", added=7), run("B")]),
         job_rows("0.1.9", [run("A"), run("S"), run("B", "failed", error="E")]),
@@ -444,7 +444,7 @@ def test_heatmap_matrix_union_and_states():
         job_rows("0.1.12", [run("Z1"), run("Z2")]),
         job_rows("0.1.13", [run("A")], target_name="cuda-sm80"),  # a release without this configuration
     ]
-    data = release_figures.heatmap_matrix(frame(*jobs), LABEL)
+    data = release_figures.release_matrix(frame(*jobs), LABEL)
     assert data["releases"] == ["0.1.8", "0.1.9", "0.1.10", "0.1.11", "0.1.12", "0.1.13"]
     assert data["row_labels"] == ["A", "S", "Gone", "B", "Z1", "Z2"]  # Gone keeps its row when it comes back
     assert data["states"] == ["", "failed", "", "unsupported", "shares no pass", "no job"]
@@ -454,7 +454,7 @@ def test_heatmap_matrix_union_and_states():
 
 def test_heatmap_unknown_configuration():
     with pytest.raises(ValueError, match="no configuration labelled 'nope'"):
-        release_figures.heatmap_matrix(tiny_table(), "nope")
+        release_figures.release_matrix(tiny_table(), "nope")
 
 
 def write_jobs(root: Path) -> list[Path]:

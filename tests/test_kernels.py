@@ -1,4 +1,4 @@
-"""Any TileLang kernel, not only the GEMM: the kernel contract (scripts/kernels.py), the shipped kernels, a user's
+"""Any TileLang kernel, not only the GEMM: the kernel contract (lowering/kernels.py), the shipped kernels, a user's
 kernel from a folder outside the repository, and every bad kernel named before any job.
 
 The workflow run here (`kernels_run`) traces the shipped FlashAttention and RMSNorm on small parameters and a
@@ -20,8 +20,10 @@ import yaml
 from conftest import REPO, make_workdir, rule_counts, run_script, snakemake, trace_batch_counts
 from test_trace_env import report_passes, report_view
 from tilelang_churn.core import passes_table
+from tilelang_churn.core.jobs import JOB_KEY
 from tilelang_churn.lowering import job_grid, kernels
 from tilelang_churn.lowering.job_grid import ConfigError
+from tilelang_churn.tables import frames
 
 # A user's kernel: C = A * scale, row by row (a file outside the repository).
 USER_KERNEL = """
@@ -71,7 +73,7 @@ def job_rows(workdir: Path, target: str, folder: str, mode: str) -> list[dict]:
 
 def test_every_kernel_runs_in_every_mode_with_its_own_columns(kernels_run):
     workdir, user_file = kernels_run
-    churn = passes_table.read_frame(workdir / "results" / "churn.csv")
+    churn = frames.read_frame(workdir / "results" / "churn.csv")
     jobs = churn.groupby(["kernel", "params", "target_name", "mode"]).ngroups
     assert jobs == (2 + 1 + 1) * len(MODES)
     assert set(churn["kernel"]) == {"flash_attention", "rmsnorm", "scale"}
@@ -133,7 +135,7 @@ def test_the_heatmap_and_the_job_figures_name_each_kernel(kernels_run):
     assert (workdir / "results" / "figures" / "churn_heatmap.png").stat().st_size > 10_000
     from tilelang_churn.figures import plot_churn  # the heatmap's column labels (its SVG draws text as outlines)
 
-    jobs = passes_table.read_frame(workdir / "results" / "churn.csv").drop_duplicates(list(passes_table.JOB_KEY))
+    jobs = frames.read_frame(workdir / "results" / "churn.csv").drop_duplicates(JOB_KEY)
     labels = set(plot_churn._config_labels(jobs))
     for label in (
         "flash_attention(seq_q=128, seq_kv=128, is_causal=True)",

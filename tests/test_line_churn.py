@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from tilelang_churn.core import line_churn, passes_table
 from tilelang_churn.lowering import run_record
+from tilelang_churn.tables import frames
 
 WRAPPED = """def main():
     for i in range(4):
@@ -110,8 +111,8 @@ def test_the_heatmap_can_show_either_count(trace_runs):
     from tilelang_churn.figures import plot_churn
 
     _, out = trace_runs.get("--mode", "trace-env", "--target", "cuda-sm90")
-    df = passes_table.read_frame(out / "passes.csv")
+    df = frames.read_frame(out / "passes.csv")
     churn = df[df["status"].isin(passes_table.CHURN_STATUSES)]
     for measure, columns in (("raw", ["added", "deleted"]), ("stripped", ["added_stripped", "deleted_stripped"])):
-        values, *_ = plot_churn.heatmap_matrix(df, "trace-env", measure)
+        values, *_ = plot_churn.configuration_matrix(df, "trace-env", measure)
         assert np.nansum(values) == int(churn[columns].sum().sum()), measure

@@ -1,4 +1,4 @@
-"""--mode instrument (scripts/pass_instrument.py) against TileLang's own trace of the same lowering.
+"""--mode instrument (lowering/pass_instrument.py) against TileLang's own trace of the same lowering.
 
 TileLang's trace (TL_LOWER_TRACE=1) comes from the trace script in a subprocess (conftest's trace_runs, shared
 with test_trace_env.py); the instrument runs in one driver subprocess whose environment has no TL_LOWER_TRACE,

@@ -11,9 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import job_provenance, write_passes
-from tilelang_churn.core import passes_table as pt
 from tilelang_churn.figures import plot_churn
-from tilelang_churn.tables import churn_table
+from tilelang_churn.tables import churn_table, frames
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "plot_churn.py"
 
@@ -108,7 +107,7 @@ def test_bars_realistic_job(tmp_path):
 def test_bars_small_job_from_dataframe(tmp_path):
     path = write(tmp_path, "api", job_rows(8, mode="trace-api"))
     out = tmp_path / "api.png"
-    plot_churn.plot_job_bars(pt.read_frame(path), out)
+    plot_churn.plot_job_bars(frames.read_frame(path), out)
     img = image(out)
     assert img.shape[1] == 8 * plot_churn.DPI  # minimum width
 
@@ -135,10 +134,10 @@ def test_bars_reject_two_jobs(tmp_path):
         plot_churn.plot_job_bars(job_rows(10) + job_rows(10, M=64), tmp_path / "x.png")
 
 
-def test_heatmap_matrix():
+def test_configuration_matrix():
     rows = job_rows(20) + job_rows(30, target_name="hip-gfx942") + job_rows(30, fail_at=14, target_name="llvm")
     rows += job_rows(8, mode="trace-api")  # other mode: left out
-    values, failed, row_labels, col_labels = plot_churn.heatmap_matrix(pd.DataFrame(rows))
+    values, failed, row_labels, col_labels = plot_churn.configuration_matrix(pd.DataFrame(rows))
     assert [c.split("\n")[0] for c in col_labels] == ["cuda-sm90", "hip-gfx942", "llvm"]
     assert "1024x1024x512" in col_labels[0]
     assert values.shape == (29, 3)  # 29 non-codegen steps of the longest job; codegen excluded
@@ -167,7 +166,7 @@ def test_heatmap_writes_png_and_svg(tmp_path):
             versions += job_rows(steps, fail_at=fail, target_name=target, M=shape[0], N=shape[1], K=shape[2])
     path = write(tmp_path, "all", versions)
     png, svg = tmp_path / "h" / "heat.png", tmp_path / "h" / "heat.svg"
-    plot_churn.plot_heatmap(pt.read_frame(path), [png, svg], "trace-env")
+    plot_churn.plot_configuration_heatmap(frames.read_frame(path), [png, svg], "trace-env")
     img = image(png)
     assert img.shape[0] > img.shape[1] > 1000  # tall: ~85 rows, 12 columns
     assert "<svg" in svg.read_text()[:2000]
@@ -176,7 +175,7 @@ def test_heatmap_writes_png_and_svg(tmp_path):
 def test_identical_configurations_share_one_column_named_with_their_count():
     shapes = [(1024, 1024, 512), (4096, 4096, 4096), (128, 256, 64)]
     rows = [row for M, N, K in shapes for row in job_rows(30, M=M, N=N, K=K)] + job_rows(20, target_name="hip")
-    values, failed, _, labels = plot_churn.heatmap_matrix(pd.DataFrame(rows))
+    values, failed, _, labels = plot_churn.configuration_matrix(pd.DataFrame(rows))
     assert values.shape[1] == 4
     merged, merged_failed, merged_labels, note = plot_churn.merge_configurations(values, failed, labels)
     assert merged.shape[1] == 2
@@ -189,7 +188,7 @@ def test_identical_configurations_share_one_column_named_with_their_count():
 def test_beyond_the_column_limit_the_least_common_become_one_column_of_their_maximum():
     rows = [row for n in range(20, 26) for row in job_rows(n, M=64 * n)]  # 6 different columns
     rows += job_rows(22, M=9999)  # the same as the M=64*22 job
-    values, failed, _, labels = plot_churn.heatmap_matrix(pd.DataFrame(rows))
+    values, failed, _, labels = plot_churn.configuration_matrix(pd.DataFrame(rows))
     merged, _, merged_labels, note = plot_churn.merge_configurations(values, failed, labels, max_columns=3)
     # kept: the pattern of 2 configurations (M=1408 and M=9999), then the first other in grid order (M=1280)
     assert [label.split("\n")[1] for label in merged_labels[:2]] == ["1280x1024x512", "1408x1024x512"]
@@ -200,7 +199,7 @@ def test_beyond_the_column_limit_the_least_common_become_one_column_of_their_max
 
 def test_heatmap_unknown_mode(tmp_path):
     with pytest.raises(ValueError, match="pass-diff"):
-        plot_churn.plot_heatmap(pd.DataFrame(job_rows(10)), [tmp_path / "x.png"], "pass-diff")
+        plot_churn.plot_configuration_heatmap(pd.DataFrame(job_rows(10)), [tmp_path / "x.png"], "pass-diff")
 
 
 def test_cli_bars_and_heatmap(tmp_path):

@@ -28,6 +28,7 @@ from conftest import (  # noqa: F401 - also imported from here by other tests
 from test_broken_runs import tilelang_blocked_env
 from tilelang_churn.core import passes_table
 from tilelang_churn.lowering import release_envs
+from tilelang_churn.tables import frames
 
 
 def load_test_config():
@@ -284,7 +285,7 @@ def test_churn_by_version_sums_each_jobs_rows(compared_run):
     by_version = pd.read_csv(compared_run / "results/compare/churn_by_version.csv")
     config = compare_config()
     assert len(by_version) == len(config["versions"]) * len(config["targets"]) * len(config["modes"])
-    churn = passes_table.read_frame(compared_run / "results" / "churn.csv")
+    churn = frames.read_frame(compared_run / "results" / "churn.csv")
     for row in by_version.itertuples():
         job = churn[
             (churn["tilelang_version"] == row.tilelang_version)
@@ -305,7 +306,7 @@ def test_alignment_keeps_every_pass_run_of_both_releases(compared_run):
     import pandas as pd
 
     alignment = pd.read_csv(compared_run / "results/compare/pass_alignment.csv", keep_default_na=False)
-    churn = passes_table.read_frame(compared_run / "results" / "churn.csv")
+    churn = frames.read_frame(compared_run / "results" / "churn.csv")
     pairs = alignment.groupby(["target_name", "mode", "release_old", "release_new"])
     assert pairs.ngroups >= 2
     for (target, mode, old, new), rows in pairs:
@@ -391,7 +392,7 @@ def test_the_workflow_runs_as_a_module_of_another_project(tmp_path):
     (passes,) = (host / "results" / "runs").glob("*/cuda-sm90/200x200x200_b64x64x32/instrument/passes.csv")
     rows = passes_table.read_rows(passes)
     assert rows and {row["tilelang_version"] for row in rows} == {release_envs.installed_release()}
-    churn = passes_table.read_frame(host / "results" / "churn.csv")
+    churn = frames.read_frame(host / "results" / "churn.csv")
     assert len(churn) == len(rows)
     assert (host / "results" / "static" / "static_check.txt").read_text().startswith("py_compile: ok")
 

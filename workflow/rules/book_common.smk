@@ -4,7 +4,7 @@ reference job.
 
 The book's figures (chapter 12, example 4) are a fixed set under results/book/<figure_language>/, each as
 PNG (300 dpi), SVG and PDF, book_figure_width_cm wide, plus FIGURES.md (what was made, what was not and
-why). scripts/book_figures.py draws them; scripts/figure_style.py is the style of every figure.
+why). scripts/book_figures.py draws them; scripts/tilelang_churn/figures/figure_style.py is the style of every figure.
 """
 
 from snakemake.exceptions import WorkflowError

@@ -1,6 +1,6 @@
 """Wiring of the tilelang-churn workflow: the config check, the job grid, wildcard constraints, input functions.
 
-The logic lives in scripts/job_grid.py (unit-tested on its own): a bad config stops Snakemake here, before
+The logic lives in scripts/tilelang_churn/lowering/job_grid.py (unit-tested on its own): a bad config stops Snakemake here, before
 any job, with a message naming the config key and the bad value.
 """
 
@@ -17,9 +17,8 @@ from snakemake.logging import logger
 PROJECT = Path(str(workflow.current_basedir)).parents[1]
 SCRIPTS = str(PROJECT / "scripts")
 sys.path.insert(0, SCRIPTS)
-from tilelang_churn.lowering import job_grid  # noqa: E402
-from tilelang_churn.lowering import release_envs  # noqa: E402
-from tilelang_churn.core import trace_modes  # noqa: E402
+from tilelang_churn.core import jobs, trace_modes  # noqa: E402
+from tilelang_churn.lowering import job_grid, release_envs  # noqa: E402
 
 try:
     GRID = job_grid.build_grid(job_grid.validate_config(config))
@@ -31,9 +30,9 @@ except job_grid.ConfigError as error:  # say where the config came from: config 
 # The heatmap shows one mode: trace-env (every pass of tilelang.lower) when configured, else the first.
 HEATMAP_MODE = "trace-env" if "trace-env" in GRID.modes else GRID.modes[0]
 STATIC_CHECK = "results/static/static_check.txt"
-RUN_DIR = "results/runs/{version}/{target}/{shape}/{mode}"
-JOB_PATH = "{version}/{target}/{shape}/{mode}"
-TRACE_LOG = f"logs/trace/{JOB_PATH}.log"
+RUN_DIR = jobs.RUN_DIR
+JOB_PATH = jobs.JOB_PATH
+TRACE_LOG = jobs.TRACE_LOG
 FIGURE_DIR = "results/figures"
 COMPARE_DIR = "results/compare"
 RELEASE_ENV_MARKER = f"{GRID.release_env_dir}/tilelang-{{version}}/environment.json"
@@ -71,7 +70,7 @@ def get_final_output() -> list:
         *per_job(f"{RUN_DIR}/run.json"),
         "results/churn.csv",
         "results/churn_summary.csv",
-        *(per_job(f"{FIGURE_DIR}/churn/{JOB_PATH}.png") if config["job_figures"] else []),
+        *(per_job(jobs.JOB_FIGURE) if config["job_figures"] else []),
         *get_heatmap_paths(),
         *(get_compare_outputs() if GRID.compares_releases else []),
     ]
@@ -104,7 +103,7 @@ def batch_paths(batch, pattern: str) -> list:
 
 def batch_jobs_param(batch) -> list:
     """The batch rule's params.jobs: (trace arguments, --out folder, log) of each of its jobs."""
-    return [(list(job.args), RUN_DIR.format(**job.wildcards), TRACE_LOG.format(**job.wildcards)) for job in batch.jobs]
+    return [(list(job.args), job.run_dir, job.trace_log) for job in batch.jobs]
 
 
 def batch_threads(wildcards) -> int:

@@ -17,7 +17,7 @@ for batch in GRID.batches if config["job_figures"] else []:
                     subcategory="tilelang {version}, {target}".format(**job.wildcards),
                     labels={"shape": job.shape, "mode": job.mode},
                 )
-                for job, path in zip(batch.jobs, batch_paths(batch, f"{FIGURE_DIR}/churn/{JOB_PATH}.png"))
+                for job, path in zip(batch.jobs, batch_paths(batch, jobs.JOB_FIGURE))
             ],
         log:
             f"logs/plots/churn/{batch.name}.log",

@@ -1,0 +1,1 @@
+"""The job model, the row model and the files every layer above shares (standard library only)."""

@@ -3,7 +3,7 @@
 One row per pass step of one trace job. ``passes.csv`` (one job) and ``results/churn.csv`` (all jobs) share
 ``COLUMNS``; ``churn_summary.csv`` (one row per job) has ``SUMMARY_COLUMNS``. config/README.md documents every
 column and a test keeps that document in step. Reading and writing need only the standard library; the
-DataFrame helpers import pandas when called. The readers refuse a table changed since it was written: a
+The DataFrame view of a table is tables/frames.py. The readers refuse a table changed since it was written: a
 passes.csv against its run.json, churn.csv against churn.json (``write_manifest``, by churn_table.py).
 Every file goes through ``atomic_file``: a temporary renamed into place, removed on any error.
 """
@@ -62,7 +62,7 @@ PROVENANCE_COLUMNS = [
     "stages",
     "mode",
     "source",
-    # the kernel of the job (any kernel file: scripts/kernels.py): its name, its parameters as canonical JSON
+    # the kernel of the job (any kernel file: lowering/kernels.py): its name, its parameters as canonical JSON
     # (sorted keys), a readable label; the GEMM's columns above are empty for another kernel
     "kernel",
     "params",
@@ -74,10 +74,6 @@ PROVENANCE_INT_COLUMNS = ("M", "N", "K", "block_M", "block_N", "block_K", "threa
 INT_COLUMNS = ("step", "added", "deleted", "added_stripped", "deleted_stripped", "depth") + PROVENANCE_INT_COLUMNS
 BOOL_COLUMNS = ("changed",)
 FLOAT_COLUMNS = ("seconds",)
-
-# A job is told apart by its provenance: target_name names the target dict and mode fixes the source.
-# kernel_label is derived from kernel and params.
-JOB_KEY = [column for column in PROVENANCE_COLUMNS if column not in ("target", "source", "kernel_label")]
 
 # The respects in which one job's kernel can differ from another's, each with its provenance columns (the
 # book's figure 4 shows the configurations that differ from the reference in exactly one; the workflow decides
@@ -147,12 +143,6 @@ def write_rows(path: str | Path, rows: list[dict]) -> None:
         writer.writeheader()
         for row in rows:
             writer.writerow({key: _cell(value) for key, value in row.items()})
-
-
-def write_frame(df, path: str | Path) -> None:
-    """Write a DataFrame (churn.csv, churn_summary.csv) atomically."""
-    with files.atomic_file(path) as handle:
-        df.to_csv(handle, index=False, lineterminator="\n")
 
 
 def _cell(value):
@@ -312,20 +302,3 @@ def _check_against_manifest(path: Path, text: str) -> None:
         f"{path}: changed after {writer} wrote it ({manifest.name} records its sha256): {what}; "
         f"delete {path} to rebuild it from the jobs' passes.csv"
     )
-
-
-def to_frame(rows: list[dict]):
-    """A DataFrame in COLUMNS order: integer columns nullable Int64, ``changed`` nullable boolean."""
-    import pandas as pd
-
-    df = pd.DataFrame(rows, columns=COLUMNS)
-    for key in INT_COLUMNS:
-        df[key] = df[key].astype("Int64")
-    df["changed"] = df["changed"].astype("boolean")
-    df["seconds"] = df["seconds"].astype("Float64")
-    return df
-
-
-def read_frame(path: str | Path):
-    """``read_rows`` as a DataFrame (see ``to_frame``)."""
-    return to_frame(read_rows(path))

@@ -3,7 +3,7 @@
 A mode is one way of seeing the passes of a lowering. Adding a mode means adding one ``TraceMode`` here and
 its runner function in ``tilelang_trace.py`` (named by ``runner``); everything else reads this table.
 
-    python scripts/trace_modes.py        # prints the table
+    PYTHONPATH=scripts python -m tilelang_churn.core.trace_modes        # prints the table
 """
 
 from __future__ import annotations

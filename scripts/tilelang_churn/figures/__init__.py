@@ -1,0 +1,1 @@
+"""Every figure of the workflow and of the book, in one style."""

@@ -49,8 +49,10 @@ from matplotlib.patches import Patch, Rectangle  # noqa: E402
 
 from tilelang_churn.core import files  # noqa: E402
 from tilelang_churn.core import passes_table as pt  # noqa: E402
+from tilelang_churn.core.jobs import group_rows, job_key  # noqa: E402
 from tilelang_churn.core.releases import release_sort_key  # noqa: E402
 from tilelang_churn.figures import figure_style as fs  # noqa: E402
+from tilelang_churn.figures import heatmap  # noqa: E402
 
 FIGURES = ("fig1_reference_passes", "fig2_pass_heatmap", "fig3_releases", "fig4_variants")
 FORMATS = ("png", "svg", "pdf")
@@ -173,18 +175,6 @@ class BookError(ValueError):
 
 
 # ------------------------------------------------------------------------------------------------ data
-
-
-def job_key(row: dict) -> tuple:
-    return tuple(row[column] for column in pt.JOB_KEY)
-
-
-def group_jobs(rows: list[dict]) -> dict[tuple, list[dict]]:
-    """{job key: its rows in step order}, jobs in table order."""
-    jobs: dict[tuple, list[dict]] = {}
-    for row in rows:
-        jobs.setdefault(job_key(row), []).append(row)
-    return {key: sorted(job, key=lambda r: r["step"]) for key, job in jobs.items()}
 
 
 def churn_of(row: dict) -> int:
@@ -386,12 +376,6 @@ def _column_label(job: dict, reference: dict, language: str) -> str:
     return "  ".join(parts)
 
 
-def _churn_colors(values: np.ndarray):
-    vmax = max(2.0, float(np.nanmax(values, initial=0.0)))
-    norm = mcolors.LogNorm(vmin=1, vmax=vmax)
-    return fs.churn_cmap(), norm
-
-
 def _label_column_groups(ax, groups, *, line_color, line_width: float) -> None:
     """A label above each run of adjacent columns and a vertical line between runs; groups: (label, columns),
     in column order (a group of no column is skipped)."""
@@ -410,7 +394,7 @@ def _cell_text(ax, x, y, text, rgba, fontsize) -> None:
     ax.text(x, y, text, ha="center", va="center", fontsize=fontsize, color="black" if lum > 0.5 else "white")
 
 
-def plot_heatmap(
+def plot_pass_heatmap(
     jobs: dict[tuple, list[dict]], reference: dict, out_dir: Path, language: str, width_cm: float
 ) -> list[Path]:
     """fig2: pass names x configurations of the reference's release and mode, grouped by target."""
@@ -434,42 +418,18 @@ def plot_heatmap(
     labels = [_column_label(mine[key][0], reference, language) for key in columns]
     label_cm = 0.16 * max(len(s) for s in labels) + 0.4
     height_cm, _ = _height(len(shown), 0.36, 3.4 + label_cm)
-    cmap, norm = _churn_colors(values)
     with fs.context(language, book=True, hashsalt=HASHSALT):
         fig, ax = plt.subplots(figsize=fs.book_size(width_cm, height_cm), layout="constrained")
-        ax.set_facecolor(fs.ABSENT_COLOR)
-        ax.patch.set_hatch("////")
-        ax.patch.set_edgecolor(fs.ABSENT_EDGE)
-        edges_x, edges_y = np.arange(len(columns) + 1) - 0.5, np.arange(len(shown) + 1) - 0.5
-        positive = np.ma.masked_where(~(values > 0), values)
-        zero = np.ma.masked_where(~(values == 0), values)
-        mesh = ax.pcolormesh(edges_x, edges_y, positive, cmap=cmap, norm=norm, edgecolors="white", linewidth=0.5)
-        ax.pcolormesh(
-            edges_x, edges_y, zero, cmap=mcolors.ListedColormap([fs.ZERO_COLOR]), edgecolors="white", linewidth=0.5
-        )
-        for r, c in zip(*np.nonzero(values > 0)):
-            _cell_text(ax, c, r, f"{int(values[r, c])}", cmap(norm(values[r, c])), 5.0)
-        for r, c in zip(*np.nonzero(failed)):
-            ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, facecolor=fs.FAILED_FILL, edgecolor="white", lw=0.5))
-            ax.text(c, r, "\u00d7", ha="center", va="center", fontsize=7, color=fs.FAILED_COLOR)
+        mesh, norm = heatmap.draw_cells(ax, values, failed, heatmap.BOOK_CELLS)
         # target groups: a label above each group, a white gap between groups
         groups = [(t, sum(1 for key in columns if mine[key][0]["target_name"] == t)) for t in targets]
         _label_column_groups(ax, groups, line_color="white", line_width=2.5)
         fs.matrix_axes(ax, shown, labels, col_rotation=90)
         for side in ("left", "bottom"):
             ax.spines[side].set_visible(False)
-        cbar = fig.colorbar(mesh, ax=ax, shrink=0.6, aspect=25, pad=0.02)
-        cbar.set_label(words["cbar"])
-        ticks = [t for t in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000) if t <= norm.vmax]
-        cbar.set_ticks(ticks)
-        cbar.ax.yaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:g}"))
-        cbar.ax.yaxis.set_minor_formatter(mticker.NullFormatter())
-        handles = [
-            Patch(facecolor=fs.ZERO_COLOR, edgecolor="#bbbbbb", label=words["zero"]),
-            Patch(facecolor=fs.ABSENT_COLOR, edgecolor=fs.ABSENT_EDGE, hatch="////", label=words["absent"]),
-        ]
-        if failed.any():
-            handles.append(Patch(facecolor=fs.FAILED_FILL, edgecolor=fs.FAILED_COLOR, label=words["failed"]))
+        heatmap.colorbar(fig, ax, mesh, norm, words["cbar"], shrink=0.6, aspect=25)
+        failed_entry = words["failed"] if failed.any() else None
+        handles = heatmap.legend_handles(words["zero"], words["absent"], failed_entry, heatmap.BOOK_CELLS)
         fig.legend(handles=handles, loc="outside lower center", ncols=len(handles))
         title = words["fig2_title"].format(mode=reference["mode"], version=reference["tilelang_version"])
         fig.suptitle(f"{title}\n{words['fig2_sub'].format(hidden=hidden)}", fontsize=8)
@@ -758,14 +718,14 @@ def build(
         rows = pt.read_rows(churn)
     except (OSError, pt.TableError) as exc:
         raise BookError(str(exc)) from None
-    jobs = group_jobs(rows)
+    jobs = group_rows(rows)
     ref = reference_job(Path(reference))
     if job_key(ref) not in jobs:
         raise BookError(f"the reference job ({_describe(ref)}, {ref['mode']}) is not in {churn}")
     written: dict[str, list[Path]] = {}
     skipped: dict[str, str] = {}
     written[FIGURES[0]] = plot_reference(jobs[job_key(ref)], out_dir, language, width_cm)
-    written[FIGURES[1]] = plot_heatmap(jobs, ref, out_dir, language, width_cm)
+    written[FIGURES[1]] = plot_pass_heatmap(jobs, ref, out_dir, language, width_cm)
     if by_version is not None:
         written[FIGURES[2]] = plot_releases(read_by_version(Path(by_version)), ref, out_dir, language, width_cm)
     else:

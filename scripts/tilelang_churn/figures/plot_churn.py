@@ -26,7 +26,6 @@ import sys
 import textwrap
 import warnings
 
-import matplotlib.colors as mcolors
 import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker as mticker  # noqa: E402
 import numpy as np  # noqa: E402
@@ -35,17 +34,16 @@ from matplotlib.patches import Patch  # noqa: E402
 
 from tilelang_churn.core import passes_table as pt  # noqa: E402
 from tilelang_churn.core import trace_modes  # noqa: E402
-from tilelang_churn.figures import (
-    figure_style as fs,  # the one style of every figure: fonts, colours, DPI, saving (sets the Agg backend)
-)
+from tilelang_churn.core.jobs import GEMM  # noqa: E402
+from tilelang_churn.figures import figure_style as fs  # noqa: E402  (the one style of every figure)
+from tilelang_churn.figures import heatmap  # noqa: E402
+from tilelang_churn.tables import frames
 
 ADDED_COLOR = fs.ADDED_COLOR
 DELETED_COLOR = fs.DELETED_COLOR
 NOOP_COLOR = fs.NOOP_COLOR
 FAILED_COLOR = fs.FAILED_COLOR
 CODEGEN_COLOR = fs.CODEGEN_COLOR
-ZERO_COLOR = fs.ZERO_COLOR  # heatmap: pass ran, 0 lines changed
-ABSENT_COLOR = fs.ABSENT_COLOR  # heatmap: occurrence not in this configuration
 DPI = fs.SCREEN_DPI
 HASHSALT = "tilelang-churn/plot_churn"
 CBAR_LABEL = "lines changed (+added + -deleted)"
@@ -59,16 +57,13 @@ SYMLOG_SPREAD = 100  # bars: symlog y when largest/smallest nonzero bar exceeds 
 
 def _as_frame(rows_or_df) -> pd.DataFrame:
     """A DataFrame in passes.csv columns from passes_table.read_rows() dicts or a passes_table frame."""
-    df = rows_or_df.copy() if isinstance(rows_or_df, pd.DataFrame) else pt.to_frame(list(rows_or_df))
+    df = rows_or_df.copy() if isinstance(rows_or_df, pd.DataFrame) else frames.to_frame(list(rows_or_df))
     missing = [c for c in pt.COLUMNS if c not in df.columns]
     if missing:
         raise ValueError(f"rows lack columns {missing}")
     if df.empty:
         raise ValueError("no rows to plot")
     return df
-
-
-GEMM = "gemm"  # kernels.GEMM: its rows carry the GEMM's own columns, every other kernel's a configuration label
 
 
 def _shape(row) -> str:
@@ -118,7 +113,7 @@ def _measured(df: pd.DataFrame, measure: str) -> tuple[pd.DataFrame, str]:
 def plot_job_bars(rows_or_df, path, measure: str = "raw") -> None:
     """Bar chart of one job's per-pass churn; ``path`` is one output path (or a list of paths)."""
     df, measure_words = _measured(_as_frame(rows_or_df), measure)
-    jobs = df.groupby(pt.JOB_KEY, sort=False, dropna=False).ngroups
+    jobs = len(frames.job_frames(df))
     if jobs != 1:
         raise ValueError(f"plot_job_bars wants the rows of one job, got {jobs} jobs")
     df = df.sort_values("step", kind="stable").reset_index(drop=True)
@@ -364,7 +359,7 @@ def _config_labels(jobs: pd.DataFrame) -> list[str]:
     return labels
 
 
-def heatmap_matrix(df: pd.DataFrame, mode: str = "trace-env", measure: str = "raw"):
+def configuration_matrix(df: pd.DataFrame, mode: str = "trace-env", measure: str = "raw"):
     """(values, failed, row_labels, col_labels) for one mode.
 
     values[r, c]: added+deleted (float; NaN when the occurrence is absent from the configuration or failed);
@@ -377,7 +372,7 @@ def heatmap_matrix(df: pd.DataFrame, mode: str = "trace-env", measure: str = "ra
     if df.empty:
         raise ValueError(f"no pass rows of mode {mode!r}; modes present: {modes}")
     df = df.copy()
-    groups = [g.sort_values("step", kind="stable") for _, g in df.groupby(pt.JOB_KEY, sort=False, dropna=False)]
+    groups = frames.job_frames(df)
     cells = []  # per job: {(pass, occurrence): (value, failed)}
     order_per_job = []
     for g in groups:
@@ -445,10 +440,10 @@ def merge_configurations(values, failed, col_labels, max_columns: int = MAX_HEAT
 
 
 @fs.styled("en", hashsalt=HASHSALT)
-def plot_heatmap(df, paths, mode: str = "trace-env", measure: str = "raw") -> None:
+def plot_configuration_heatmap(df, paths, mode: str = "trace-env", measure: str = "raw") -> None:
     """Heatmap of pass occurrences x configurations for one mode, saved to every path in ``paths``.
     Identical configurations share a column, and at most MAX_HEATMAP_COLUMNS are drawn (merge_configurations)."""
-    values, failed, row_labels, col_labels = heatmap_matrix(df, mode, measure)
+    values, failed, row_labels, col_labels = configuration_matrix(df, mode, measure)
     values, failed, col_labels, merge_note = merge_configurations(values, failed, col_labels)
     frame = _as_frame(df)
     measure_words = _measured(frame[frame["mode"] == mode], measure)[1]
@@ -461,58 +456,13 @@ def plot_heatmap(df, paths, mode: str = "trace-env", measure: str = "raw") -> No
     height = 3.2 + 0.2 * nrows
     fig, ax = plt.subplots(figsize=(max(6.0, width), max(4.0, height)), layout="constrained")
 
-    # absent cells: the axes background, grey with hatching; zeros: a pale solid colour; >0: log colour map
-    ax.set_facecolor(ABSENT_COLOR)
-    ax.patch.set_hatch("///")
-    ax.patch.set_edgecolor("#c4c4c4")
-    vmax = max(2.0, np.nanmax(values, initial=0.0))
-    norm = mcolors.LogNorm(vmin=1, vmax=vmax)
-    # viridis reversed, without its palest yellow end so that 1 line stays distinct from the pale 0 cells
-    cmap = fs.churn_cmap()
-    positive = np.ma.masked_where(~(values > 0), values)
-    zero = np.ma.masked_where(~(values == 0), values)
-    edges_x = np.arange(ncols + 1) - 0.5
-    edges_y = np.arange(nrows + 1) - 0.5
-    mesh = ax.pcolormesh(edges_x, edges_y, positive, cmap=cmap, norm=norm, edgecolors="white", linewidth=0.6)
-    ax.pcolormesh(
-        edges_x,
-        edges_y,
-        zero,
-        cmap=mcolors.ListedColormap([ZERO_COLOR]),
-        vmin=0,
-        vmax=1,
-        edgecolors="white",
-        linewidth=0.6,
-    )
-    fr, fc = np.nonzero(failed)
-    for r, c in zip(fr, fc):
-        ax.add_patch(plt.Rectangle((c - 0.5, r - 0.5), 1, 1, facecolor="#ffd6d6", edgecolor="white", lw=0.6))
-        ax.text(c, r, "\u2715 failed", ha="center", va="center", fontsize=8, color=FAILED_COLOR, fontweight="bold")
-
-    # numbers in the cells (>0), dark text on light colours, light text on dark
-    for r, c in zip(*np.nonzero(values > 0)):
-        v = values[r, c]
-        rgba = cmap(norm(v))
-        lum = 0.299 * rgba[0] + 0.587 * rgba[1] + 0.114 * rgba[2]
-        ax.text(c, r, f"{int(v)}", ha="center", va="center", fontsize=7.5, color="black" if lum > 0.5 else "white")
-
+    mesh, norm = heatmap.draw_cells(ax, values, failed)
     fs.matrix_axes(ax, row_labels, col_labels, row_fontsize=8, col_fontsize=8.5)  # first pass on top
     ax.tick_params(axis="x", top=True, labeltop=True, bottom=True, labelbottom=True)
     ax.set_ylabel("pass occurrence (execution order of the longest job)")
 
-    cbar = fig.colorbar(
-        mesh, ax=ax, shrink=min(1.0, 12.0 / max(height, 1.0)) if height > 12 else 0.8, aspect=30, pad=0.02
-    )
-    cbar.set_label(CBAR_LABEL)
-    ticks = [t for t in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000) if t <= vmax]
-    cbar.set_ticks(ticks if len(ticks) <= 10 else ticks[::2])
-    cbar.ax.yaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:g}"))
-    cbar.ax.yaxis.set_minor_formatter(mticker.NullFormatter())
-    handles = [
-        Patch(facecolor=ZERO_COLOR, edgecolor="#bbbbbb", label="no-op (0 lines)"),
-        Patch(facecolor=ABSENT_COLOR, edgecolor="#c4c4c4", hatch="///", label="absent in this configuration"),
-        Patch(facecolor="#ffd6d6", edgecolor=FAILED_COLOR, label="\u2715 failed"),
-    ]
+    heatmap.colorbar(fig, ax, mesh, norm, CBAR_LABEL, shrink=min(1.0, 12.0 / height) if height > 12 else 0.8)
+    handles = heatmap.legend_handles("no-op (0 lines)", "absent in this configuration", "\u2715 failed")
     fig.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=8.5, frameon=False)
     subtitle = measure_words + (f"; {merge_note}" if merge_note else "")
     fig.suptitle(f"TileLang pass churn per configuration, mode {mode} (codegen excluded)\n{subtitle}", fontsize=12)
@@ -538,7 +488,7 @@ def plot_jobs(passes_paths, figure_paths, measure: str = "raw", workers: int = 1
 
 def _plot_one_job(task) -> None:
     passes, figure, measure = task
-    plot_job_bars(pt.read_frame(passes), figure, measure)
+    plot_job_bars(frames.read_frame(passes), figure, measure)
 
 
 # -------------------------------------------------------------------------------------------------- CLI
@@ -562,7 +512,7 @@ def main(argv=None) -> int:
         if args.command == "bars":
             plot_jobs(args.passes, args.out, args.measure, args.workers)
         else:
-            plot_heatmap(pt.read_frame(args.churn), args.out, args.mode, args.measure)
+            plot_configuration_heatmap(frames.read_frame(args.churn), args.out, args.mode, args.measure)
     except (OSError, ValueError) as exc:
         print(f"plot_churn: error: {exc}", file=sys.stderr)
         return 1

@@ -38,7 +38,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import matplotlib
-import matplotlib.colors as mcolors
 import matplotlib.pyplot as plt
 import matplotlib.ticker as mticker
 import numpy as np
@@ -46,9 +45,9 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
-from tilelang_churn.core import passes_table as pt
+from tilelang_churn.core import trace_modes
 from tilelang_churn.core.releases import release_sort_key, release_text, sort_releases
-from tilelang_churn.figures import compare_pages
+from tilelang_churn.figures import compare_pages, heatmap
 from tilelang_churn.figures import figure_style as fs
 from tilelang_churn.tables import pass_edits
 from tilelang_churn.tables.release_tables import (
@@ -72,11 +71,7 @@ from tilelang_churn.tables.release_tables import (
 
 FIGURE_STEMS = ("release_heatmap", "release_trend")
 DPI = fs.SCREEN_DPI
-ZERO_COLOR = fs.ZERO_COLOR  # the palette of figure_style, shared with plot_churn
-ABSENT_COLOR = fs.ABSENT_COLOR
-ABSENT_EDGE = fs.ABSENT_EDGE
 FAILED_COLOR = fs.FAILED_COLOR
-FAILED_FILL = fs.FAILED_FILL
 UNSUPPORTED_FILL = fs.UNSUPPORTED_FILL
 UNSUPPORTED_EDGE = fs.UNSUPPORTED_EDGE
 NO_JOB_FILL = "#ffffff"
@@ -153,7 +148,7 @@ def _release_columns(churn_df: pd.DataFrame) -> list[str]:
     return sort_releases(str(v) for v in typed_table(churn_df)["tilelang_version"])
 
 
-def heatmap_matrix(churn_df: pd.DataFrame, configuration: str | None = None) -> dict:
+def release_matrix(churn_df: pd.DataFrame, configuration: str | None = None) -> dict:
     """The data of ``plot_release_heatmap``: label, releases, row_labels, values (added+deleted, NaN when
     absent or failed), failed (bool), present (bool: the run exists), and per-release states."""
     configs = configurations(churn_df)
@@ -208,7 +203,7 @@ def heatmap_matrix(churn_df: pd.DataFrame, configuration: str | None = None) -> 
 def plot_release_heatmap(churn_df: pd.DataFrame, paths, configuration: str | None = None) -> str:
     """Pass runs x releases churn heatmap of one configuration (label; default: see the module docstring),
     saved to every path. Returns the configuration label."""
-    data = heatmap_matrix(churn_df, configuration)
+    data = release_matrix(churn_df, configuration)
     values, failed = data["values"], data["failed"]
     releases, states, row_labels = data["releases"], data["states"], list(data["row_labels"])
     if not row_labels:  # no release ran a pass: one placeholder row keeps the columns visible
@@ -222,50 +217,7 @@ def plot_release_heatmap(churn_df: pd.DataFrame, paths, configuration: str | Non
     height = 3.4 + 0.2 * nrows
     with matplotlib.rc_context(_RC):
         fig, ax = plt.subplots(figsize=(max(7.0, width), max(4.5, height)), layout="constrained")
-        ax.set_facecolor(ABSENT_COLOR)  # absent runs: the axes background, hatched grey
-        ax.patch.set_hatch("///")
-        ax.patch.set_edgecolor(ABSENT_EDGE)
-        vmax = max(2.0, np.nanmax(values, initial=0.0))
-        norm = mcolors.LogNorm(vmin=1, vmax=vmax)
-        cmap = fs.churn_cmap()
-        edges_x = np.arange(ncols + 1) - 0.5
-        edges_y = np.arange(nrows + 1) - 0.5
-        mesh = ax.pcolormesh(
-            edges_x,
-            edges_y,
-            np.ma.masked_where(~(values > 0), values),
-            cmap=cmap,
-            norm=norm,
-            edgecolors="white",
-            linewidth=0.6,
-        )
-        ax.pcolormesh(
-            edges_x,
-            edges_y,
-            np.ma.masked_where(~(values == 0), values),
-            cmap=mcolors.ListedColormap([ZERO_COLOR]),
-            vmin=0,
-            vmax=1,
-            edgecolors="white",
-            linewidth=0.6,
-        )
-        for r, c in zip(*np.nonzero(failed)):
-            ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, facecolor=FAILED_FILL, edgecolor="white", lw=0.6))
-            ax.text(
-                c, r, "\u2715 failed", ha="center", va="center", fontsize=7.5, color=FAILED_COLOR, fontweight="bold"
-            )
-        for r, c in zip(*np.nonzero(values > 0)):
-            rgba = cmap(norm(values[r, c]))
-            luminance = 0.299 * rgba[0] + 0.587 * rgba[1] + 0.114 * rgba[2]
-            ax.text(
-                c,
-                r,
-                f"{int(values[r, c])}",
-                ha="center",
-                va="center",
-                fontsize=7.5,
-                color="black" if luminance > 0.5 else "white",
-            )
+        mesh, norm = heatmap.draw_cells(ax, values, failed)
         for c, state in enumerate(states):  # whole columns without pass data say why
             if state not in ("unsupported", "no job"):
                 continue
@@ -303,18 +255,13 @@ def plot_release_heatmap(churn_df: pd.DataFrame, paths, configuration: str | Non
         ax.tick_params(axis="x", top=True, labeltop=True, bottom=True, labelbottom=True)
         ax.set_ylabel("pass run (union alignment over releases, execution order)")
         ax.set_xlabel("TileLang release")
-        cbar = fig.colorbar(mesh, ax=ax, shrink=0.8 if height <= 12 else 12.0 / height, aspect=30, pad=0.02)
-        cbar.set_label("lines changed (+added + -deleted)")
-        ticks = [t for t in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000) if t <= vmax]
-        cbar.set_ticks(ticks if len(ticks) <= 10 else ticks[::2])
-        cbar.ax.yaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:g}"))
-        cbar.ax.yaxis.set_minor_formatter(mticker.NullFormatter())
-        handles = [
-            Patch(facecolor=ZERO_COLOR, edgecolor="#bbbbbb", label="no-op (0 lines)"),
-            Patch(facecolor=ABSENT_COLOR, edgecolor=ABSENT_EDGE, hatch="///", label="pass run absent"),
-            Patch(facecolor=FAILED_FILL, edgecolor=FAILED_COLOR, label="\u2715 failed"),
-            Patch(facecolor=UNSUPPORTED_FILL, edgecolor=UNSUPPORTED_EDGE, hatch="\\\\", label="mode unsupported"),
-        ]
+        heatmap.colorbar(
+            fig, ax, mesh, norm, "lines changed (+added + -deleted)", shrink=0.8 if height <= 12 else 12.0 / height
+        )
+        handles = heatmap.legend_handles("no-op (0 lines)", "pass run absent", "\u2715 failed")
+        handles.append(
+            Patch(facecolor=UNSUPPORTED_FILL, edgecolor=UNSUPPORTED_EDGE, hatch="\\\\", label="mode unsupported")
+        )
         fig.legend(handles=handles, loc="outside lower center", ncols=4, fontsize=8.5, frameon=False)
         fig.suptitle(f"TileLang pass churn across releases (codegen excluded)\n{data['label']}", fontsize=11)
         try:
@@ -328,16 +275,7 @@ def _as_bool(series: pd.Series) -> pd.Series:
     return series.map(lambda v: v is True or v == "True" or v is np.True_).astype(bool)
 
 
-def _mode_names() -> tuple[str, ...]:
-    try:
-        from tilelang_churn.core import trace_modes
-
-        return tuple(trace_modes.MODES)
-    except ImportError:
-        return tuple(getattr(pt, "MODES", ("trace-env", "trace-api", "pass-diff")))
-
-
-_MODE_ORDER = {mode: k for k, mode in enumerate(_mode_names())}
+_MODE_ORDER = {mode: k for k, mode in enumerate(trace_modes.MODE_NAMES)}
 _MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p"]
 
 

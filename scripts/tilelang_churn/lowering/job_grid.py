@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 import math
 import re
-import shlex
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tilelang_churn.core import trace_modes
+from tilelang_churn.core.jobs import GEMM, Job
 from tilelang_churn.lowering import kernels, release_envs, trace_cli
 
 KERNEL_FIELDS = ("dtype", "accum_dtype", "threads", "stages")
@@ -28,30 +28,6 @@ REQUIREMENTS = REPO / "requirements.txt"
 
 class ConfigError(ValueError):
     """A bad config value; the message starts with ``config <key>:``."""
-
-
-@dataclass(frozen=True)
-class Job:
-    """One trace job: its wildcard values (which name its folders) and the trace script's arguments."""
-
-    version: str
-    target: str
-    shape: str
-    mode: str
-    args: tuple[str, ...] = field(compare=False)
-    # the release's own environment (release_envs.py); None: the release installed beside the workflow
-    release_env: str | None = field(default=None, compare=False)
-    # a user's kernel file (an input of the job's batch: editing it retraces its jobs); None: a shipped kernel
-    kernel_file: str | None = field(default=None, compare=False)
-
-    @property
-    def wildcards(self) -> dict:
-        return {"version": self.version, "target": self.target, "shape": self.shape, "mode": self.mode}
-
-    @property
-    def command_args(self) -> str:
-        """The arguments as one shell-quoted string (the trace rule's params)."""
-        return shlex.join(self.args)
 
 
 @dataclass(frozen=True)
@@ -76,7 +52,7 @@ class Batch:
 
 @dataclass(frozen=True)
 class KernelConfig:
-    """One parameter set of a kernel of config `kernels` (scripts/kernels.py's contract)."""
+    """One parameter set of a kernel of config `kernels` (scripts/tilelang_churn/lowering/kernels.py's contract)."""
 
     kernel: str
     source: str  # a shipped kernel's name (workflow/kernels/<source>.py), or the user's file as configured
@@ -268,7 +244,7 @@ def resolve_kernels(cfg: dict, shapes: dict) -> dict[str, KernelConfig]:
     for i, entry in enumerate(cfg["kernels"]):
         key = f"kernels[{i}]"
         name = entry["name"]
-        if name in names or name == kernels.GEMM:
+        if name in names or name == GEMM:
             also = names.get(name, "the GEMM of config shapes")
             raise ConfigError(f"config {key}.name: {name!r} is also the name of {also}; give each kernel its own")
         names[name] = key

@@ -3,7 +3,7 @@
 The config check reads a kernel's signature from its source (``ast``: no import, so no TileLang, and a file
 that does not parse is named before any job); the trace run imports the file and calls the function.
 
-    python scripts/kernels.py workflow/kernels/rmsnorm.py     # the function's parameters and their defaults
+    PYTHONPATH=scripts python -m tilelang_churn.lowering.kernels workflow/kernels/rmsnorm.py   # its parameters
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
 SHIPPED_DIR = REPO / "workflow" / "kernels"
-GEMM = "gemm"  # the book's kernel: its parameters are also passes.csv's GEMM columns
 DEFAULT_FUNCTION = "build"
 REQUIRED = object()  # a parameter without a default
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")

@@ -4,7 +4,7 @@
     rows, error, info = pass_instrument.run_instrument(func, target, keep_ir=True)
     ir_archive.write(info["ir"], "ir.json.gz")
 
-    python scripts/pass_instrument.py [--target NAME] [--json PATH] [--ir-archive PATH]   # the standard GEMM
+From the command line: ``gemm_lower_trace.py --mode instrument`` (``--keep-ir`` for the archive).
 
 The tracer is a class decorated with ``tvm.ir.instrument.pass_instrument``, attached through an outer
 ``tvm.transform.PassContext(instruments=[tracer])`` around ``with target: tilelang.lower(func, target=target)``.

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from tilelang_churn.core import trace_modes
+from tilelang_churn.core.jobs import GEMM
 from tilelang_churn.lowering import kernels, tilelang_source
 
 # Short target names -> TVM target dicts. The JSON dict form is accepted by every TileLang release;
@@ -84,7 +85,7 @@ class TraceSpec:
     target_name: str
     target: dict
     passes: tuple[str, ...]
-    kernel: str  # the kernel's name (kernels.GEMM for the book's GEMM)
+    kernel: str  # the kernel's name (GEMM for the book's GEMM)
     kernel_file: str  # the file whose function builds it (kernels.py's contract)
     function: str
     params: dict  # function(**params) is the kernel
@@ -102,7 +103,7 @@ class TraceSpec:
     @property
     def gemm(self) -> dict | None:
         """The GEMM's parameters, None for another kernel."""
-        return {name: self.params[name] for name in GEMM_PARAMS} if self.kernel == kernels.GEMM else None
+        return {name: self.params[name] for name in GEMM_PARAMS} if self.kernel == GEMM else None
 
     @property
     def threads(self) -> int:
@@ -270,7 +271,9 @@ def build_parser(parser_class: type = argparse.ArgumentParser) -> argparse.Argum
     gemm.add_argument("--accum-dtype", type=_choice(ACCUM_DTYPES), help="default float32")
     gemm.add_argument("--threads", type=_int_at_least(1), help="default 128")
     gemm.add_argument("--stages", type=_int_at_least(0), help="num_stages of T.Pipelined (0: not pipelined; default 3)")
-    other = parser.add_argument_group("any other kernel (scripts/kernels.py: FUNCTION(**PARAMS) returns a T.prim_func)")
+    other = parser.add_argument_group(
+        "any other kernel (lowering/kernels.py: FUNCTION(**PARAMS) returns a T.prim_func)"
+    )
     source = other.add_mutually_exclusive_group()
     source.add_argument(
         "--kernel", metavar="NAME", help="a kernel shipped with the workflow (workflow/kernels/NAME.py)"
@@ -440,7 +443,7 @@ def _kernel_of(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dic
             parser.error(
                 f"argument --kernel: no shipped kernel {args.kernel!r}; they are {', '.join(kernels.shipped_names())}"
             )
-        if args.kernel == kernels.GEMM and not gemm_options and not args.params:
+        if args.kernel == GEMM and not gemm_options and not args.params:
             args.kernel = None  # the GEMM from its own options
         else:
             args.kernel_file, args.kernel_name = str(kernels.shipped(args.kernel)), args.kernel_name or args.kernel
@@ -455,7 +458,7 @@ def _kernel_of(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dic
             zip(("block_M", "block_N", "block_K"), values["block"])
         )
         params |= {name: values[name] for name in ("dtype", "accum_dtype", "threads", "stages")}
-        file, function, name = kernels.shipped(kernels.GEMM), kernels.DEFAULT_FUNCTION, kernels.GEMM
+        file, function, name = kernels.shipped(GEMM), kernels.DEFAULT_FUNCTION, GEMM
     else:
         if gemm_options:
             parser.error(
@@ -472,7 +475,7 @@ def _kernel_of(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dic
     problem = signature.problem(params)
     if problem:
         parser.error(f"argument --params: kernel {name!r}: {problem}")
-    if name == kernels.GEMM:  # its parameters are columns of their own: every one of them, defaults included
+    if name == GEMM:  # its parameters are columns of their own: every one of them, defaults included
         params = {**signature.defaults(), **params}
     return {
         "kernel": name,

@@ -7,7 +7,7 @@
     python3 gemm_lower_trace.py --mode pass-diff    # pass_diff(func, passes)
 
 Each tracing mode prints ``pass=<name> changed=<True|False> +<added> -<deleted>`` per pass step and
-writes DIR/passes.csv (columns: scripts/passes_table.py) and DIR/run.json under --out DIR.
+writes DIR/passes.csv (columns: scripts/tilelang_churn/core/passes_table.py) and DIR/run.json under --out DIR.
 Exit status: 0 done (an "unsupported" row included); 1 a pass failed and its row is recorded; 2 bad arguments;
 3 the run could not be recorded or the environment is broken (output not writable, TileLang not importable or
 shadowed, or not the release --expect-release names) -- each with one line on stderr and no traceback.

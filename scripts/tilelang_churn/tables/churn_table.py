@@ -9,7 +9,7 @@ Usage::
 ``churn.json`` beside it records its rows and sha256 (and each input's line range), and every reader of
 churn.csv (``passes_table.read_table``) refuses a churn.csv that no longer matches it.
 ``churn_summary.csv`` has one row per job (``passes_table.SUMMARY_COLUMNS``), jobs in order of first
-appearance; a job is told apart by ``passes_table.JOB_KEY``. Churn counts only rows whose status is in
+appearance; a job is told apart by ``core.jobs.JOB_KEY``. Churn counts only rows whose status is in
 ``passes_table.CHURN_STATUSES``: codegen rows (TIR -> generated source) are never churn, failed rows are
 counted but carry no churn. Every column is documented in config/README.md.
 """
@@ -25,8 +25,8 @@ import pandas as pd
 
 from tilelang_churn.core import files
 from tilelang_churn.core import passes_table as pt
-
-JOB_KEY = pt.JOB_KEY
+from tilelang_churn.core.jobs import group_rows
+from tilelang_churn.tables import frames
 
 
 def read_tables(paths):
@@ -41,7 +41,7 @@ def read_tables(paths):
     seen: dict[tuple, tuple[Path, set]] = {}  # job key -> (first file, its steps)
     for path in paths:
         text, rows = pt.read_table(path)
-        for key, job_rows in _by_job(rows).items():
+        for key, job_rows in group_rows(rows).items():
             steps = Counter(row["step"] for row in job_rows)
             first_path, first_steps = seen.get(key, (path, set()))
             repeated = sorted(step for step, count in steps.items() if step in first_steps or count > 1)
@@ -55,18 +55,10 @@ def read_tables(paths):
         yield path, text, rows
 
 
-def _by_job(rows: list[dict]) -> dict[tuple, list[dict]]:
-    """Rows grouped by job (JOB_KEY), jobs in order of first appearance."""
-    jobs: dict[tuple, list[dict]] = {}
-    for row in rows:
-        jobs.setdefault(tuple(row[c] for c in JOB_KEY), []).append(row)
-    return jobs
-
-
 def gather(paths) -> pd.DataFrame:
     """Concatenate passes.csv files into one DataFrame (input order, columns exactly passes_table.COLUMNS);
     refusals as ``read_tables``."""
-    return pt.to_frame([row for _, _, rows in read_tables(paths) for row in rows])
+    return frames.to_frame([row for _, _, rows in read_tables(paths) for row in rows])
 
 
 def summarize_job(rows: list[dict]) -> dict:
@@ -123,7 +115,7 @@ def summary_frame(summaries: list[dict]) -> pd.DataFrame:
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
     """One row per job (SUMMARY_COLUMNS, see the module docstring), jobs in order of first appearance."""
     rows = df.astype(object).where(df.notna(), None).to_dict("records")
-    return summary_frame([summarize_job(job_rows) for job_rows in _by_job(rows).values()])
+    return summary_frame([summarize_job(job_rows) for job_rows in group_rows(rows).values()])
 
 
 def main(argv=None) -> int:
@@ -162,7 +154,7 @@ def build_tables(passes_paths, churn_path, summary_path) -> int:
                 sha256 = hashlib.sha256(data).hexdigest()
                 parts.append({"passes_csv": str(path), "lines": [line, line + count - 1], "sha256": sha256})
                 line += count
-                job_summaries = [summarize_job(job_rows) for job_rows in _by_job(table_rows).values()]
+                job_summaries = [summarize_job(job_rows) for job_rows in group_rows(table_rows).values()]
                 summaries.extend(job_summaries)
                 rows += len(table_rows)
                 jobs += len(job_summaries)
@@ -171,7 +163,7 @@ def build_tables(passes_paths, churn_path, summary_path) -> int:
         except OSError:
             Path(churn_path).unlink(missing_ok=True)  # without its manifest no reader could check it
             raise
-        pt.write_frame(summary_frame(summaries), summary_path)
+        frames.write_frame(summary_frame(summaries), summary_path)
     except (OSError, ValueError) as exc:
         print(f"churn_table: error: {exc}", file=sys.stderr)
         return 1

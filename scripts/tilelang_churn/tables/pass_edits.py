@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,10 +79,24 @@ class RunEdit:
     diff: list = field(default_factory=list)  # unified-diff body lines over the normalised IR (diff_lines)
 
 
+_PRELUDE_RE = re.compile(r"^#?\s*from\s+tvm\.script\s+import\s+[\w.]+(?:\s+as\s+\w+)?$")
+
+
+def normalize_ir(text: str) -> str:
+    """Printed IR without the noise listed in the module docstring (trailing blanks, import prelude, blank
+    lines at both ends)."""
+    lines = [line.rstrip() for line in text.splitlines()]
+    start = 0
+    while start < len(lines) and (not lines[start] or _PRELUDE_RE.match(lines[start].strip())):
+        start += 1
+    lines = lines[start:]
+    while lines and not lines[-1]:
+        lines.pop()
+    return "\n".join(lines)
+
+
 def _prelude_free(text: str) -> list[str]:
     # the documented normalisation, line by line (import prelude, trailing blanks, blank ends)
-    from tilelang_churn.tables.release_tables import normalize_ir
-
     normalized = normalize_ir(text)
     return normalized.splitlines() if normalized else []
 

@@ -139,7 +139,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -149,22 +148,18 @@ import pandas as pd
 
 from tilelang_churn.core import ir_archive
 from tilelang_churn.core import passes_table as pt
+from tilelang_churn.core.jobs import CONFIG_KEY, JOB_KEY, config_key, config_label, job_key
 from tilelang_churn.core.releases import release_sort_key, release_text
-from tilelang_churn.tables import pass_edits
+from tilelang_churn.tables import frames, pass_edits
 
-JOB_KEY = list(
-    getattr(pt, "JOB_KEY", None) or [column for column in pt.PROVENANCE_COLUMNS if column not in ("target", "source")]
-)
-CONFIG_KEY = [column for column in JOB_KEY if column != "tilelang_version"]
 _INT_KEY = [column for column in JOB_KEY if column in pt.INT_COLUMNS]
-
-FAILED = getattr(pt, "STATUS_FAILED", "failed")
-CODEGEN = getattr(pt, "STATUS_CODEGEN", "codegen")
-CHANGED = getattr(pt, "STATUS_CHANGED", "changed")
-UNSUPPORTED = getattr(pt, "STATUS_UNSUPPORTED", "unsupported")
-CHURN_STATUSES = tuple(pt.CHURN_STATUSES)
+FAILED = pt.STATUS_FAILED
+CODEGEN = pt.STATUS_CODEGEN
+CHANGED = pt.STATUS_CHANGED
+UNSUPPORTED = pt.STATUS_UNSUPPORTED
+CHURN_STATUSES = pt.CHURN_STATUSES
 PASS_RUN_STATUSES = CHURN_STATUSES + (FAILED,)
-SECONDS_COLUMN = getattr(pt, "SECONDS_COLUMN", "seconds")
+SECONDS_COLUMN = "seconds"
 SOURCE_LINES_COLUMNS = ("generated_source_lines", "kernel_source_lines")
 
 # the integer counts of churn_by_version.csv (nullable: empty for an unsupported job)
@@ -256,36 +251,6 @@ KEPT, ADDED, REMOVED = "kept", "added", "removed"
 # ------------------------------------------------------------------------------------------ jobs, keys
 
 
-def job_key(row: Mapping) -> tuple:
-    """The job key of a row (dict or Series) as a tuple of Python ints and strings, in JOB_KEY order."""
-    return tuple(_key_value(column, row[column]) for column in JOB_KEY)
-
-
-def config_key(row: Mapping) -> tuple:
-    """The configuration key (CONFIG_KEY order) of a row."""
-    return tuple(_key_value(column, row[column]) for column in CONFIG_KEY)
-
-
-def config_label(row: Mapping) -> str:
-    """``target MxNxK bBMxBNxBK dtype/accum tTHREADS sSTAGES mode`` for the GEMM, ``target LABEL mode`` for another
-    kernel (its configuration label): the configuration's one-line name."""
-    if row.get("kernel", "gemm") != "gemm":
-        return f"{row['target_name']} {row['kernel_label']} {row['mode']}"
-    return (
-        f"{row['target_name']} {row['M']}x{row['N']}x{row['K']} "
-        f"b{row['block_M']}x{row['block_N']}x{row['block_K']} {row['dtype']}/{row['accum_dtype']} "
-        f"t{row['threads']} s{row['stages']} {row['mode']}"
-    )
-
-
-def _key_value(column: str, value):
-    if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)):
-        return None
-    if column in _INT_KEY:
-        return int(value)
-    return str(value)
-
-
 def _sortable(key: tuple) -> tuple:
     """Key values made comparable: None first, then ints numerically and strings lexicographically."""
     return tuple((0, 0, "") if v is None else (1, v, "") if isinstance(v, int) else (2, 0, v) for v in key)
@@ -370,8 +335,7 @@ def configurations(churn_df: pd.DataFrame) -> list[Configuration]:
     df = typed_table(churn_df)
     by_config: dict[tuple, list[ReleaseJob]] = {}
     labels: dict[tuple, str] = {}
-    for _, rows in df.groupby(JOB_KEY, sort=False, dropna=False):
-        rows = rows.sort_values("step", kind="stable").reset_index(drop=True)
+    for rows in frames.job_frames(df):
         first = rows.iloc[0]
         status = rows["status"]
         job = ReleaseJob(
@@ -419,36 +383,21 @@ def read_jobs(paths: Iterable[str | os.PathLike]) -> tuple[pd.DataFrame, dict[tu
 
 
 def _read_passes(path: Path) -> pd.DataFrame:
-    """One passes.csv as a typed DataFrame, through passes_table's reader (or churn_table's, older tree)."""
-    if hasattr(pt, "read_frame"):
-        return pt.read_frame(path)
-    from tilelang_churn.tables import churn_table
-
-    return churn_table.read_passes(path)
+    """One passes.csv as a typed DataFrame, through passes_table's reader."""
+    return frames.read_frame(path)
 
 
 def write_csv(df: pd.DataFrame, path: str | os.PathLike) -> None:
     """Write a table atomically, through the project's one writer (passes_table.atomic_file)."""
-    pt.write_frame(df, path)
+    frames.write_frame(df, path)
 
 
 # ------------------------------------------------------------------------------- IR normalisation
 
 
-_PRELUDE_RE = re.compile(r"^#?\s*from\s+tvm\.script\s+import\s+[\w.]+(?:\s+as\s+\w+)?$")
-
-
-def normalize_ir(text: str) -> str:
-    """Printed IR without the noise listed in the module docstring (trailing blanks, import prelude, blank
-    lines at both ends)."""
-    lines = [line.rstrip() for line in text.splitlines()]
-    start = 0
-    while start < len(lines) and (not lines[start] or _PRELUDE_RE.match(lines[start].strip())):
-        start += 1
-    lines = lines[start:]
-    while lines and not lines[-1]:
-        lines.pop()
-    return "\n".join(lines)
+# normalize_ir (the noise listed in the module docstring) lives with the per-pass edit, which needs it too, and
+# is this module's as well: from tilelang_churn.tables.release_tables import normalize_ir
+normalize_ir = pass_edits.normalize_ir
 
 
 def _normalize_source(text: str) -> str:

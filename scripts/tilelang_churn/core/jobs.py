@@ -1,0 +1,102 @@
+"""The job: one lowering of one kernel configuration by one TileLang release for one target, in one trace mode.
+
+A job has two faces, both defined here. In the grid it is a ``Job``: its wildcard values (release, target,
+configuration folder, mode), which name its folder and files (``RUN_DIR``, ``TRACE_LOG``, ``JOB_FIGURE``),
+and the trace script's arguments. In a table it is the rows that share its key (``JOB_KEY``: release, the
+GEMM's columns, kernel, params, target name and mode); ``group_rows`` is the one way rows become jobs, and
+``config_label`` the one name of a configuration (a job less its release). Standard library only.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from tilelang_churn.core import passes_table
+
+GEMM = "gemm"  # the book's kernel: its parameters are also passes.csv's GEMM columns
+JOB_PATH = "{version}/{target}/{shape}/{mode}"  # shape: the configuration's folder (a GEMM shape, a kernel's params)
+RUN_DIR = f"results/runs/{JOB_PATH}"  # passes.csv, run.json, ir.json.gz, TileLang's own trace
+TRACE_LOG = f"logs/trace/{JOB_PATH}.log"
+JOB_FIGURE = f"results/figures/churn/{JOB_PATH}.png"
+
+# A job is told apart by its provenance: target_name names the target dict and mode fixes the source;
+# kernel_label is derived from kernel and params.
+JOB_KEY = [c for c in passes_table.PROVENANCE_COLUMNS if c not in ("target", "source", "kernel_label")]
+CONFIG_KEY = [c for c in JOB_KEY if c != "tilelang_version"]
+_INT_KEY = frozenset(JOB_KEY) & frozenset(passes_table.INT_COLUMNS)
+
+
+@dataclass(frozen=True)
+class Job:
+    """One trace job of the grid: its wildcard values (which name its folders) and the trace script's arguments."""
+
+    version: str
+    target: str
+    shape: str
+    mode: str
+    args: tuple[str, ...] = field(compare=False)
+    # the release's own environment (release_envs.py); None: the release installed beside the workflow
+    release_env: str | None = field(default=None, compare=False)
+    # a user's kernel file (an input of the job's batch: editing it retraces its jobs); None: a shipped kernel
+    kernel_file: str | None = field(default=None, compare=False)
+
+    @property
+    def wildcards(self) -> dict:
+        return {"version": self.version, "target": self.target, "shape": self.shape, "mode": self.mode}
+
+    @property
+    def command_args(self) -> str:
+        """The arguments as one shell-quoted string (the trace rule's params)."""
+        return shlex.join(self.args)
+
+    @property
+    def run_dir(self) -> str:
+        return RUN_DIR.format(**self.wildcards)
+
+    @property
+    def trace_log(self) -> str:
+        return TRACE_LOG.format(**self.wildcards)
+
+
+def _key_value(column: str, value):
+    """A key cell as a plain int or str; None for a missing value (None, NaN, pandas' NA)."""
+    if value is None:
+        return None
+    try:
+        if value != value:  # NaN
+            return None
+    except TypeError:  # pandas' NA has no truth value
+        return None
+    return int(value) if column in _INT_KEY else str(value)
+
+
+def job_key(row: Mapping) -> tuple:
+    """The job key of a row (a dict, or a pandas row), in JOB_KEY order."""
+    return tuple(_key_value(column, row[column]) for column in JOB_KEY)
+
+
+def config_key(row: Mapping) -> tuple:
+    """The configuration key (CONFIG_KEY order) of a row: its job key without the release."""
+    return tuple(_key_value(column, row[column]) for column in CONFIG_KEY)
+
+
+def config_label(row: Mapping) -> str:
+    """A configuration's one-line name: ``target MxNxK bBMxBNxBK dtype/accum tTHREADS sSTAGES mode`` for the
+    GEMM, ``target KERNEL_LABEL mode`` for another kernel."""
+    if row.get("kernel", GEMM) != GEMM:
+        return f"{row['target_name']} {row['kernel_label']} {row['mode']}"
+    return (
+        f"{row['target_name']} {row['M']}x{row['N']}x{row['K']} "
+        f"b{row['block_M']}x{row['block_N']}x{row['block_K']} {row['dtype']}/{row['accum_dtype']} "
+        f"t{row['threads']} s{row['stages']} {row['mode']}"
+    )
+
+
+def group_rows(rows: Iterable[Mapping]) -> dict[tuple, list]:
+    """{job key: its rows in step order}, jobs in order of first appearance."""
+    grouped: dict[tuple, list] = {}
+    for row in rows:
+        grouped.setdefault(job_key(row), []).append(row)
+    return {key: sorted(job, key=lambda r: r["step"]) for key, job in grouped.items()}
