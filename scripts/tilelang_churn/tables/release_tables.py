@@ -246,6 +246,8 @@ EDIT_COUNT_COLUMNS = [
 OUTPUT_TABLES = ("churn_by_version.csv", "pass_alignment.csv", "divergence.csv")
 
 KEPT, ADDED, REMOVED = "kept", "added", "removed"
+# the columns of a pass run that the alignment, the edits and the pages read (ReleaseJob.run_list)
+RUN_FIELDS = ("step", "pass", "status", "changed", "added", "deleted", "depth", "seconds", "source", "error")
 
 
 # ------------------------------------------------------------------------------------------ jobs, keys
@@ -271,7 +273,8 @@ class ReleaseJob:
         """The pass runs as dicts (by position), made once: row access on a DataFrame costs far more."""
         cached = self.__dict__.get("_run_list")
         if cached is None:
-            columns = {name: self.runs[name].tolist() for name in self.runs.columns}  # far faster than to_dict
+            wanted = [name for name in RUN_FIELDS if name in self.runs.columns]
+            columns = {name: self.runs[name].tolist() for name in wanted}  # far faster than to_dict
             cached = [dict(zip(columns, values)) for values in zip(*columns.values())]
             self.__dict__["_run_list"] = cached
         return cached
@@ -366,20 +369,20 @@ def read_jobs(paths: Iterable[str | os.PathLike]) -> tuple[pd.DataFrame, dict[tu
     paths = [Path(p) for p in paths]
     if not paths:
         raise ValueError("no passes.csv given")
-    frames = []
+    rows: list[dict] = []
     archives: dict[tuple, Path] = {}
     seen: dict[tuple, Path] = {}
     for path in paths:
-        df = _read_passes(path)
-        keys = [job_key(row) for _, row in df[JOB_KEY].drop_duplicates().iterrows()]
+        file_rows = pt.read_rows(path)  # the strict reader; typed into one DataFrame at the end, not per file
+        keys = list(dict.fromkeys(job_key(row) for row in file_rows))
         for key in keys:
             if key in seen:
                 raise ValueError(f"job {'/'.join(map(str, key))} appears in {seen[key]} and {path}")
             seen[key] = path
         if len(keys) == 1:
             archives[keys[0]] = path.parent / ir_archive.NAME
-        frames.append(df)
-    return pd.concat(frames, ignore_index=True), archives
+        rows.extend(file_rows)
+    return frames.to_frame(rows), archives
 
 
 def _read_passes(path: Path) -> pd.DataFrame:
