@@ -71,9 +71,10 @@ def chromium_path() -> str:
     return found
 
 
-def drive(compare_dir: Path, link_text: str, screenshot: Path | None = None) -> dict:
+def drive(compare_dir: Path, link_text: str, screenshot: Path | None = None, both_changed: bool = False) -> dict:
     """Open index.html, follow the link whose row contains link_text, choose the first divergent edit (else the
-    first row whose edits differ, else the first changed pass); return what the page showed and how long it took."""
+    first row whose edits differ; with both_changed, the first row whose edits differ and whose two runs both
+    changed the IR); return what the page showed and how long it took."""
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(
@@ -95,6 +96,14 @@ def drive(compare_dir: Path, link_text: str, screenshot: Path | None = None) -> 
             page.wait_for_load_state("load")
             load_ms = page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd")
             target = page.locator("#seq tbody tr.firstedit")
+            if both_changed:
+                index = page.evaluate(
+                    """() => [...document.querySelectorAll('#seq tbody tr')].findIndex(tr =>
+                        tr.querySelector('td.mark.diff') &&
+                        [...tr.querySelectorAll('td.oldc, td.newc')].every(td => !/^\\+0 -0$/.test(td.textContent)))"""
+                )
+                assert index >= 0, "no pass whose two runs both changed the IR and edit differently"
+                target = page.locator("#seq tbody tr").nth(index)
             if not target.count():
                 target = page.locator("#seq tbody tr", has=page.locator("td.mark.diff"))
             target.first.click()
@@ -138,7 +147,7 @@ def test_a_reader_follows_a_link_and_chooses_a_pass(tmp_path):
 
 def check_real_pages(compare_dir: Path, shot: Path) -> dict:
     """The pages of a real run (test_workflow.py's compared_run): an instrument pair, its first divergent edit."""
-    shown = drive(compare_dir, "instrument", shot)
+    shown = drive(compare_dir, "instrument", shot, both_changed=True)
     assert shown["errors"] == []
     assert "instrument" in shown["url"]
     for side in ("old", "new"):

@@ -144,3 +144,14 @@ def test_failed_runs_and_missing_archives():
     c = pass_edits.RunEdit(0, "P", "changed", edit=pass_edits.Edit((), ("x",)))
     assert pass_edits.same_edit(a, b) is True and pass_edits.same_edit(a, c) is False
     assert pass_edits.same_edit(c, pass_edits.RunEdit(0, "P", "changed")) is None
+
+
+def test_an_added_pass_is_named_across_no_op_passes(tmp_path):
+    # 0.1.15 adds S, which makes P2's edit early; a no-op pass between them keeps the note
+    p0 = BODY.replace("B", "B\nX")
+    runs_old = [run("P0", added=1), run("N", "noop", 0, 0), run("P2", deleted=1)]
+    runs_new = [run("P0", added=1), run("S", deleted=1), run("N", "noop", 0, 0), run("P2", "noop", 0, 0)]
+    done = p0.replace("A\n", "")
+    alignment, row = pair(tmp_path, runs_old, [p0, p0, done], runs_new, [p0, done, done, done])
+    assert row["first_divergent_edit"] == "P2"
+    assert "first divergent edit follows added S (0.1.15 step 1, +0/-1)" in row["note"]

@@ -822,8 +822,8 @@ def _first_divergent_edit(old: ReleaseJob, new: ReleaseJob, ops: list, edits_old
                 first = (run_old, run_new)
                 if gap:
                     notes.append("first divergent edit follows " + ", ".join(gap))
-        elif first is None:
-            gap = []
+        elif first is None and not (run_old.edit is not None and run_old.edit.empty):
+            gap = []  # a pass that did the same to both (a no-op on both sides does not end the gap)
     if first is not None:
         run_old, run_new = first
         out.update(
