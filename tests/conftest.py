@@ -22,6 +22,7 @@ TRACE_SCRIPT = SCRIPTS / "gemm_lower_trace.py"
 SLOW_FIXTURES = {"finished_run", "compared_run", "book_run", "local_run", "slurm_run", "cluster", "api_runs", "browser"}
 SLOW_FIXTURES |= {"kernels_run"}
 SLOW_FIXTURES |= {"built_0_1_14", "uv_bin"}
+SLOW_FIXTURES |= {"no_gpu_run"}  # tests/test_gpu_stage.py: a real (one-job) workflow run with gpu: true
 SLOW_MODULES = {"test_workflow_failures", "test_trace_batch", "test_batch_signals", "test_release_mismatch"}
 
 

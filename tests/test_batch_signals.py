@@ -124,17 +124,13 @@ def test_a_job_killed_by_a_signal_is_named_with_signal_job_and_environment(tmp_p
             assert pt.read_rows(Path(other["args"][-1]) / "passes.csv"), other
 
 
+# what the trace rules' script: entry does with the params they pass
 WRAPPER = """
-import json, sys, types
+import json, sys
 sys.path.insert(0, sys.argv[1])
 from tilelang_churn.lowering import trace_batch
 spec = json.loads(sys.stdin.read())
-smk = types.SimpleNamespace(
-    params=types.SimpleNamespace(jobs=spec["jobs"], tolerate=[1], release_env=""),
-    threads=1,
-    log=types.SimpleNamespace(batch=spec["batch_log"]),
-)
-raise SystemExit(trace_batch._from_snakemake(smk))
+raise SystemExit(trace_batch.run_in_own_process(spec["jobs"], 1, [1], "", spec["batch_log"]))
 """
 
 

@@ -51,7 +51,10 @@ def test_error_text_drops_source_excerpts():
 
 
 def test_every_column_is_documented_in_config_readme():
-    documented = re.findall(r"^\| `([A-Za-z_]+)` \|", README.read_text(), re.M)
+    text = README.read_text()
+    section = text[text.index("## passes.csv and churn.csv") :]
+    section = section[: section.index("\n## ", 1)]  # other tables (results/gpu/) share some names
+    documented = re.findall(r"^\| `([A-Za-z_]+)` \|", section, re.M)
     assert [c for c in documented if c in passes_table.COLUMNS] == passes_table.COLUMNS
 
 

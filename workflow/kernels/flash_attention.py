@@ -110,3 +110,42 @@ def build(
             T.copy(O_shared, Output[bz, by, bx * block_M : (bx + 1) * block_M, :])
 
     return main
+
+
+# GPU hooks (the GPU stage, config gpu: true; the contract: scripts/tilelang_churn/lowering/kernels.py)
+OUT_IDX = [3]  # Output
+
+
+def inputs(params, device):
+    """Q, K, V: standard normal, [batch, heads, seq, dim], in the kernel's element type."""
+    import torch
+
+    dtype = getattr(torch, params["dtype"])
+    b, h, d = params["batch"], params["heads"], params["dim"]
+    q = torch.randn(b, h, params["seq_q"], d, device=device).to(dtype)
+    k = torch.randn(b, h, params["seq_kv"], d, device=device).to(dtype)
+    v = torch.randn(b, h, params["seq_kv"], d, device=device).to(dtype)
+    return [q, k, v]
+
+
+def reference(params, inputs):
+    """torch's scaled_dot_product_attention; causal as the kernel aligns it (query i sees keys up to
+    i + seq_kv - seq_q), which is torch's is_causal when seq_q == seq_kv."""
+    import torch
+    import torch.nn.functional as F
+
+    q, k, v = inputs
+    if not params["is_causal"]:
+        return F.scaled_dot_product_attention(q, k, v)
+    if params["seq_q"] == params["seq_kv"]:
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    past = params["seq_kv"] - params["seq_q"]
+    rows = torch.arange(params["seq_q"], device=q.device)[:, None] + past
+    mask = rows >= torch.arange(params["seq_kv"], device=q.device)[None, :]
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+
+def work(params):
+    """4 batch heads seq_q seq_kv dim operations (the two GEMMs), about half of them with the causal mask."""
+    flops = 4 * params["batch"] * params["heads"] * params["seq_q"] * params["seq_kv"] * params["dim"]
+    return {"flops": flops // 2 if params["is_causal"] else flops}

@@ -39,3 +39,29 @@ def build(
             T.copy(C_local, C[by * block_M, bx * block_N])
 
     return main
+
+
+# GPU hooks (the GPU stage, config gpu: true; the contract: scripts/tilelang_churn/lowering/kernels.py)
+OUT_IDX = [2]  # C
+
+
+def inputs(params, device):
+    """A and B: standard normal, in the kernel's element type."""
+    import torch
+
+    dtype = getattr(torch, params["dtype"])
+    a = torch.randn(params["M"], params["K"], device=device).to(dtype)
+    b = torch.randn(params["K"], params["N"], device=device).to(dtype)
+    return [a, b]
+
+
+def reference(params, inputs):
+    """torch.matmul of the same A and B (cuBLAS), in the kernel's element type."""
+    import torch
+
+    return torch.matmul(*inputs)
+
+
+def work(params):
+    """2 M N K floating-point operations."""
+    return {"flops": 2 * params["M"] * params["N"] * params["K"]}

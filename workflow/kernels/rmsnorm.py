@@ -37,3 +37,28 @@ def build(M=1024, N=1024, blk_m=1, dtype="float16", threads=128):
             T.copy(A_local, B[bx * blk_m : (bx + 1) * blk_m, :])
 
     return main
+
+
+# GPU hooks (the GPU stage, config gpu: true; the contract: scripts/tilelang_churn/lowering/kernels.py)
+OUT_IDX = [1]  # B
+
+
+def inputs(params, device):
+    """A: standard normal, in the kernel's element type."""
+    import torch
+
+    return [torch.randn(params["M"], params["N"], device=device).to(getattr(torch, params["dtype"]))]
+
+
+def reference(params, inputs):
+    """The kernel's formula in torch, computed in float32: A * rsqrt(mean(A^2) + 1e-12)."""
+    import torch
+
+    a = inputs[0].float()
+    return (a * torch.rsqrt(a.pow(2).mean(dim=1, keepdim=True) + 1e-12)).to(inputs[0].dtype)
+
+
+def work(params):
+    """Bytes moved: A read once, B written once."""
+    itemsize = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8}[params["dtype"]]
+    return {"bytes": 2 * params["M"] * params["N"] * itemsize}

@@ -4,6 +4,7 @@ The logic lives in scripts/tilelang_churn/lowering/job_grid.py (unit-tested on i
 any job, with a message naming the config key and the bad value.
 """
 
+import json
 import math
 import os
 import re
@@ -19,6 +20,11 @@ SCRIPTS = str(PROJECT / "scripts")
 sys.path.insert(0, SCRIPTS)
 from tilelang_churn.core import jobs, trace_modes  # noqa: E402
 from tilelang_churn.lowering import job_grid, release_envs  # noqa: E402
+from tilelang_churn.lowering import gpu_bench  # noqa: E402
+
+# `--config gpu=true` (the spelling of the GPU stage's docs) arrives as a string: Snakemake reads only True as a bool
+if isinstance(config.get("gpu"), str) and config["gpu"].lower() in ("true", "false"):
+    config["gpu"] = config["gpu"].lower() == "true"
 
 try:
     GRID = job_grid.build_grid(job_grid.validate_config(config))
@@ -73,7 +79,55 @@ def get_final_output() -> list:
         *(per_job(jobs.JOB_FIGURE) if config["job_figures"] else []),
         *get_heatmap_paths(),
         *(get_compare_outputs() if GRID.compares_releases else []),
+        *(get_gpu_outputs() if config["gpu"] else []),
     ]
+
+
+# The GPU stage (gpu.smk): its joined churn is that of one mode, instrument (every release has it) when configured
+GPU_JOIN_MODE = "instrument" if "instrument" in GRID.modes else GRID.modes[0]
+GPU_KERNELS = gpu_bench.kernel_names(GRID)
+
+
+def get_gpu_outputs() -> list:
+    tables = ["results/gpu/kernel_speed.csv", "results/gpu/churn_vs_speed.csv"]
+    return tables + [f"results/gpu/figures/{kernel}.{ext}" for kernel in GPU_KERNELS for ext in ("png", "svg")]
+
+
+def gpu_site_args(version: str) -> list:
+    """gpu_bench.py's --site of a release: none for the installed release; else the release's GPU site (TileLang
+    and its pins without dependencies, put in front of the machine's CUDA torch; rule gpu_release_site)."""
+    if GRID.release_env(version) is None:
+        return []
+    return ["--site", str(Path(GPU_SITE_MARKER.format(version=version)).parent.absolute())]
+
+
+def gpu_kernel_file(configuration: str) -> list:
+    """The user's kernel file of a configuration (an input of its GPU jobs), none for the GEMM or a shipped kernel."""
+    config_ = GRID.kernel_configs.get(configuration)
+    return [config_.source] if config_ is not None and config_.user_file else []
+
+
+GPU_SITE_MARKER = f"{GRID.release_env_dir}/gpu/tilelang-{{version}}/gpu_site.json"
+GPU_DIR = "results/gpu"
+GPU_JOB = "{version}/{target}/{shape}"
+GPU_BENCH = f"{SCRIPTS}/gpu_bench.py"
+
+
+def gpu_device_arch() -> str:
+    """The arch of the GPU the checkpoint found (sm_90)."""
+    with open(checkpoints.gpu_device.get().output[0]) as handle:
+        return json.load(handle)["gpu_arch"]
+
+
+def gpu_speed_files(wildcards) -> list:
+    """speed.json of every GPU job of the GPU's arch (after the checkpoint ran)."""
+    return [
+        f"{GPU_DIR}/runs/{version}/{target}/{shape}/speed.json"
+        for version, target, shape in gpu_bench.gpu_jobs(GRID, gpu_device_arch())
+    ]
+
+
+GPU_JOBS = gpu_bench.gpu_jobs(GRID)  # every CUDA target's: the rule's params look a job up here
 
 
 def get_compare_outputs() -> list:

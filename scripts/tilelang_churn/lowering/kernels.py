@@ -3,6 +3,22 @@
 The config check reads a kernel's signature from its source (``ast``: no import, so no TileLang, and a file
 that does not parse is named before any job); the trace run imports the file and calls the function.
 
+Optional GPU hooks (the GPU stage, config ``gpu: true``, lowering/gpu_bench.py), module-level in the same file;
+each takes the parameter set as one dict (the params of ``build``, defaults filled in by the caller when given
+in the config), and imports torch inside itself, so the file still imports without torch:
+
+- ``OUT_IDX`` (list of ints; default ``[-1]``, the last parameter): the outputs, ``tilelang.compile``'s
+  ``out_idx``; the compiled kernel allocates and returns them.
+- ``inputs(params, device)`` -> list of torch tensors: the other parameters, in the prim_func's order, on
+  ``device`` (``"cuda"``). Without it: random tensors of the parameters' shapes and element types.
+- ``reference(params, inputs)`` -> tensor: what the outputs must equal, computed with torch (also timed, as the
+  speed table's ``torch_*`` columns). Without it the kernel is compiled and launched, not checked: its rows
+  say ``check = launch-only``.
+- ``tolerance(params)`` -> float: the largest ``max|out - ref| / max|ref|`` accepted (default by ``dtype``:
+  ``gpu_bench.DEFAULT_TOLERANCE``).
+- ``work(params)`` -> ``{"flops": n}`` or ``{"bytes": n}``: the kernel's own work formula, for TFLOP/s or
+  GB/s. Without it the rows have a latency and no rate.
+
     PYTHONPATH=scripts python -m tilelang_churn.lowering.kernels workflow/kernels/rmsnorm.py   # its parameters
 """
 
@@ -130,15 +146,39 @@ def folder_id(kernel: str, params: dict, defaults: dict) -> str:
 def load_function(file: str | Path, function: str = DEFAULT_FUNCTION):
     """Import the kernel file (as a module of its own name, not on sys.path) and return its function."""
     path = Path(file).resolve()
+    built = getattr(load_module(path), function, None)
+    if not callable(built):
+        raise KernelError(f"{path}: no function {function!r}")
+    return built
+
+
+@dataclass(frozen=True)
+class GpuHooks:
+    """The optional GPU hooks of a kernel file (None where the file has none; see the module docstring)."""
+
+    out_idx: tuple[int, ...]
+    inputs: object = None
+    reference: object = None
+    tolerance: object = None
+    work: object = None
+
+
+def load_module(file: str | Path):
+    """Import the kernel file as a module of its own name (not on sys.path)."""
+    path = Path(file).resolve()
     spec = importlib.util.spec_from_file_location(f"tlchurn_kernel_{path.stem}", path)
     if spec is None or spec.loader is None:
         raise KernelError(f"{path}: not a Python file")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    built = getattr(module, function, None)
-    if not callable(built):
-        raise KernelError(f"{path}: no function {function!r}")
-    return built
+    return module
+
+
+def gpu_hooks(module) -> GpuHooks:
+    """The GPU hooks a kernel module defines."""
+    out_idx = getattr(module, "OUT_IDX", [-1])
+    hooks = {name: getattr(module, name, None) for name in ("inputs", "reference", "tolerance", "work")}
+    return GpuHooks(tuple(out_idx), **{name: hook if callable(hook) else None for name, hook in hooks.items()})
 
 
 def build(file: str | Path, function: str, params: dict):

@@ -1,0 +1,175 @@
+"""The GPU stage's figures, one per kernel, from ``results/gpu/churn_vs_speed.csv`` (tables/kernel_speed.py):
+
+    python3 scripts/speed_figures.py --joined results/gpu/churn_vs_speed.csv --out-dir results/gpu/figures \\
+        --kernels gemm,flash_attention,rmsnorm
+
+``<kernel>.png`` (and ``.svg``) has three panels sharing one colour per configuration:
+
+- left: latency (log scale) against total churn (``churn_total`` of the joined trace mode), one marker per
+  configuration x release (marker shape: the release): do configurations whose lowering rewrites more lines
+  run faster or slower?
+- middle: latency per release, one line per configuration: which release made a configuration faster;
+- right: total churn per release, the same lines: which release rewrote more.
+
+A configuration is labelled by the parameters in which it differs from the kernel's other configurations. Rows
+that were not timed (compile or launch failure) and wrong results are red x marks on the floor of the left
+panel, at their churn, and their status stands beside their label in the legend: data, like the others. A
+kernel with no GPU row gets a figure that says so. Saved through figure_style (fixed metadata: the same table
+gives the same bytes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import matplotlib.ticker as mticker
+import matplotlib.transforms as mtransforms
+
+from tilelang_churn.core.releases import release_sort_key
+from tilelang_churn.figures import figure_style as fs
+from tilelang_churn.tables import kernel_speed
+
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+HASHSALT = "tilelang-churn/speed_figures"
+
+
+def short_labels(rows: list[dict]) -> dict[str, str]:
+    """params JSON -> a label of the parameters that differ among the rows' configurations (plus the target
+    when several), e.g. ``block_M=32, block_N=32``; ``as configured`` for the one that differs in nothing."""
+    configs = {(row["target_name"], row["params"]): json.loads(row["params"]) for row in rows}
+    targets = {target for target, _ in configs}
+    names = sorted({name for params in configs.values() for name in params})
+    varying = [name for name in names if len({json.dumps(p.get(name)) for p in configs.values()}) > 1]
+    common = {}
+    for name in varying:  # the most frequent value is the baseline: show only departures from it
+        values = [json.dumps(p.get(name)) for p in configs.values()]
+        common[name] = max(sorted(set(values)), key=values.count)
+    labels = {}
+    for (target, params_text), params in configs.items():
+        parts = [f"{name}={params.get(name)}" for name in varying if json.dumps(params.get(name)) != common[name]]
+        text = ", ".join(parts) or "as configured"
+        labels[(target, params_text)] = f"{target}: {text}" if len(targets) > 1 else text
+    return labels
+
+
+def plot_kernel(rows: list[dict], kernel: str, paths) -> None:
+    """The figure of one kernel (rows of churn_vs_speed.csv, any releases) into paths."""
+    rows = [row for row in rows if row["kernel"] == kernel]
+    with fs.context("en", hashsalt=HASHSALT):
+        fig = plt.figure(figsize=(15, 6.4), layout="constrained")
+        grid = fig.add_gridspec(2, 3, height_ratios=[5, 1.3])
+        axes = [fig.add_subplot(grid[0, i]) for i in range(3)]
+        legend_ax = fig.add_subplot(grid[1, :])
+        legend_ax.set_axis_off()
+        if not rows:
+            for ax in axes:
+                ax.set_axis_off()
+            axes[1].text(0.5, 0.5, f"no GPU job of {kernel}", ha="center", va="center", transform=axes[1].transAxes)
+            fs.save(fig, paths)
+            plt.close(fig)
+            return
+        labels = short_labels(rows)
+        configs = list(dict.fromkeys((row["target_name"], row["params"]) for row in rows))
+        releases = sorted({row["tilelang_version"] for row in rows}, key=release_sort_key)
+        colour = {config: fs.SERIES_COLORS[i % len(fs.SERIES_COLORS)] for i, config in enumerate(configs)}
+        marker = {release: MARKERS[i % len(MARKERS)] for i, release in enumerate(releases)}
+        timed = [row for row in rows if row.get("latency_ms") is not None and row.get("status") != "wrong"]
+        scatter, by_release, churn_axis = axes
+        on_floor = mtransforms.blended_transform_factory(scatter.transData, scatter.transAxes)
+        for row in rows:
+            config = (row["target_name"], row["params"])
+            if row.get("churn_total") is None:
+                continue
+            if row in timed:
+                scatter.scatter(
+                    row["churn_total"], row["latency_ms"], color=colour[config], marker=marker[row["tilelang_version"]],
+                    s=70, zorder=3, edgecolor="black", linewidth=0.5,
+                )  # fmt: skip
+            else:  # not timed (or wrong): a red x on the floor of the panel, at its churn
+                scatter.scatter(
+                    row["churn_total"], 0.03, transform=on_floor, color=fs.FAILED_COLOR, marker="x", s=60, zorder=3
+                )
+        x_of = {release: i for i, release in enumerate(releases)}
+        for config in configs:
+            of_config = sorted(
+                (row for row in rows if (row["target_name"], row["params"]) == config),
+                key=lambda row: release_sort_key(row["tilelang_version"]),
+            )
+            points = [(x_of[row["tilelang_version"]], row["latency_ms"]) for row in of_config if row in timed]
+            if points:
+                by_release.plot(*zip(*points), color=colour[config], marker="o")
+            churn = [(x_of[r["tilelang_version"]], r["churn_total"]) for r in of_config if r.get("churn_total")]
+            if churn:
+                churn_axis.plot(*zip(*churn), color=colour[config], marker="o")
+        churn_values = [row["churn_total"] for row in rows if row.get("churn_total") is not None]
+        if churn_values:  # the x marks on the floor do not widen the limits themselves
+            low, high = min(churn_values), max(churn_values)
+            pad = max(1.0, 0.08 * (high - low))
+            scatter.set_xlim(low - pad, high + pad)
+        if timed:
+            for ax in (scatter, by_release):
+                ax.set_yscale("log")
+                ax.yaxis.set_major_formatter(mticker.FormatStrFormatter("%.3g"))
+                ax.yaxis.set_minor_formatter(mticker.FormatStrFormatter("%.3g"))
+        scatter.set_xlabel(f"total churn of the lowering, lines (+added + -deleted; mode {_mode(rows)})")
+        scatter.set_ylabel("latency per launch, ms (median; log scale)")
+        scatter.set_title("latency against churn (x on the floor: not timed)")
+        by_release.set_ylabel("latency per launch, ms (median; log scale)")
+        by_release.set_title("latency per release")
+        churn_axis.set_ylabel("total churn, lines")
+        churn_axis.set_title("churn per release")
+        for ax in (by_release, churn_axis):
+            ax.set_xticks(range(len(releases)))
+            ax.set_xticklabels(releases)
+            ax.set_xlim(-0.5, len(releases) - 0.5)
+            ax.set_xlabel("TileLang release")
+        for ax in axes:
+            ax.grid(True, color=fs.GRID_COLOR, linewidth=0.6)
+            ax.set_axisbelow(True)
+        handles, texts = [], []
+        for config in configs:
+            failed = sorted({r["status"] for r in rows if (r["target_name"], r["params"]) == config and r not in timed})
+            handles.append(plt.Line2D([], [], color=colour[config], marker="o"))
+            texts.append(labels[config] + (f"  [{', '.join(failed)}]" if failed else ""))
+        for release in releases:
+            handles.append(plt.Line2D([], [], color="grey", marker=marker[release], linestyle="", markeredgecolor="k"))
+            texts.append(f"release {release}")
+        legend_ax.legend(handles, texts, loc="upper center", ncol=3, fontsize=8.5, frameon=False)
+        device = rows[0]
+        fig.suptitle(
+            f"{kernel}: speed beside churn on {device.get('gpu_name')} ({device.get('gpu_arch')}), "
+            f"{device.get('measured_by')}, median of {device.get('repeats')} x {device.get('launches')} launches"
+        )
+        fs.save(fig, paths)
+        plt.close(fig)
+
+
+def _mode(rows: list[dict]) -> str:
+    return next((row["mode"] for row in rows if row.get("mode")), "?")
+
+
+def build(joined_csv, out_dir, kernels: list[str], formats=("png", "svg")) -> int:
+    rows = kernel_speed.read_csv(joined_csv)
+    out_dir = Path(out_dir)
+    for kernel in kernels:
+        plot_kernel(rows, kernel, [out_dir / f"{kernel}.{fmt}" for fmt in formats])
+    print(f"speed_figures: {len(kernels)} figures from {len(rows)} rows -> {out_dir}")
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="speed_figures.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--joined", required=True, help="churn_vs_speed.csv")
+    parser.add_argument("--out-dir", required=True)
+    parser.add_argument("--kernels", required=True, help="comma-separated kernel names, one figure each")
+    parser.add_argument("--formats", default="png,svg")
+    args = parser.parse_args(argv)
+    return build(args.joined, args.out_dir, args.kernels.split(","), tuple(args.formats.split(",")))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,502 @@
+"""The GPU stage (config ``gpu: true``): compile a job's kernel with TileLang for the visible GPU, check its
+result against the kernel's reference, and time it and the reference with CUDA events.
+
+One GPU job is a configuration of the grid (kernel, params, target, release) without its trace mode, for a
+CUDA target whose arch is the GPU's. Its arguments are the trace script's kernel and target options
+(``trace_cli`` parses them: the same checks, the same provenance), plus this stage's own::
+
+    python3 scripts/gpu_bench.py --probe --out results/gpu/device.json          # the GPU, or one line and exit 1
+    python3 scripts/gpu_bench.py --kernel rmsnorm --params '{"N": 1152}' --target cuda-sm90 \\
+        --out results/gpu/runs/0.1.15/cuda-sm90/rmsnorm_N1152/speed.json
+
+What one job does, each step's failure a row (``status``), never a crash:
+
+1. ``build``: the kernel file's function returns the ``T.prim_func`` (``build_failed``).
+2. ``compile``: ``tilelang.compile(func, out_idx=OUT_IDX, target="cuda")``, nvcc included, timed
+   (``compile_seconds``); a private TileLang cache per job, so the time is a real compile (``compile_failed``:
+   lowering may have succeeded in the trace jobs, which churn_vs_speed.csv shows beside it). The target is the
+   job's kind with the GPU's own arch, as TileLang picks it for the visible device (``compile_target``): the
+   job's ``{"kind": "cuda", "arch": "sm_90"}`` would make nvcc build for sm_90, where the wgmma instructions
+   TileLang emits for Hopper need sm_90a (ptxas refuses them: measured on an H200, TileLang 0.1.15).
+3. ``launch``: the kernel on the kernel file's ``inputs`` (or random tensors of its parameters' shapes), then
+   ``torch.cuda.synchronize`` (``launch_failed``).
+4. ``check``: against the kernel file's ``reference``: ``max|out - ref| / max|ref|`` against ``tolerance``
+   (``wrong``, the error and the tolerance recorded); without a reference hook ``check`` is ``launch-only``.
+5. ``time``: ``WARMUP_MS`` of launches, then ``REPEATS`` x ``LAUNCHES`` launches, each repeat timed with a pair
+   of ``torch.cuda.Event`` around its launches: latency is the median over the repeats of (elapsed / launches),
+   spread is max/min of the repeats. The reference is timed the same way in the same process. Work (the kernel
+   file's ``work``: flops or bytes) over latency gives TFLOP/s or GB/s. Steps 3-5 hold a lock per GPU (a file
+   under the temporary folder, named by the GPU's UUID), so jobs compile in parallel and time one at a time.
+
+The kernel file's optional GPU hooks are documented in ``kernels.py``. Exit status: 0 a row was written (any
+status), 2 bad arguments, 4 no CUDA device (one line on stderr naming the device and the config key).
+torch and TileLang are imported only inside the functions that need them, so the workflow imports this module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import json
+import math
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+from tilelang_churn.core import files, jobs, passes_table
+from tilelang_churn.lowering import kernels, trace_cli
+
+REPEATS = 7
+LAUNCHES = 20
+WARMUP_MS = 100.0
+MEASURED_BY = "torch.cuda.Event"
+COMPILE_TARGET = "cuda"  # TileLang's target for the visible GPU: its own arch (sm_90a on an H200)
+EXIT_NO_DEVICE = 4
+CONFIG_KEY = "gpu"
+
+STATUS_OK = "ok"  # compiled, launched, and right (or launched, for a kernel without a reference)
+STATUS_WRONG = "wrong"  # its result is off the reference by more than the tolerance
+STATUS_BUILD_FAILED = "build_failed"  # the kernel file's function raised
+STATUS_COMPILE_FAILED = "compile_failed"  # tilelang.compile (lowering, codegen or nvcc) raised
+STATUS_LAUNCH_FAILED = "launch_failed"  # inputs, the launch, the reference or the timing raised
+STATUSES = (STATUS_OK, STATUS_WRONG, STATUS_BUILD_FAILED, STATUS_COMPILE_FAILED, STATUS_LAUNCH_FAILED)
+CHECK_REFERENCE = "reference"
+CHECK_LAUNCH_ONLY = "launch-only"
+
+# tolerance of max|out - ref| / max|ref| by element type, when the kernel file gives none: half precision
+# rounds at 1e-3 relative and sums of hundreds of terms lose more; float32 GEMMs run on the tensor cores' tf32
+DEFAULT_TOLERANCE = {"float16": 2e-2, "bfloat16": 3e-2, "float32": 1e-2, "float64": 1e-6}
+FALLBACK_TOLERANCE = 5e-2
+
+
+class NoDevice(Exception):
+    """No CUDA device is visible: the one line the stage prints (naming the device and the config key)."""
+
+
+def no_device_message(reason: str) -> str:
+    return (
+        f"gpu stage: config {CONFIG_KEY}: true needs a CUDA device, and none is visible here ({reason}); "
+        f"run on a machine with an NVIDIA GPU and a CUDA build of torch, or set {CONFIG_KEY}: false"
+    )
+
+
+# ------------------------------------------------------------------------------------------------ device
+
+
+def probe_device() -> dict:
+    """The visible GPU (device 0) and the software that drives it; NoDevice when there is none."""
+    try:
+        import torch
+    except ImportError as exc:
+        raise NoDevice(no_device_message(f"torch cannot be imported: {exc}")) from None
+    if torch.version.cuda is None:
+        raise NoDevice(no_device_message(f"torch {torch.__version__} is a build without CUDA"))
+    if not torch.cuda.is_available():
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        detail = f", CUDA_VISIBLE_DEVICES={visible!r}" if visible is not None else ""
+        raise NoDevice(no_device_message(f"torch {torch.__version__}: torch.cuda.is_available() is False{detail}"))
+    properties = torch.cuda.get_device_properties(0)
+    uuid = str(getattr(properties, "uuid", "") or "")
+    return {
+        "gpu_name": properties.name,
+        "gpu_arch": f"sm_{properties.major}{properties.minor}",
+        "gpu_uuid": uuid,
+        "gpu_count": torch.cuda.device_count(),
+        "gpu_memory_gib": round(properties.total_memory / 2**30, 1),
+        "driver_version": _driver_version(),
+        "cuda_version": torch.version.cuda,
+        "nvcc_version": _nvcc_version(),
+        "torch_version": torch.__version__,
+        "python_version": platform.python_version(),
+    }
+
+
+def _driver_version() -> str:
+    """The NVIDIA driver's version (nvidia-smi), empty when it cannot be read."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return ""
+    try:
+        out = subprocess.run(
+            [smi, "--query-gpu=driver_version", "--format=csv,noheader"], capture_output=True, text=True, timeout=30
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return out.strip().splitlines()[0].strip() if out.strip() else ""
+
+
+def _nvcc_version() -> str:
+    """The release of the nvcc TileLang compiles with (CUDA_HOME's, else PATH's), e.g. '13.0'; empty if none."""
+    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
+    nvcc = str(Path(home) / "bin" / "nvcc") if home and (Path(home) / "bin" / "nvcc").exists() else shutil.which("nvcc")
+    if nvcc is None:
+        return ""
+    try:
+        out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    for line in out.splitlines():
+        if "release" in line:  # "Cuda compilation tools, release 13.0, V13.0.48"
+            return line.split("release", 1)[1].split(",")[0].strip()
+    return ""
+
+
+def arch_matches(target: dict, gpu_arch: str) -> bool:
+    """A job's target runs on the GPU: a CUDA target of the GPU's arch (sm_90a counts as sm_90)."""
+    arch = str(target.get("arch", ""))
+    return target.get("kind") == "cuda" and arch.rstrip("a") == gpu_arch.rstrip("a")
+
+
+def gpu_job_args(kernel_arguments: tuple[str, ...], target_arguments: tuple[str, ...], release: str) -> tuple:
+    """This stage's arguments for one configuration (without --out): the trace script's kernel and target
+    options, and the release the job must import."""
+    return (*kernel_arguments, *target_arguments, "--expect-release", release)
+
+
+class _GpuLock:
+    """One job at a time on one GPU (launch, check and timing; compiling needs no lock)."""
+
+    def __init__(self, device: dict):
+        name = (device.get("gpu_uuid") or "0").replace("/", "_")
+        self.path = Path(tempfile.gettempdir()) / f"tilelang-churn-gpu-{name}.lock"
+
+    def __enter__(self):
+        self.handle = open(self.path, "w")
+        fcntl.flock(self.handle, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc):
+        fcntl.flock(self.handle, fcntl.LOCK_UN)
+        self.handle.close()
+
+
+# ----------------------------------------------------------------------------------------------- timing
+
+
+def time_launches(fn, repeats: int = REPEATS, launches: int = LAUNCHES, warmup_ms: float = WARMUP_MS) -> list[float]:
+    """Milliseconds per launch of fn, one value per repeat: after warmup_ms of launches (at least 3), each repeat
+    is `launches` calls between two CUDA events, its elapsed time divided by `launches`."""
+    import torch
+
+    fn()
+    torch.cuda.synchronize()
+    start, warm = time.perf_counter(), 1
+    while warm < 3 or (time.perf_counter() - start) * 1e3 < warmup_ms:
+        fn()
+        warm += 1
+        if warm % 10 == 0:
+            torch.cuda.synchronize()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeats):
+        begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        begin.record()
+        for _ in range(launches):
+            fn()
+        end.record()
+        end.synchronize()
+        times.append(begin.elapsed_time(end) / launches)
+    return times
+
+
+def summarize_times(times: list[float]) -> dict:
+    """median, min, max (ms) and spread (max/min) of the repeats."""
+    return {
+        "median": statistics.median(times),
+        "min": min(times),
+        "max": max(times),
+        "spread": max(times) / min(times) if min(times) > 0 else math.inf,
+    }
+
+
+# ------------------------------------------------------------------------------------------------ hooks
+
+
+def default_inputs(func, out_idx: list[int], device: str) -> list:
+    """Random tensors for every parameter of func that is not an output (a kernel without an inputs hook)."""
+    import torch
+
+    n_params = len(func.params)
+    outputs = {i % n_params for i in out_idx}
+    tensors = []
+    for i, param in enumerate(func.params):
+        if i in outputs:
+            continue
+        buffer = func.buffer_map[param]
+        shape = [int(extent) for extent in buffer.shape]
+        dtype = getattr(torch, str(buffer.dtype))
+        if dtype.is_floating_point:
+            tensors.append(torch.randn(shape, device=device).to(dtype))
+        else:
+            tensors.append(torch.randint(-4, 5, shape, device=device, dtype=dtype))
+    return tensors
+
+
+def default_tolerance(params: dict) -> float:
+    return DEFAULT_TOLERANCE.get(str(params.get("dtype", "float16")), FALLBACK_TOLERANCE)
+
+
+def relative_error(out, ref) -> tuple[float, float]:
+    """(max|out - ref|, max|out - ref| / max|ref|), in float64; NaN anywhere gives NaN."""
+    diff = (out.double() - ref.double()).abs()
+    max_abs = float(diff.max()) if diff.numel() else 0.0
+    if not math.isfinite(max_abs) or bool(out.isnan().any()):
+        return math.nan, math.nan
+    scale = float(ref.double().abs().max()) if ref.numel() else 0.0
+    return max_abs, (max_abs / scale if scale > 0 else max_abs)
+
+
+def target_text(target) -> str:
+    """`cuda sm_90a`: the kind and arch TileLang compiled for (COMPILE_TARGET when it does not say)."""
+    kind = getattr(getattr(target, "kind", None), "name", None)
+    arch = getattr(target, "arch", None) if kind else None
+    return " ".join(str(part) for part in (kind, arch) if part) or COMPILE_TARGET
+
+
+def error_text(exc: BaseException) -> str:
+    """One line for the table: the exception's type and its lines that say `error` (nvcc's and ptxas's, whose
+    message starts with the whole generated source), else its first line; the whole text goes to the log."""
+    traceback.print_exception(exc, file=sys.stdout)
+    said = [line.strip() for line in str(exc).splitlines() if re.search(r"\berror\b", line, re.IGNORECASE)]
+    if not said:
+        return passes_table.error_text(exc)
+    return passes_table.error_text(f"{type(exc).__name__}: {' | '.join(dict.fromkeys(said[:4]))}")
+
+
+def _first(result):
+    return result[0] if isinstance(result, (list, tuple)) else result
+
+
+# ------------------------------------------------------------------------------------------------- a job
+
+
+def run_job(spec, device: dict, repeats: int = REPEATS, launches: int = LAUNCHES, cache_dir: Path | None = None):
+    """One GPU job (a trace_cli.TraceSpec): every step's outcome as one row (kernel_speed.csv's columns)."""
+    import torch
+
+    if cache_dir is not None:
+        os.environ["TILELANG_CACHE_DIR"] = str(cache_dir)
+    provenance = spec.provenance("")
+    row = {name: provenance[name] for name in ROW_PROVENANCE if name in provenance}
+    row |= {name: device.get(name, "") for name in DEVICE_COLUMNS}
+    row |= {"measured_by": MEASURED_BY, "repeats": repeats, "launches": launches, "compiled": False}
+    try:
+        import tilelang
+    except Exception as exc:  # noqa: BLE001 - a broken release is a row too
+        return row | {"status": STATUS_BUILD_FAILED, "error": error_text(exc)}
+    row["tilelang_version"] = tilelang.__version__
+    module = kernels.load_module(spec.kernel_file)
+    hooks = kernels.gpu_hooks(module)
+    # the hooks get every parameter, the function's defaults filled in
+    params = {**kernels.read_signature(spec.kernel_file, spec.function).defaults(), **spec.params}
+    try:
+        func = kernels.build(spec.kernel_file, spec.function, spec.params)
+    except Exception as exc:  # noqa: BLE001
+        return row | {"status": STATUS_BUILD_FAILED, "error": error_text(exc)}
+    out_idx = list(hooks.out_idx)
+    start = time.perf_counter()
+    try:
+        kernel = tilelang.compile(func, out_idx=out_idx, target=COMPILE_TARGET)
+    except Exception as exc:  # noqa: BLE001
+        row["compile_seconds"] = round(time.perf_counter() - start, 3)
+        return row | {"status": STATUS_COMPILE_FAILED, "error": error_text(exc)}
+    row |= {"compiled": True, "compile_seconds": round(time.perf_counter() - start, 3)}
+    row["compile_target"] = target_text(getattr(kernel, "target", None))
+    try:
+        source = kernel.get_kernel_source()
+        row["source_lines"] = len(source.splitlines())
+    except Exception:  # noqa: BLE001 - only a count for the table
+        pass
+    work = hooks.work(params) if hooks.work else {}
+    row["work_kind"] = "flops" if "flops" in work else "bytes" if "bytes" in work else ""
+    row["work"] = work.get("flops", work.get("bytes"))
+    with _GpuLock(device):
+        stage = "inputs"
+        try:
+            torch.manual_seed(0)
+            inputs = hooks.inputs(params, "cuda") if hooks.inputs else default_inputs(func, out_idx, "cuda")
+            stage = "launch"
+            out = _first(kernel(*inputs))
+            torch.cuda.synchronize()
+            if hooks.reference:
+                stage = "reference"
+                ref = _first(hooks.reference(params, inputs))
+                torch.cuda.synchronize()
+                max_abs, max_rel = relative_error(out, ref)
+                tolerance = hooks.tolerance(params) if hooks.tolerance else default_tolerance(params)
+                correct = math.isfinite(max_rel) and max_rel <= tolerance
+                row |= {"check": CHECK_REFERENCE, "max_abs_error": max_abs, "max_rel_error": max_rel}
+                row |= {"tolerance": tolerance, "correct": correct}
+            else:
+                row |= {"check": CHECK_LAUNCH_ONLY, "correct": None}
+            stage = "time"
+            timed = summarize_times(time_launches(lambda: kernel(*inputs), repeats, launches))
+            row |= _timing_columns("", timed, row["work_kind"], row["work"])
+            if hooks.reference:
+                stage = "time the reference"
+                reference_timed = summarize_times(
+                    time_launches(lambda: hooks.reference(params, inputs), repeats, launches)
+                )
+                row |= _timing_columns("torch_", reference_timed, row["work_kind"], row["work"])
+                row["speedup_vs_torch"] = reference_timed["median"] / timed["median"]
+        except Exception as exc:  # noqa: BLE001 - a launch failure is data
+            return row | {"status": STATUS_LAUNCH_FAILED, "error": f"{stage}: {error_text(exc)}"}
+    row["status"] = STATUS_WRONG if row.get("correct") is False else STATUS_OK
+    return row
+
+
+def _timing_columns(prefix: str, timed: dict, work_kind: str, work) -> dict:
+    columns = {
+        f"{prefix}latency_ms": timed["median"],
+        f"{prefix}latency_min_ms": timed["min"],
+        f"{prefix}latency_max_ms": timed["max"],
+        f"{prefix}spread": timed["spread"],
+    }
+    seconds = timed["median"] / 1e3
+    columns[f"{prefix}tflops"] = work / seconds / 1e12 if work_kind == "flops" and work else None
+    columns[f"{prefix}gbps"] = work / seconds / 1e9 if work_kind == "bytes" and work else None
+    return columns
+
+
+# the row: which job (passes_table's provenance columns, without mode and source: a GPU job has no trace mode),
+# on which machine, then the outcome (kernel_speed.py documents every column)
+ROW_PROVENANCE = [
+    column for column in passes_table.PROVENANCE_COLUMNS if column not in ("mode", "source", "kernel_label")
+] + ["kernel_label"]
+DEVICE_COLUMNS = ["gpu_name", "gpu_arch", "driver_version", "cuda_version", "nvcc_version", "torch_version"]
+
+
+# ------------------------------------------------------------------------------------------ command line
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gpu_bench.py",
+        description="Compile a kernel with TileLang for the visible GPU, check it against its reference, time it.",
+        epilog="Kernel and target options: those of gemm_lower_trace.py (--shape ..., --kernel, --params, --target).",
+    )
+    parser.add_argument("--out", required=True, metavar="FILE", help="the job's speed.json (or, --probe, device.json)")
+    parser.add_argument("--probe", action="store_true", help="only describe the GPU into --out; exit 4 when none")
+    parser.add_argument("--log", metavar="FILE", help="also write the no-device line here")
+    parser.add_argument(
+        "--site", metavar="DIR", help="a release's GPU site (gpu_site.py), put in front of sys.path: that TileLang"
+    )
+    parser.add_argument("--repeats", type=int, default=REPEATS, help=f"timed repeats (default {REPEATS})")
+    parser.add_argument("--launches", type=int, default=LAUNCHES, help=f"launches per repeat (default {LAUNCHES})")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    ours, rest = build_parser().parse_known_args(argv)
+    if ours.site:  # before anything imports tilelang; the site holds no torch, the machine's CUDA torch stays
+        sys.path.insert(0, str(Path(ours.site).resolve()))
+    spec = None
+    if not ours.probe:
+        # the kernel and target: the trace script's own options and checks (mode irrelevant here)
+        spec = trace_cli.parse_args(["--mode", "instrument", *rest]).spec
+    elif rest:
+        build_parser().error(f"unrecognized arguments: {' '.join(rest)}")
+    expected = _option(rest, "--expect-release")
+    try:
+        device = probe_device()
+    except NoDevice as problem:
+        print(problem, file=sys.stderr)
+        if ours.log:
+            Path(ours.log).parent.mkdir(parents=True, exist_ok=True)
+            Path(ours.log).write_text(f"{problem}\n", encoding="utf-8")
+        return EXIT_NO_DEVICE
+    out = Path(ours.out)
+    if ours.probe:
+        files.write_json(out, device)
+        print(f"gpu stage: {device['gpu_name']} ({device['gpu_arch']}), driver {device['driver_version']}")
+        return 0
+    started = time.perf_counter()
+    row = run_job(spec, device, ours.repeats, ours.launches, cache_dir=out.parent / "tilelang_cache")
+    if expected and row.get("tilelang_version") and _base(row["tilelang_version"]) != expected:
+        row |= {"status": STATUS_BUILD_FAILED, "error": f"imported tilelang {row['tilelang_version']}, not {expected}"}
+    row["job_seconds"] = round(time.perf_counter() - started, 3)
+    files.write_json(out, {"row": row, "device": device, "argv": argv})
+    print(_summary_line(row))
+    return 0
+
+
+def _option(args: list[str], name: str) -> str | None:
+    for i, arg in enumerate(args):
+        if arg == name and i + 1 < len(args):
+            return args[i + 1]
+        if arg.startswith(f"{name}="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def _base(version: str) -> str:
+    return version.split("+", 1)[0]
+
+
+def _summary_line(row: dict) -> str:
+    parts = [f"{row.get('kernel_label')} on {row.get('target_name')}: {row.get('status')}"]
+    if row.get("compile_seconds") is not None:
+        parts.append(f"compile {row['compile_seconds']:.1f} s")
+    if row.get("latency_ms") is not None:
+        parts.append(f"{row['latency_ms']:.4f} ms (spread {row['spread']:.3f})")
+    if row.get("tflops"):
+        parts.append(f"{row['tflops']:.0f} TFLOP/s")
+    if row.get("gbps"):
+        parts.append(f"{row['gbps']:.0f} GB/s")
+    if row.get("torch_latency_ms") is not None:
+        parts.append(f"torch {row['torch_latency_ms']:.4f} ms")
+    if row.get("max_rel_error") is not None:
+        parts.append(f"error {row['max_rel_error']:.2e} (tolerance {row['tolerance']:.0e})")
+    if row.get("error"):
+        parts.append(str(row["error"])[:200])
+    return ", ".join(parts)
+
+
+def dumps(row: dict) -> str:
+    return json.dumps(row, sort_keys=True)
+
+
+# ---------------------------------------------------------------------------------------------- the grid
+
+
+def cuda_targets(grid) -> dict[str, dict]:
+    """The grid's CUDA targets: folder name -> target dict (the GPU stage keeps those of the GPU's arch)."""
+    found = {}
+    for name, arguments in grid.targets.items():
+        target = trace_cli.parse_target(arguments[arguments.index("--target") + 1])[1]
+        if target.get("kind") == "cuda":
+            found[name] = target
+    return found
+
+
+def gpu_jobs(grid, gpu_arch: str | None = None) -> dict[tuple[str, str, str], tuple[str, ...]]:
+    """(version, target, configuration) -> this stage's arguments (without --out), for every configuration of
+    the grid on each CUDA target (of gpu_arch only, when given), in grid order."""
+    from tilelang_churn.lowering import job_grid
+
+    targets = cuda_targets(grid)
+    kernel_arguments = {shape: job_grid.gemm_arguments(spec) for shape, spec in grid.shapes.items()}
+    kernel_arguments |= {config_id: config.arguments for config_id, config in grid.kernel_configs.items()}
+    found = {}
+    for version in grid.versions:
+        for target, target_dict in targets.items():
+            if gpu_arch is not None and not arch_matches(target_dict, gpu_arch):
+                continue
+            for config_id, arguments in kernel_arguments.items():
+                found[(version, target, config_id)] = gpu_job_args(arguments, grid.targets[target], version)
+    return found
+
+
+def kernel_names(grid) -> list[str]:
+    """The kernels of the grid (the GEMM when it has shapes), one figure each."""
+    names = [jobs.GEMM] if grid.shapes else []
+    return names + list(dict.fromkeys(config.kernel for config in grid.kernel_configs.values()))

@@ -1,0 +1,131 @@
+"""A release's GPU site: TileLang and its pins installed without dependencies into a folder that a GPU job puts on
+PYTHONPATH, in front of the GPU machine's own Python and its CUDA build of torch.
+
+A release environment of the CPU part (release_envs.py) holds the CPU build of torch pinned in requirements.txt:
+it lowers, but cannot launch a kernel. A GPU machine already has a CUDA torch that matches its driver (a
+multi-GB install, not to be repeated per release), so the GPU stage layers each release onto it instead:
+
+    python3 scripts/gpu_site.py --version 0.1.14 --dest .envs/gpu/tilelang-0.1.14 \\
+        [--pip-args '--no-index --find-links WHEELS']
+
+1. ``pip install --no-deps --target DEST tilelang==VERSION <the release's pins>`` (config/tilelang_releases.yaml);
+2. every requirement of that TileLang (its METADATA, markers evaluated) except torch, the pins, and what the
+   running Python already has at a version the requirement accepts, also ``--no-deps --target DEST``
+   (0.1.15: apache-tvm-ffi, z3-solver, torch-c-dlpack-ext, ml-dtypes, cloudpickle);
+3. ``import tilelang`` with PYTHONPATH=DEST must give the release; the marker ``DEST/gpu_site.json`` is last.
+
+Run it with the Python of the GPU machine (or one of the same minor version: the site holds that version's
+wheels). Rule gpu_release_site runs it on the submitting machine (pip needs the package index, which GPU nodes
+often cannot reach). The H200 machine of this project had no index at all: its sites were the same wheels,
+carried and unpacked by hand (README, "The GPU stage").
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+from tilelang_churn.core import files, releases
+from tilelang_churn.lowering import release_envs
+
+MARKER = "gpu_site.json"
+SKIPPED = ("torch",)  # the machine's own CUDA build
+
+
+class SiteError(RuntimeError):
+    """A step of the build failed: the message names the release and the step."""
+
+
+def site_requirements(metadata_text: str, skip: set[str]) -> list[str]:
+    """The Requires-Dist lines of a METADATA text that apply here (markers evaluated, extras left out), minus the
+    names in skip and what the running Python has at an accepted version."""
+    from packaging.requirements import Requirement
+
+    wanted = []
+    for line in metadata_text.splitlines():
+        if not line.startswith("Requires-Dist:"):
+            continue
+        requirement = Requirement(line.split(":", 1)[1].strip())
+        if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
+            continue
+        name = requirement.name.lower().replace("_", "-")
+        if name in skip or name in (w.split("[")[0] for w in wanted):
+            continue
+        try:
+            have = importlib.metadata.version(requirement.name)
+        except importlib.metadata.PackageNotFoundError:
+            have = None
+        if have is not None and requirement.specifier.contains(have, prereleases=True):
+            continue
+        wanted.append(str(requirement).split(";")[0].strip())
+    return wanted
+
+
+def build_site(version: str, dest: str | Path, pip_args: tuple[str, ...] = (), python: str = sys.executable) -> Path:
+    release = release_envs.load_releases().get(version)
+    if release is None:
+        raise SiteError(f"TileLang {version}: not a release of config/tilelang_releases.yaml")
+    dest = Path(dest).absolute()
+    marker = dest / MARKER
+    marker.unlink(missing_ok=True)
+    pip = [python, "-m", "pip", "install", "--no-deps", "--no-compile", "--upgrade", "--target", str(dest)]
+    pins = list(release.requirements)
+    _run(version, "install tilelang", [*pip, *pip_args, f"tilelang=={version}", *pins])
+    metadata = next(dest.glob("tilelang-*.dist-info/METADATA"), None)
+    if metadata is None:
+        raise SiteError(f"TileLang {version}: install tilelang: no tilelang-*.dist-info in {dest}")
+    skip = set(SKIPPED) | {pin.split("==")[0].lower().replace("_", "-") for pin in pins}
+    extra = site_requirements(metadata.read_text(encoding="utf-8"), skip)
+    if extra:
+        _run(version, "install its requirements", [*pip, *pip_args, *extra])
+    env = {**os.environ, "PYTHONPATH": str(dest)}
+    code = (
+        "import json, tilelang, torch; print(json.dumps([tilelang.__version__, torch.__version__, torch.version.cuda]))"
+    )
+    said = _run(version, "verify import", [python, "-c", code], env=env).strip().splitlines()[-1]
+    tilelang_version, torch_version, cuda = json.loads(said)
+    if releases.base_version(tilelang_version) != version:
+        raise SiteError(f"TileLang {version}: verify import: imported tilelang {tilelang_version}")
+    files.write_json(
+        marker,
+        {"version": version, "tilelang_version": tilelang_version, "pins": pins, "requirements": extra,
+         "base_python": python, "torch_version": torch_version, "torch_cuda": cuda},
+    )  # fmt: skip
+    print(f"gpu site of TileLang {tilelang_version}: {dest} (torch {torch_version}, CUDA {cuda})")
+    return marker
+
+
+def _run(version: str, step: str, command: list[str], env: dict | None = None) -> str:
+    print(f"$ {shlex.join(command)}", flush=True)
+    proc = subprocess.run(command, capture_output=True, text=True, env=env)
+    sys.stdout.write(proc.stdout + proc.stderr)
+    if proc.returncode != 0:
+        last = (proc.stderr.strip() or proc.stdout.strip() or "no output").splitlines()[-1]
+        raise SiteError(f"TileLang {version}: {step} failed (exit status {proc.returncode}): {last}")
+    return proc.stdout
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="gpu_site.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--version", required=True)
+    parser.add_argument("--dest", required=True)
+    parser.add_argument(
+        "--pip-args", default="", help="more pip options, one string (e.g. --no-index --find-links DIR)"
+    )
+    args = parser.parse_args(argv)
+    try:
+        build_site(args.version, args.dest, tuple(shlex.split(args.pip_args)))
+    except SiteError as error:
+        print(f"gpu_site.py: error: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,226 @@
+"""The GPU stage's tables: every GPU job's row (its speed.json) gathered into ``results/gpu/kernel_speed.csv``, and
+that table joined with ``churn_summary.csv`` into ``results/gpu/churn_vs_speed.csv``.
+
+    python3 scripts/kernel_speed.py --summary results/churn_summary.csv --mode instrument \\
+        --speed results/gpu/kernel_speed.csv --joined results/gpu/churn_vs_speed.csv SPEED_JSON...
+
+``SPEED_COLUMNS`` and ``JOINED_COLUMNS`` are the schemas, each column with its meaning (config/README.md shows
+the same text; a test keeps them in step). The join pairs a GPU row with the trace job of the same release
+(``tilelang_version``, compared without a local ``+...`` suffix), ``target_name``, ``kernel`` and ``params``, in
+one trace mode (``--mode``: the workflow passes ``instrument`` when it is configured, the mode of every release,
+else the first configured). A GPU row without such a job keeps empty churn columns. Standard library only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from pathlib import Path
+
+from tilelang_churn.core import files, passes_table
+
+# (column, meaning): the job (passes_table's provenance, without mode and source: a GPU job has no trace mode)
+_PROVENANCE_DOCS = {
+    "tilelang_version": "TileLang release that compiled the kernel (as imported).",
+    "target_name": "Target's short name, as in churn.csv.",
+    "target": "Target dict as JSON (sorted keys), as in churn.csv.",
+    "M": "The GEMM's columns, M to stages, as in churn.csv (empty for another kernel).",
+    "N": "As in churn.csv.",
+    "K": "As in churn.csv.",
+    "block_M": "As in churn.csv.",
+    "block_N": "As in churn.csv.",
+    "block_K": "As in churn.csv.",
+    "dtype": "As in churn.csv.",
+    "accum_dtype": "As in churn.csv.",
+    "threads": "As in churn.csv.",
+    "stages": "As in churn.csv.",
+    "kernel": "The kernel's name, as in churn.csv.",
+    "params": "Its parameters as canonical JSON, as in churn.csv.",
+    "kernel_label": "Its readable label, as in churn.csv.",
+}
+SPEED_SCHEMA: list[tuple[str, str]] = [
+    *_PROVENANCE_DOCS.items(),
+    ("gpu_name", "The GPU (torch.cuda.get_device_properties), e.g. `NVIDIA H200`."),
+    ("gpu_arch", "Its compute capability as a CUDA arch, e.g. `sm_90`: the jobs are the grid's CUDA targets of it."),
+    ("driver_version", "NVIDIA driver (nvidia-smi); empty when it cannot be read."),
+    ("cuda_version", "CUDA release torch was built for (torch.version.cuda)."),
+    ("nvcc_version", "Release of the nvcc TileLang compiled with (CUDA_HOME's, else PATH's)."),
+    ("torch_version", "torch that ran the inputs, the reference and the timing."),
+    ("measured_by", "What timed the launches: `torch.cuda.Event` (a pair around each repeat's launches)."),
+    (
+        "status",
+        "`ok` (compiled, launched and, with a reference, right), `wrong` (off the reference by more than "
+        "`tolerance`), `build_failed` (the kernel's function raised, or another TileLang release was imported), "
+        "`compile_failed` (tilelang.compile raised: lowering, codegen or nvcc), `launch_failed` (inputs, the "
+        "launch, the reference or the timing raised; `error` names the step).",
+    ),
+    ("compiled", "`True` when tilelang.compile returned a kernel (a lowering that works can fail to compile)."),
+    (
+        "compile_target",
+        "The target TileLang compiled for: kind and arch (e.g. `cuda sm_90a`, the visible GPU's own arch, as "
+        "TileLang picks it), or `cuda` when the release does not say.",
+    ),
+    ("compile_seconds", "Wall time of tilelang.compile, nvcc included, with an empty cache of the job's own."),
+    ("check", "`reference` (compared with the kernel file's reference hook) or `launch-only` (it has none)."),
+    ("correct", "`True` when max_rel_error <= tolerance; empty for launch-only."),
+    ("max_abs_error", "max abs(out - ref), in float64."),
+    ("max_rel_error", "max_abs_error / max abs(ref): the checked error (NaN anywhere: NaN, never correct)."),
+    ("tolerance", "The largest max_rel_error accepted (the kernel's tolerance hook, else by dtype)."),
+    ("error", "Exception type and message of the failed step, one line; empty otherwise."),
+    ("repeats", "Timed repeats (after a warm-up of at least 100 ms of launches)."),
+    ("launches", "Launches per repeat, between one pair of CUDA events."),
+    ("latency_ms", "Median over the repeats of one repeat's elapsed time / launches, in ms."),
+    ("latency_min_ms", "The fastest repeat's time per launch, ms."),
+    ("latency_max_ms", "The slowest repeat's time per launch, ms."),
+    ("spread", "latency_max_ms / latency_min_ms: the timing's own noise (1.0 is none)."),
+    ("work_kind", "`flops` or `bytes`: what the kernel's work hook counts; empty without one."),
+    ("work", "The kernel's work for these parameters (floating-point operations or bytes moved)."),
+    ("tflops", "work / latency in TFLOP/s, when work_kind is flops."),
+    ("gbps", "work / latency in GB/s, when work_kind is bytes."),
+    ("torch_latency_ms", "The reference (torch), timed the same way in the same process: median, ms."),
+    ("torch_latency_min_ms", "Its fastest repeat, ms."),
+    ("torch_latency_max_ms", "Its slowest repeat, ms."),
+    ("torch_spread", "Its max / min."),
+    ("torch_tflops", "work / torch_latency_ms in TFLOP/s."),
+    ("torch_gbps", "work / torch_latency_ms in GB/s."),
+    ("speedup_vs_torch", "torch_latency_ms / latency_ms: above 1, the TileLang kernel is faster."),
+    ("source_lines", "Lines of the generated CUDA source (kernel.get_kernel_source())."),
+    ("job_seconds", "Wall time of the whole GPU job (import excluded)."),
+]
+SPEED_COLUMNS = [name for name, _ in SPEED_SCHEMA]
+
+# the churn side: the trace job's churn_summary.csv columns (names kept), and whether it lowered
+JOINED_SCHEMA: list[tuple[str, str]] = [
+    *SPEED_SCHEMA,
+    ("mode", "The trace mode whose churn is joined (instrument when configured, else the first mode)."),
+    ("source", "Which code counted the churn, as in churn_summary.csv."),
+    ("lowered", "`True` when the trace job lowered without a failed step (`False`: lowering failed or the "
+     "release lacks the mode); empty when the grid has no such trace job. Compare with `compiled`."),
+    ("pass_steps", "From churn_summary.csv: rows of the trace job."),
+    ("changed_steps", "From churn_summary.csv: passes that changed the IR."),
+    ("failed_steps", "From churn_summary.csv."),
+    ("added_total", "From churn_summary.csv: lines added over all IR passes."),
+    ("deleted_total", "From churn_summary.csv."),
+    ("churn_total", "From churn_summary.csv: added_total + deleted_total."),
+    ("churn_stripped_total", "From churn_summary.csv: the same, whitespace ignored."),
+    ("top_pass", "From churn_summary.csv: the pass with the most churn."),
+    ("first_error", "From churn_summary.csv: the trace job's first error."),
+]  # fmt: skip
+JOINED_COLUMNS = [name for name, _ in JOINED_SCHEMA]
+CHURN_COLUMNS = JOINED_COLUMNS[len(SPEED_COLUMNS) :]
+JOIN_KEY = ("tilelang_version", "target_name", "kernel", "params")
+FLOAT_COLUMNS = (
+    "compile_seconds", "max_abs_error", "max_rel_error", "tolerance", "latency_ms", "latency_min_ms",
+    "latency_max_ms", "spread", "tflops", "gbps", "torch_latency_ms", "torch_latency_min_ms",
+    "torch_latency_max_ms", "torch_spread", "torch_tflops", "torch_gbps", "speedup_vs_torch", "job_seconds",
+)  # fmt: skip
+INT_COLUMNS = (*passes_table.PROVENANCE_INT_COLUMNS, "repeats", "launches", "work", "source_lines")
+INT_COLUMNS += ("pass_steps", "changed_steps", "failed_steps", "added_total", "deleted_total", "churn_total")
+INT_COLUMNS += ("churn_stripped_total",)
+BOOL_COLUMNS = ("compiled", "correct", "lowered")
+
+
+def base_version(version: str) -> str:
+    return str(version).split("+", 1)[0]
+
+
+def read_speed_rows(paths) -> list[dict]:
+    """The row of each speed.json, in the order given."""
+    rows = []
+    for path in paths:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        row = data["row"]
+        unknown = sorted(set(row) - set(SPEED_COLUMNS))
+        if unknown:
+            raise ValueError(f"{path}: columns not in kernel_speed.SPEED_COLUMNS: {', '.join(unknown)}")
+        rows.append(row)
+    return rows
+
+
+def write_csv(path: str | Path, rows: list[dict], columns: list[str]) -> None:
+    """Write rows in the columns' order (a missing key: an empty cell), atomically."""
+    with files.atomic_file(path) as handle:
+        writer = csv.DictWriter(handle, fieldnames=columns, extrasaction="raise", lineterminator="\n")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({key: _cell(value) for key, value in row.items()})
+
+
+def _cell(value):
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return repr(round(value, 6)) if abs(value) >= 1e-3 or value == 0 else f"{value:.6g}"
+    return passes_table._cell(value)
+
+
+def read_csv(path: str | Path) -> list[dict]:
+    """A table of this module (or churn_summary.csv), cells typed: ints, floats, bools, None for empty."""
+    with open(path, newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    return [{key: _typed(key, value) for key, value in row.items()} for row in rows]
+
+
+def _typed(key: str, value: str):
+    if value == "":
+        return None
+    if key in BOOL_COLUMNS:
+        return {"True": True, "False": False}.get(value, value)
+    if key in INT_COLUMNS:
+        try:
+            return int(float(value))
+        except ValueError:
+            return value
+    if key in FLOAT_COLUMNS:
+        return float(value)
+    return value
+
+
+def join(speed_rows: list[dict], summary_rows: list[dict], mode: str) -> list[dict]:
+    """Each speed row with the churn of its trace job in `mode` (CHURN_COLUMNS), in the speed rows' order."""
+    by_key = {}
+    for summary in summary_rows:
+        if summary.get("mode") != mode:
+            continue
+        key = (base_version(summary["tilelang_version"]), summary["target_name"], summary["kernel"], summary["params"])
+        by_key.setdefault(key, summary)
+    joined = []
+    for row in speed_rows:
+        key = (base_version(row["tilelang_version"]), row["target_name"], row["kernel"], row["params"])
+        summary = by_key.get(key)
+        churn = dict.fromkeys(CHURN_COLUMNS)
+        churn["mode"] = mode
+        if summary is not None:
+            churn |= {name: summary.get(name) for name in CHURN_COLUMNS if name not in ("mode", "lowered")}
+            failed = int(summary.get("failed_steps") or 0) + int(summary.get("unsupported_steps") or 0)
+            churn["lowered"] = failed == 0
+        joined.append({**row, **churn})
+    return joined
+
+
+def build_tables(speed_json: list, summary_csv: str | Path, mode: str, speed_csv, joined_csv) -> int:
+    rows = read_speed_rows(speed_json)
+    write_csv(speed_csv, rows, SPEED_COLUMNS)
+    # params and tilelang_version stay the exact text the trace wrote (the join compares them as text)
+    joined = join(read_csv(speed_csv), read_csv(summary_csv), mode)
+    write_csv(joined_csv, joined, JOINED_COLUMNS)
+    matched = sum(row["lowered"] is not None for row in joined)
+    print(f"kernel_speed: {len(rows)} GPU jobs -> {speed_csv}; {matched} joined with {mode} churn -> {joined_csv}")
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="kernel_speed.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--summary", required=True, help="churn_summary.csv")
+    parser.add_argument("--mode", required=True, help="the trace mode whose churn is joined")
+    parser.add_argument("--speed", required=True, help="kernel_speed.csv to write")
+    parser.add_argument("--joined", required=True, help="churn_vs_speed.csv to write")
+    parser.add_argument("speed_json", nargs="*", help="the GPU jobs' speed.json")
+    args = parser.parse_args(argv)
+    return build_tables(args.speed_json, args.summary, args.mode, args.speed, args.joined)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

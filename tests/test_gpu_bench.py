@@ -1,0 +1,103 @@
+"""The GPU stage on a real GPU (marker gpu; skipped, with the reason, where no CUDA device is visible).
+
+    python3 -m pytest -m gpu tests/test_gpu_bench.py      # on a machine with a CUDA GPU and TileLang
+
+Every number is checked against another measurement of the same run, never against a number typed in here:
+the stage's CUDA-event timing of torch's reference against torch.utils.benchmark's timing of the same call,
+the TileLang kernel's result against torch's, its rate against torch's rate on the same GPU.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from tilelang_churn.lowering import gpu_bench, trace_cli
+
+torch = pytest.importorskip("torch", reason="the GPU stage needs torch")
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device visible (torch.cuda.is_available())"),
+]
+pytest.importorskip("tilelang", reason="the GPU stage compiles with TileLang")
+
+
+@pytest.fixture(scope="module")
+def device():
+    return gpu_bench.probe_device()
+
+
+def _spec(*args: str):
+    return trace_cli.parse_args(["--mode", "instrument", *args]).spec
+
+
+def _target(device) -> str:
+    return json.dumps({"kind": "cuda", "arch": device["gpu_arch"]})
+
+
+def test_a_4096_gemm_is_right_and_its_timing_agrees_with_torch_benchmark(device, tmp_path):
+    from torch.utils import benchmark
+
+    spec = _spec("--shape", "4096,4096,4096", "--block", "128,256,64", "--threads", "256", "--target", _target(device))
+    row = gpu_bench.run_job(spec, device, cache_dir=tmp_path / "cache")
+    assert row["status"] == gpu_bench.STATUS_OK, row
+    assert row["correct"] and row["check"] == gpu_bench.CHECK_REFERENCE
+    assert row["max_rel_error"] <= row["tolerance"]
+    # the timing's own spread, for a kernel over 0.1 ms: under 3 %
+    assert row["latency_ms"] > 0.1 and row["spread"] < 1.03, row
+    assert row["torch_spread"] < 1.03, row
+    # torch's matmul timed by torch's own benchmark tool, in this run: the stage's event timing agrees (10 %)
+    a = torch.randn(4096, 4096, device="cuda", dtype=torch.float16)
+    b = torch.randn(4096, 4096, device="cuda", dtype=torch.float16)
+    measured = benchmark.Timer("torch.matmul(a, b)", globals={"a": a, "b": b, "torch": torch}).blocked_autorange(
+        min_run_time=1.0
+    )
+    assert row["torch_latency_ms"] == pytest.approx(measured.median * 1e3, rel=0.10)
+    # rates from the same work formula: TileLang's is positive and not above cuBLAS's by more than noise
+    assert 0 < row["tflops"] <= 1.1 * row["torch_tflops"]
+    assert row["tflops"] == pytest.approx(2 * 4096**3 / (row["latency_ms"] / 1e3) / 1e12)
+    assert row["speedup_vs_torch"] == pytest.approx(row["torch_latency_ms"] / row["latency_ms"])
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--kernel", "flash_attention", "--params", '{"is_causal": true}'),
+        ("--kernel", "rmsnorm", "--params", '{"N": 1152}'),
+    ],
+)
+def test_the_shipped_kernels_are_right(device, tmp_path, args):
+    row = gpu_bench.run_job(_spec(*args, "--target", _target(device)), device, cache_dir=tmp_path / "cache")
+    assert row["status"] == gpu_bench.STATUS_OK, row
+    assert row["correct"] and row["max_rel_error"] <= row["tolerance"]
+    assert row["work_kind"] in ("flops", "bytes") and row["latency_ms"] > 0 and row["torch_latency_ms"] > 0
+
+
+WRONG_REFERENCE = """
+import tilelang.language as T
+
+
+def build(N=4096):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, 128), threads=128) as bx:
+            for i in T.Parallel(128):
+                B[bx * 128 + i] = A[bx * 128 + i] * 2.0
+
+    return main
+"""
+
+
+def test_a_wrong_result_and_a_kernel_without_hooks_are_rows(device, tmp_path):
+    plain = tmp_path / "double.py"
+    plain.write_text(WRONG_REFERENCE)
+    wrong = tmp_path / "double_wrong.py"
+    wrong.write_text(
+        WRONG_REFERENCE + "\n\ndef reference(params, inputs):\n    return inputs[0] * 3.0\n"
+    )  # the kernel doubles, the reference triples: off by a third of the reference's scale
+    launch_only = gpu_bench.run_job(_spec("--kernel-file", str(plain), "--target", _target(device)), device)
+    assert launch_only["status"] == gpu_bench.STATUS_OK and launch_only["check"] == gpu_bench.CHECK_LAUNCH_ONLY
+    assert launch_only["correct"] is None and launch_only["latency_ms"] > 0 and launch_only["tflops"] is None
+    off = gpu_bench.run_job(_spec("--kernel-file", str(wrong), "--target", _target(device)), device)
+    assert off["status"] == gpu_bench.STATUS_WRONG and off["correct"] is False
+    assert off["max_rel_error"] == pytest.approx(1 / 3, rel=1e-3) and off["max_rel_error"] > off["tolerance"]

@@ -1,0 +1,178 @@
+"""The GPU stage on a machine without a GPU (CI): the join, the figures from a speed table recorded on an H200,
+the schemas of the new tables, the GPU job list of a grid, and `gpu: true` where no CUDA device is visible.
+
+The recorded tables (tests/data/gpu/, tests/data/gpu/PROVENANCE.md says where and how they were measured) are
+inputs here, never expected numbers: the tests recompute from them and compare the results with each other.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO, make_workdir, snakemake
+from tilelang_churn.figures import speed_figures
+from tilelang_churn.lowering import gpu_bench, job_grid, kernels
+from tilelang_churn.tables import kernel_speed
+
+DATA = REPO / "tests" / "data" / "gpu"
+SPEED = DATA / "kernel_speed_h200.csv"
+SUMMARY = DATA / "churn_summary_h200.csv"
+README = REPO / "config" / "README.md"
+NO_DEVICE_LINE = re.compile(r"^gpu stage: config gpu: true needs a CUDA device, and none is visible here \(.+\);")
+
+
+def _header(path: Path) -> list[str]:
+    with open(path, newline="") as handle:
+        return next(csv.reader(handle))
+
+
+def test_the_recorded_tables_have_the_schema_of_the_stage():
+    for name in ("kernel_speed_h200.csv", "kernel_speed_h200_4096.csv"):
+        assert _header(DATA / name) == kernel_speed.SPEED_COLUMNS
+    # a GPU row carries passes_table's provenance (without mode and source) and the machine's
+    assert gpu_bench.ROW_PROVENANCE == list(kernel_speed.SPEED_COLUMNS[: len(gpu_bench.ROW_PROVENANCE)])
+    assert set(gpu_bench.DEVICE_COLUMNS) <= set(kernel_speed.SPEED_COLUMNS)
+    rows = kernel_speed.read_csv(SPEED)
+    assert {row["status"] for row in rows} <= set(gpu_bench.STATUSES)
+    for row in rows:
+        assert row["gpu_name"] and row["driver_version"] and row["torch_version"] and row["measured_by"]
+
+
+def test_every_new_column_is_documented_in_config_readme_as_the_schema_says():
+    text = README.read_text()
+    section = text[text.index("## The GPU stage: results/gpu/") :]
+    section = section[: section.index("\n## ", 1)]
+    speed = section[section.index("### kernel_speed.csv") : section.index("### churn_vs_speed.csv")]
+    joined = section[section.index("### churn_vs_speed.csv") :]
+    rows = re.compile(r"^\| `([A-Za-z_]+)` \| (.*) \|$", re.M)
+    assert rows.findall(speed) == kernel_speed.SPEED_SCHEMA
+    assert rows.findall(joined) == kernel_speed.JOINED_SCHEMA[len(kernel_speed.SPEED_SCHEMA) :]
+
+
+def test_the_join_pairs_every_gpu_row_with_the_trace_job_of_its_release_target_and_params(tmp_path):
+    speed, summary = kernel_speed.read_csv(SPEED), kernel_speed.read_csv(SUMMARY)
+    joined = kernel_speed.join(speed, summary, "instrument")
+    assert len(joined) == len(speed)
+    for row, gpu_row in zip(joined, speed):
+        assert {key: row[key] for key in kernel_speed.SPEED_COLUMNS} == gpu_row
+        (match,) = [
+            s
+            for s in summary
+            if (s["tilelang_version"], s["target_name"], s["kernel"], s["params"], s["mode"])
+            == (row["tilelang_version"], row["target_name"], row["kernel"], row["params"], "instrument")
+        ]
+        assert row["churn_total"] == match["churn_total"] == match["added_total"] + match["deleted_total"]
+        assert row["lowered"] is (match["failed_steps"] == 0)
+    # another mode, a job the grid lacks, a failed lowering: empty churn, or lowered False
+    assert all(row["lowered"] is None and row["churn_total"] is None for row in kernel_speed.join(speed, summary, "x"))
+    failed = [dict(s, failed_steps=1) for s in summary]
+    assert {row["lowered"] for row in kernel_speed.join(speed, failed, "instrument")} == {False}
+    # the command line writes the same rows (the joined table read back equals the join in memory)
+    out = kernel_speed.join(speed, summary, "instrument")
+    kernel_speed.write_csv(tmp_path / "joined.csv", out, kernel_speed.JOINED_COLUMNS)
+    assert _header(tmp_path / "joined.csv") == kernel_speed.JOINED_COLUMNS
+    assert kernel_speed.read_csv(tmp_path / "joined.csv") == [
+        {key: row.get(key) for key in kernel_speed.JOINED_COLUMNS} for row in out
+    ]
+
+
+def test_the_figures_from_the_recorded_h200_table_are_drawn_and_reproducible(tmp_path):
+    joined = kernel_speed.join(kernel_speed.read_csv(SPEED), kernel_speed.read_csv(SUMMARY), "instrument")
+    kernel_speed.write_csv(tmp_path / "churn_vs_speed.csv", joined, kernel_speed.JOINED_COLUMNS)
+    names = ["gemm", "flash_attention", "rmsnorm", "not_in_the_table"]
+    for out in ("a", "b"):
+        speed_figures.build(tmp_path / "churn_vs_speed.csv", tmp_path / out, names, ("png", "svg"))
+    for name in names:
+        for ext in ("png", "svg"):
+            first, second = (tmp_path / out / f"{name}.{ext}" for out in ("a", "b"))
+            assert first.stat().st_size > 5000
+            assert first.read_bytes() == second.read_bytes(), f"{name}.{ext} differs between two runs"
+    # every configuration gets a label that tells it from the kernel's others
+    gemm = [row for row in joined if row["kernel"] == "gemm"]
+    labels = speed_figures.short_labels(gemm)
+    assert len(set(labels.values())) == len({(r["target_name"], r["params"]) for r in gemm})
+
+
+def test_a_failed_row_is_drawn_as_data(tmp_path):
+    rows = kernel_speed.join(kernel_speed.read_csv(SPEED), kernel_speed.read_csv(SUMMARY), "instrument")
+    rows[0] |= {"status": gpu_bench.STATUS_COMPILE_FAILED, "compiled": False, "latency_ms": None}
+    speed_figures.plot_kernel(rows, rows[0]["kernel"], [tmp_path / "f.svg"])
+    assert "compile_failed" in (tmp_path / "f.svg").read_text()
+
+
+def test_the_gpu_jobs_of_a_grid_are_its_cuda_configurations_of_the_gpus_arch():
+    import yaml
+
+    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    grid = job_grid.build_grid(job_grid.validate_config(cfg))
+    every = gpu_bench.gpu_jobs(grid)
+    on_h200 = gpu_bench.gpu_jobs(grid, "sm_90")
+    assert {target for _, target, _ in every} == {"cuda-sm80", "cuda-sm90"}
+    assert {target for _, target, _ in on_h200} == {"cuda-sm90"}
+    assert len(on_h200) == len(grid.versions) * len(grid.configurations)
+    assert gpu_bench.kernel_names(grid) == ["gemm", "flash_attention", "rmsnorm"]
+    assert gpu_bench.arch_matches({"kind": "cuda", "arch": "sm_90a"}, "sm_90")
+    assert not gpu_bench.arch_matches({"kind": "hip", "arch": "sm_90"}, "sm_90")
+
+
+def test_the_shipped_kernels_define_every_gpu_hook():
+    for name in kernels.shipped_names():
+        hooks = kernels.gpu_hooks(kernels.load_module(kernels.shipped(name)))
+        assert hooks.inputs and hooks.reference and hooks.work, name
+        params = kernels.read_signature(kernels.shipped(name)).defaults()
+        if name == "gemm":
+            params |= {"M": 64, "N": 32, "K": 16}
+        assert set(hooks.work(params)) <= {"flops", "bytes"}
+
+
+def test_no_cuda_device_is_one_line_naming_the_device_and_the_key(tmp_path):
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "gpu_bench.py"), "--probe", "--out", str(tmp_path / "device.json")],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert proc.returncode == gpu_bench.EXIT_NO_DEVICE
+    assert NO_DEVICE_LINE.match(proc.stderr) and proc.stderr.count("\n") == 1, proc.stderr
+    assert not (tmp_path / "device.json").exists()
+
+
+TINY = """
+shapes:
+  - {M: 128, N: 128, K: 128, block: [64, 64, 32]}
+targets: [cuda-sm90]
+modes: [instrument]
+kernels: []
+job_figures: false
+book_reference: {target: cuda-sm90, shape: 128x128x128_b64x64x32}
+"""
+
+
+@pytest.fixture(scope="module")
+def no_gpu_run(tmp_path_factory):
+    """`snakemake --keep-going --config gpu=true` of a one-job grid where no CUDA device is visible."""
+    pytest.importorskip("tilelang")
+    workdir = make_workdir(tmp_path_factory.mktemp("no_gpu"))
+    (workdir / "config" / "tiny.yaml").write_text(TINY)
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}
+    args = ("--cores", "2", "--keep-going", "--configfile", "config/tiny.yaml", "--config", "gpu=true")
+    return workdir, snakemake(workdir, *args, env=env)
+
+
+def test_gpu_true_without_a_device_stops_in_one_line_and_keeps_every_cpu_result(no_gpu_run):
+    workdir, proc = no_gpu_run
+    assert proc.returncode != 0
+    said = [line for line in proc.stderr.splitlines() if NO_DEVICE_LINE.match(line)]
+    assert len(said) == 1, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr + proc.stdout
+    for path in ("churn.csv", "churn_summary.csv", "figures/churn_heatmap.png", "static/static_check.txt"):
+        assert (workdir / "results" / path).is_file(), path
+    assert not (workdir / "results" / "gpu" / "kernel_speed.csv").exists()
+    assert NO_DEVICE_LINE.match((workdir / "logs" / "gpu" / "device.log").read_text())
