@@ -168,6 +168,12 @@ def test_ir_archive_round_trips_and_its_texts_give_the_rows_counts(instrument_ru
             recounted.append(row)
     changed_in_pipeline = [row for row in pass_rows if row["phase"].startswith("pipeline_") and row["changed"]]
     assert 2 * sum(row["changed"] for row in recounted) >= len(changed_in_pipeline)  # most of them were checked
+    # every run's own archived before (nested runs and passes outside the pipeline included) gives its counts
+    before = {step["step"]: step["before"] for step in ir["steps"]}
+    for row in pass_rows:
+        if row["status"] != "failed":
+            recount(ir["texts"][before[row["step"]]], row)
+    assert any(row["depth"] for row in pass_rows)  # nested runs were among them
     # codegen: the IR the last pass returned against the kernel source
     codegen = rows[-1]
     assert codegen["status"] == "codegen"

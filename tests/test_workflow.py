@@ -350,6 +350,22 @@ def test_release_figures_are_real(compared_run):
         assert min(pixels.shape[:2]) > 200 and np.asarray(pixels[..., :3]).std() > 0.05, name
 
 
+def test_the_comparison_pages_of_the_real_run(compared_run, tmp_path):
+    """index.html links every configuration x pair to its page; in Chromium, an instrument pair's first divergent
+    edit shows both releases' diff (tests/test_compare_pages.py drives it)."""
+    import pandas as pd
+    from test_compare_pages import check_real_pages
+
+    compare = compared_run / "results" / "compare"
+    divergence = pd.read_csv(compare / "divergence.csv", keep_default_na=False)
+    pages = sorted((compare / "pages").glob("*.html"))
+    assert len(pages) == len(divergence)
+    instrument = divergence[divergence["mode"] == "instrument"]
+    assert (instrument["first_divergent_edit"] != "").any()  # the frontend changed, and a pass behaves differently
+    assert sum(page.stat().st_size for page in pages) < 2_000_000
+    check_real_pages(compare, tmp_path / "page.png")
+
+
 # ------------------------------------------------------------------------------ as a module of another project
 
 

@@ -133,7 +133,8 @@ GPU_JOBS = gpu_bench.gpu_jobs(GRID)  # every CUDA target's: the rule's params lo
 def get_compare_outputs() -> list:
     tables = ("churn_by_version.csv", "pass_alignment.csv", "divergence.csv")
     figures = [f"{stem}.{ext}" for stem in ("release_heatmap", "release_trend") for ext in ("png", "svg")]
-    return [f"{COMPARE_DIR}/{name}" for name in (*tables, *figures)]
+    pages = ("index.html", "pages")  # compare_pages: the index and one page per configuration x release pair
+    return [f"{COMPARE_DIR}/{name}" for name in (*tables, *figures, *pages)]
 
 
 def per_job(pattern: str) -> list:

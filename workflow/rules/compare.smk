@@ -1,6 +1,8 @@
 # Comparison of TileLang releases (only when config versions lists more than one): churn per release,
-# pass sequences of consecutive releases aligned, where the printed IR first diverges, and two figures.
-# compare_releases.py reads each job's ir.json.gz (instrument jobs keep it when releases are compared).
+# pass sequences of consecutive releases aligned (with whether each pass made the same edit), where the
+# printed IR and the edits first diverge, two figures, and the HTML pages (index.html and pages/: one per
+# configuration x release pair). compare_releases.py reads each job's ir.json.gz (instrument jobs keep it
+# when releases are compared).
 
 
 rule compare_releases:
@@ -22,6 +24,18 @@ rule compare_releases:
             category="Releases",
         ),
         trend_svg=f"{COMPARE_DIR}/release_trend.svg",
+        index=report(
+            f"{COMPARE_DIR}/index.html",
+            caption="../report/compare_index.rst",
+            category="Releases",
+        ),
+        pages=report(
+            directory(f"{COMPARE_DIR}/pages"),
+            patterns=["{name}.html"],
+            caption="../report/compare_pages.rst",
+            category="Releases",
+            subcategory="Pages",
+        ),
     log:
         "logs/compare/compare_releases.log",
     # Local on a cluster: tables and two figures from the jobs' small CSVs and IR archives, seconds.

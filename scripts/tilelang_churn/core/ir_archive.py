@@ -1,9 +1,10 @@
 """The IR archive of a job (``ir.json.gz`` beside its passes.csv): every printed IR text once, by step.
 
-    {"format": 1, "initial": int | None, "steps": [{"step": int, "pass": str, "after": int | None}],
+    {"format": 1, "initial": int | None, "steps": [{"step": int, "pass": str, "before": int, "after": int | None}],
      "texts": [str, ...], "kernel_source": str | None}
 
-``initial``/``after`` index ``texts``; ``after`` is None for a pass run that failed. The tracer writes it
+``initial``/``before``/``after`` index ``texts``; ``after`` is None for a pass run that failed; ``before`` (the IR
+the run was handed) is optional: archives written before it existed lack it. The tracer writes it
 (mode instrument with ``--keep ir``), the comparison of releases reads it. Written as gzip-compressed JSON,
 byte-for-byte reproducible (sorted keys, no file name and mtime 0 in the gzip header), atomically.
 Standard library only.
@@ -45,7 +46,7 @@ def read(path: str | os.PathLike) -> dict:
     steps = data.get("steps")
     if not isinstance(steps, list) or not all(isinstance(s, dict) and isinstance(s.get("step"), int) for s in steps):
         raise ValueError("'steps' is not a list of {step, pass, after} objects")
-    for index in [data.get("initial")] + [s.get("after") for s in steps]:
+    for index in [data.get("initial")] + [s.get(key) for s in steps for key in ("before", "after")]:
         if index is not None and not (isinstance(index, int) and 0 <= index < len(texts)):
             raise ValueError(f"text index {index!r} out of range (0..{len(texts) - 1})")
     return data

@@ -9,7 +9,8 @@ Each PASSES_CSV is one job's ``passes.csv``; the job's IR archive is looked for 
 ``<same folder>/ir.json.gz``. A file holding several jobs (``churn.csv``) is accepted too; its jobs then have
 no archive and ``divergence.csv`` says so. The command writes, under ``--out-dir``, the tables of
 ``tables/release_tables.py`` (``churn_by_version.csv``, ``pass_alignment.csv``, ``divergence.csv``) and
-``release_heatmap.<fmt>`` and ``release_trend.<fmt>`` for every ``--formats`` entry (default png,svg). Exit
+``release_heatmap.<fmt>`` and ``release_trend.<fmt>`` for every ``--formats`` entry (default png,svg), and the
+HTML pages of ``figures/compare_pages.py`` (``index.html``, ``pages/``). Exit
 status 0 on success, 1 on a bad input (one line on stderr naming the file or the label), 2 on bad arguments.
 
 Figures (matplotlib Agg; byte-identical on reruns: no dates or software tags in the metadata, fixed
@@ -46,8 +47,9 @@ from matplotlib.patches import Patch, Rectangle
 
 from tilelang_churn.core import trace_modes
 from tilelang_churn.core.releases import release_sort_key, release_text, sort_releases
+from tilelang_churn.figures import compare_pages, heatmap
 from tilelang_churn.figures import figure_style as fs
-from tilelang_churn.figures import heatmap
+from tilelang_churn.tables import pass_edits
 from tilelang_churn.tables.release_tables import (
     ADDED,
     CONFIG_KEY,
@@ -477,25 +479,31 @@ def write_all(
     out_dir,
     heatmap_config: str | None = None,
     formats: Sequence[str] = ("png", "svg"),
+    with_pages: bool = True,
 ) -> dict[str, list[Path]]:
-    """Write the three tables and both figures under ``out_dir``; returns {"tables": [...], "figures": [...]}.
+    """Write the three tables, the HTML pages (``compare_pages``) and both figures under ``out_dir``; returns
+    {"tables": [...], "figures": [...], "pages": [index, page, ...]}.
 
     Every input problem (unknown heatmap configuration, bad table) raises ValueError before anything is
     written.
     """
     out_dir = Path(out_dir)
-    by_version = churn_by_version(churn_df, archives)
-    alignment = pass_alignment(churn_df)
-    diverging = divergence(churn_df, archives)
-    _pick_configuration(configurations(churn_df), heatmap_config)  # fail before writing anything
+    edits = pass_edits.EditCache(archives)  # each archive read once, each job's edits computed once
+    configs = configurations(churn_df)  # once for the three tables and the pages
+    by_version = churn_by_version(churn_df, archives, configs, edits)
+    alignment = pass_alignment(churn_df, archives, edits, configs)
+    diverging = divergence(churn_df, archives, edits, configs)
+    _pick_configuration(configs, heatmap_config)  # fail before writing anything
     tables = [out_dir / name for name in OUTPUT_TABLES]
     for table, path in zip((by_version, alignment, diverging), tables):
         write_csv(table, path)
+    pages = compare_pages.write_pages(configs, diverging, edits, out_dir) if with_pages else []
     heatmap = [out_dir / f"{FIGURE_STEMS[0]}.{fmt}" for fmt in formats]
     trend = [out_dir / f"{FIGURE_STEMS[1]}.{fmt}" for fmt in formats]
-    plot_release_heatmap(churn_df, heatmap, heatmap_config)
-    plot_release_trend(by_version, alignment, trend)
-    return {"tables": tables, "figures": heatmap + trend}
+    if formats:
+        plot_release_heatmap(churn_df, heatmap, heatmap_config)
+        plot_release_trend(by_version, alignment, trend)
+    return {"tables": tables, "figures": heatmap + trend, "pages": pages}
 
 
 def build(passes_paths, out_dir, heatmap_config: str | None = None, formats: Sequence[str] = ("png", "svg")) -> int:
@@ -509,7 +517,8 @@ def build(passes_paths, out_dir, heatmap_config: str | None = None, formats: Seq
         return 1
     print(
         f"compare_releases: {len(passes_paths)} passes.csv -> "
-        + ", ".join(str(p) for p in written["tables"] + written["figures"])
+        + ", ".join(str(p) for p in written["tables"] + written["figures"] + written["pages"][:1])
+        + f" and {max(0, len(written['pages']) - 1)} pages under {Path(out_dir) / compare_pages.PAGES_DIR}"
     )
     return 0
 

@@ -61,13 +61,15 @@ trace runs (and prints) as well.
 ``keep_ir=True`` adds ``info["ir"]``, every printed IR text once (``core/ir_archive.py``):
 
     {"format": 1, "initial": <index of the IR before the first pass>,
-     "steps": [{"step": int, "pass": str, "after": <index of the IR after that run, None when it failed>}],
+     "steps": [{"step": int, "pass": str, "before": <index of the IR the run was handed>,
+                "after": <index of the IR after that run, None when it failed>}],
      "texts": [str, ...], "kernel_source": str | None}
 
-``steps`` holds pass runs only, in step order (the codegen row's text is ``kernel_source``). The IR before a
-top-level run in the pipeline is the ``after`` of the step before it when that step is top-level too; a nested
-run starts from IR its parent built, and outside the pipeline a pass may be handed an older module (the second
-``Filter`` gets the pipeline's output, not the first ``Filter``'s), so those befores are not in the archive.
+``steps`` holds pass runs only, in step order (the codegen row's text is ``kernel_source``). ``before`` is what
+the run was handed: for a top-level run in the pipeline the ``after`` of the top-level run before it, but a
+nested run starts from IR its parent built, and outside the pipeline a pass may be handed an older module (the
+second ``Filter`` gets the pipeline's output, not the first ``Filter``'s); archives written before ``before``
+existed lack it (the comparison then infers it where it can, ``tables/pass_edits.py``).
 """
 
 from __future__ import annotations
@@ -300,6 +302,7 @@ class PassRecorder:
         self.store = _TextStore() if keep_ir else None
         self.initial_text: int | None = None
         self.after_text_index: dict[int, int | None] = {}
+        self.before_text_index: dict[int, int] = {}  # the IR each run was handed (a nested run's is its own)
         self.final_ir_text: str | None = None  # what the last pass outside codegen returned
         self.last_pass_ended: float | None = None
         self.changed_texts: list[tuple[dict, str, str]] = []  # (row, before, after) of each finished run
@@ -322,8 +325,10 @@ class PassRecorder:
             self.open_runs.append(run)  # first, so that the after-callback pairs even if the rest fails
             row["phase"] = self.resolve_phase()
             run.before_text = self._text_of(mod)
-            if self.store is not None and self.initial_text is None:
-                self.initial_text = self.store.add(run.before_text)
+            if self.store is not None:
+                self.before_text_index[row["step"]] = self.store.add(run.before_text)
+                if self.initial_text is None:
+                    self.initial_text = self.before_text_index[row["step"]]
         except Exception as exc:  # noqa: BLE001 - the tracer must never break compilation
             self._tracer_error("run_before_pass", exc)
         finally:
@@ -420,7 +425,12 @@ class PassRecorder:
 
     def ir_archive(self, kernel_source: str | None) -> dict:
         steps = [
-            {"step": row["step"], "pass": row["pass"], "after": self.after_text_index.get(row["step"])}
+            {
+                "step": row["step"],
+                "pass": row["pass"],
+                "before": self.before_text_index.get(row["step"]),
+                "after": self.after_text_index.get(row["step"]),
+            }
             for row in self.rows
         ]
         return {

@@ -4,10 +4,12 @@ From Python::
 
     churn, archives = read_jobs(paths)              # DataFrame + {job key tuple: archive path}
     by_version = churn_by_version(churn, archives)
-    alignment = pass_alignment(churn)
-    diverging = divergence(churn, archives)
+    edits = pass_edits.EditCache(archives)          # optional: shares each job's edits between the two below
+    alignment = pass_alignment(churn, archives, edits)
+    diverging = divergence(churn, archives, edits)
 
-The figures and the command line (``scripts/compare_releases.py``): ``figures/release_figures.py``.
+The figures and the command line (``scripts/compare_releases.py``): ``figures/release_figures.py``; the HTML
+pages: ``figures/compare_pages.py``; the per-pass edit: ``tables/pass_edits.py``.
 
 Terms
 -----
@@ -62,6 +64,10 @@ row per aligned pass run:
   step_new, pass_new, status_new, changed_new, added_new, deleted_new: the new run (empty for removed).
 - churn_delta: (added_new + deleted_new) - (added_old + deleted_old) of a kept row where both runs have
   counts; empty otherwise (added/removed rows, failed runs).
+- edit_same: for a kept row, whether both runs made the same *edit* (``tables/pass_edits.py``: the lines the
+  run removed and added, after ``normalize_ir``; context ignored, so the same edit on differently printed IR
+  is the same); False when only one side failed; empty for added/removed rows and when either edit is
+  unknown (no IR archive: modes other than instrument; a nested run, whose starting IR the archive lacks).
 
 A pair in which neither release has a pass run (e.g. both unsupported) has no alignment row; its
 ``divergence.csv`` row is still written.
@@ -94,6 +100,13 @@ maximum alignment keeps (a test shows such a case), and its ``replace`` blocks w
 - note: ``; ``-separated facts: a missing or unreadable archive (the IR columns are then empty), a pass
   that failed, added/removed runs just before the first divergence, texts that differ only in the
   normalised noise, an archive that lacks a step.
+- first_divergent_edit, first_divergent_edit_step_old, first_divergent_edit_step_new: the first kept aligned
+  pair of runs whose edits differ (``edit_same`` False): the first pass that behaves differently, even when
+  the IR differs from before the first pass; empty when none (or no archive).
+- edit_added_old, edit_deleted_old, edit_added_new, edit_deleted_new: the sizes of those two edits (lines
+  added and removed, normalised); empty for a failed side.
+- edit_differs_runs, edit_unknown_runs: kept pairs whose edits differ; kept pairs with an unknown edit. The
+  note names the added/removed runs that edited the IR before the first divergent edit, and the unknown count.
 
 Normalisation of printed IR (``normalize_ir``), and nothing else:
 
@@ -124,8 +137,8 @@ Text churn is a clue to locate, not proof of a semantic or performance change.
 
 from __future__ import annotations
 
+import functools
 import os
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,7 +150,7 @@ from tilelang_churn.core import ir_archive
 from tilelang_churn.core import passes_table as pt
 from tilelang_churn.core.jobs import CONFIG_KEY, JOB_KEY, config_key, config_label, job_key
 from tilelang_churn.core.releases import release_sort_key, release_text
-from tilelang_churn.tables import frames
+from tilelang_churn.tables import frames, pass_edits
 
 _INT_KEY = [column for column in JOB_KEY if column in pt.INT_COLUMNS]
 FAILED = pt.STATUS_FAILED
@@ -192,6 +205,7 @@ ALIGNMENT_COLUMNS = [
     "added_new",
     "deleted_new",
     "churn_delta",
+    "edit_same",
 ]
 DIVERGENCE_COLUMNS = [
     "configuration",
@@ -209,10 +223,31 @@ DIVERGENCE_COLUMNS = [
     "ir_identical_throughout",
     "source_differs",
     "note",
+    "first_divergent_edit",
+    "first_divergent_edit_step_old",
+    "first_divergent_edit_step_new",
+    "edit_added_old",
+    "edit_deleted_old",
+    "edit_added_new",
+    "edit_deleted_new",
+    "edit_differs_runs",
+    "edit_unknown_runs",
+]
+EDIT_COUNT_COLUMNS = [
+    "first_divergent_edit_step_old",
+    "first_divergent_edit_step_new",
+    "edit_added_old",
+    "edit_deleted_old",
+    "edit_added_new",
+    "edit_deleted_new",
+    "edit_differs_runs",
+    "edit_unknown_runs",
 ]
 OUTPUT_TABLES = ("churn_by_version.csv", "pass_alignment.csv", "divergence.csv")
 
 KEPT, ADDED, REMOVED = "kept", "added", "removed"
+# the columns of a pass run that the alignment, the edits and the pages read (ReleaseJob.run_list)
+RUN_FIELDS = ("step", "pass", "status", "changed", "added", "deleted", "depth", "seconds", "source", "error")
 
 
 # ------------------------------------------------------------------------------------------ jobs, keys
@@ -233,6 +268,19 @@ class ReleaseJob:
     runs: pd.DataFrame
     failed: bool
     unsupported: bool
+
+    def run_list(self) -> list[dict]:
+        """The pass runs as dicts (by position), made once: row access on a DataFrame costs far more."""
+        cached = self.__dict__.get("_run_list")
+        if cached is None:
+            wanted = [name for name in RUN_FIELDS if name in self.runs.columns]
+            columns = {name: self.runs[name].tolist() for name in wanted}  # far faster than to_dict
+            cached = [dict(zip(columns, values)) for values in zip(*columns.values())]
+            self.__dict__["_run_list"] = cached
+        return cached
+
+    def pass_names(self) -> tuple[str, ...]:
+        return tuple(str(run["pass"]) for run in self.run_list())
 
 
 @dataclass
@@ -321,20 +369,20 @@ def read_jobs(paths: Iterable[str | os.PathLike]) -> tuple[pd.DataFrame, dict[tu
     paths = [Path(p) for p in paths]
     if not paths:
         raise ValueError("no passes.csv given")
-    frames = []
+    rows: list[dict] = []
     archives: dict[tuple, Path] = {}
     seen: dict[tuple, Path] = {}
     for path in paths:
-        df = _read_passes(path)
-        keys = [job_key(row) for _, row in df[JOB_KEY].drop_duplicates().iterrows()]
+        file_rows = pt.read_rows(path)  # the strict reader; typed into one DataFrame at the end, not per file
+        keys = list(dict.fromkeys(job_key(row) for row in file_rows))
         for key in keys:
             if key in seen:
                 raise ValueError(f"job {'/'.join(map(str, key))} appears in {seen[key]} and {path}")
             seen[key] = path
         if len(keys) == 1:
             archives[keys[0]] = path.parent / ir_archive.NAME
-        frames.append(df)
-    return pd.concat(frames, ignore_index=True), archives
+        rows.extend(file_rows)
+    return frames.to_frame(rows), archives
 
 
 def _read_passes(path: Path) -> pd.DataFrame:
@@ -350,20 +398,9 @@ def write_csv(df: pd.DataFrame, path: str | os.PathLike) -> None:
 # ------------------------------------------------------------------------------- IR normalisation
 
 
-_PRELUDE_RE = re.compile(r"^#?\s*from\s+tvm\.script\s+import\s+[\w.]+(?:\s+as\s+\w+)?$")
-
-
-def normalize_ir(text: str) -> str:
-    """Printed IR without the noise listed in the module docstring (trailing blanks, import prelude, blank
-    lines at both ends)."""
-    lines = [line.rstrip() for line in text.splitlines()]
-    start = 0
-    while start < len(lines) and (not lines[start] or _PRELUDE_RE.match(lines[start].strip())):
-        start += 1
-    lines = lines[start:]
-    while lines and not lines[-1]:
-        lines.pop()
-    return "\n".join(lines)
+# normalize_ir (the noise listed in the module docstring) lives with the per-pass edit, which needs it too, and
+# is this module's as well: from tilelang_churn.tables.release_tables import normalize_ir
+normalize_ir = pass_edits.normalize_ir
 
 
 def _normalize_source(text: str) -> str:
@@ -380,12 +417,16 @@ def _int_or_na(value):
     return pd.NA if value is None or value is pd.NA else int(value)
 
 
-def _job_source_lines(job: ReleaseJob, archive_path: Path | None) -> int | None:
+def _job_source_lines(job: ReleaseJob, archive_path: Path | None, edits=None) -> int | None:
     for column in SOURCE_LINES_COLUMNS:
         if column in job.rows:
             values = job.rows[column].dropna()
             if len(values):
                 return int(values.iloc[0])
+    if edits is not None:
+        archive = edits.archive(job)
+        source = archive.get("kernel_source") if isinstance(archive, dict) else None
+        return len(source.splitlines()) if isinstance(source, str) else None
     if archive_path is None or not Path(archive_path).is_file():
         return None
     try:
@@ -405,11 +446,17 @@ def _stripped_totals(churn: pd.DataFrame) -> dict:
     return {"added_stripped_total": added, "deleted_stripped_total": deleted, "churn_stripped_total": added + deleted}
 
 
-def churn_by_version(churn_df: pd.DataFrame, archives: Mapping[tuple, str | os.PathLike] | None = None) -> pd.DataFrame:
-    """One row per configuration x release (BY_VERSION_COLUMNS, see the module docstring)."""
+def churn_by_version(
+    churn_df: pd.DataFrame,
+    archives: Mapping[tuple, str | os.PathLike] | None = None,
+    configs: list[Configuration] | None = None,
+    edits: pass_edits.EditCache | None = None,
+) -> pd.DataFrame:
+    """One row per configuration x release (BY_VERSION_COLUMNS, see the module docstring). ``configs``
+    (``configurations(churn_df)``) and an ``edits`` cache, when given, save computing and reading them again."""
     archives = archives or {}
     records = []
-    for config in configurations(churn_df):
+    for config in configs if configs is not None else configurations(churn_df):
         for job in config.jobs:
             runs = job.runs
             churn = runs[runs["status"].isin(CHURN_STATUSES)]
@@ -419,7 +466,7 @@ def churn_by_version(churn_df: pd.DataFrame, archives: Mapping[tuple, str | os.P
             if SECONDS_COLUMN in runs and runs[SECONDS_COLUMN].notna().any():
                 seconds = round(float(runs[SECONDS_COLUMN].fillna(0).sum()), 6)
             problems = job.rows[job.rows["status"].isin((FAILED, UNSUPPORTED))]
-            source_lines = _job_source_lines(job, archives.get(job.key))
+            source_lines = _job_source_lines(job, archives.get(job.key), edits)
             counts = {
                 "pass_runs": len(runs),
                 "changed_runs": int((runs["status"] == CHANGED).sum()),
@@ -461,8 +508,37 @@ def align_passes(old: Sequence[str], new: Sequence[str]) -> list[tuple[str, int 
 
     op is ``kept`` (equal names paired), ``removed`` (old only) or ``added`` (new only). The alignment keeps
     the most pairs, then has the fewest runs of consecutive removed/added entries, then pairs as early as
-    possible and puts removed before added (see the module docstring).
+    possible and puts removed before added (see the module docstring). Results are cached (the tables and
+    the pages align the same pairs).
     """
+    return list(_align_cached(tuple(old), tuple(new)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _align_cached(old: tuple, new: tuple) -> tuple:
+    # Common leading names are kept pairs of the optimal alignment that pairs as early as possible, and so are
+    # common trailing names that occur nowhere else (tests/test_compare_releases.py checks both against the whole
+    # dynamic programme): only the middle, where releases differ, needs it. Releases share most of their pipeline.
+    n, m = len(old), len(new)
+    head = 0
+    while head < n and head < m and old[head] == new[head]:
+        head += 1
+    # a trailing pair is only safe to fix when its name occurs nowhere else in the middle: otherwise an
+    # earlier pairing of equal score exists, and the earliest one is the alignment's choice
+    tail = 0
+    while tail < n - head and tail < m - head and old[n - 1 - tail] == new[m - 1 - tail]:
+        name = old[n - 1 - tail]
+        if name in old[head : n - 1 - tail] or name in new[head : m - 1 - tail]:
+            break
+        tail += 1
+    middle = _align_dp(old[head : n - tail], new[head : m - tail])
+    ops = [(KEPT, k, k) for k in range(head)]
+    ops += [(op, None if i is None else i + head, None if j is None else j + head) for op, i, j in middle]
+    ops += [(KEPT, n - tail + k, m - tail + k) for k in range(tail)]
+    return tuple(ops)
+
+
+def _align_dp(old: Sequence[str], new: Sequence[str]) -> list[tuple[str, int | None, int | None]]:
     n, m = len(old), len(new)
     # score = big * kept - gap_runs: with big above any possible gap count, kept pairs always win first
     big = n + m + 1
@@ -521,13 +597,16 @@ def churn_of_run(run) -> int | None:
     return int(run["added"]) + int(run["deleted"])
 
 
-def align_jobs(old: ReleaseJob, new: ReleaseJob) -> list[dict]:
-    """Alignment rows (the per-run ALIGNMENT_COLUMNS, without the configuration columns) of two jobs."""
+def align_jobs(old: ReleaseJob, new: ReleaseJob, edits: pass_edits.EditCache | None = None) -> list[dict]:
+    """Alignment rows (the per-run ALIGNMENT_COLUMNS, without the configuration columns) of two jobs;
+    ``edit_same`` from ``edits`` (empty without)."""
     rows = []
-    ops = align_passes(list(old.runs["pass"]), list(new.runs["pass"]))
+    ops = align_passes(old.pass_names(), new.pass_names())
+    edits_old = edits.of(old) if edits is not None else {}
+    edits_new = edits.of(new) if edits is not None else {}
     for position, (op, i, j) in enumerate(ops):
-        run_old = old.runs.iloc[i] if i is not None else None
-        run_new = new.runs.iloc[j] if j is not None else None
+        run_old = old.run_list()[i] if i is not None else None
+        run_new = new.run_list()[j] if j is not None else None
         churn_old, churn_new = churn_of_run(run_old), churn_of_run(run_new)
         delta = churn_new - churn_old if op == KEPT and churn_old is not None and churn_new is not None else pd.NA
         rows.append(
@@ -539,17 +618,34 @@ def align_jobs(old: ReleaseJob, new: ReleaseJob) -> list[dict]:
                 **_run_fields(run_old, "old"),
                 **_run_fields(run_new, "new"),
                 "churn_delta": delta,
+                "edit_same": _edit_same(op, run_old, run_new, edits_old, edits_new),
             }
         )
     return rows
 
 
-def pass_alignment(churn_df: pd.DataFrame) -> pd.DataFrame:
-    """Aligned pass runs of every pair of consecutive releases (ALIGNMENT_COLUMNS, module docstring)."""
+def _edit_same(op, run_old, run_new, edits_old: dict, edits_new: dict):
+    if op != KEPT:
+        return pd.NA
+    same = pass_edits.same_edit(edits_old.get(int(run_old["step"])), edits_new.get(int(run_new["step"])))
+    return pd.NA if same is None else same
+
+
+def pass_alignment(
+    churn_df: pd.DataFrame,
+    archives: Mapping[tuple, str | os.PathLike] | None = None,
+    edits: pass_edits.EditCache | None = None,
+    configs: list[Configuration] | None = None,
+) -> pd.DataFrame:
+    """Aligned pass runs of every pair of consecutive releases (ALIGNMENT_COLUMNS, module docstring).
+
+    ``archives`` (job key -> IR archive path) or an ``edits`` cache over them fill ``edit_same``."""
+    if edits is None:
+        edits = pass_edits.EditCache(archives)
     records = []
-    for config in configurations(churn_df):
+    for config in configs if configs is not None else configurations(churn_df):
         for old, new in config.pairs():
-            records.extend({**config.columns(), **row} for row in align_jobs(old, new))
+            records.extend({**config.columns(), **row} for row in align_jobs(old, new, edits))
     out = pd.DataFrame(records, columns=ALIGNMENT_COLUMNS)
     for column in (
         *_INT_KEY,
@@ -563,7 +659,7 @@ def pass_alignment(churn_df: pd.DataFrame) -> pd.DataFrame:
         "churn_delta",
     ):
         out[column] = out[column].astype("Int64")
-    for column in ("changed_old", "changed_new"):
+    for column in ("changed_old", "changed_new", "edit_same"):
         out[column] = out[column].astype("boolean")
     return out
 
@@ -604,10 +700,10 @@ def _compare_pair(
     gap_since_equal: list[str] = []  # added/removed runs since the last kept run with equal IR
     for op, i, j in ops:
         if op != KEPT:
-            release, run = (old.release, old.runs.iloc[i]) if op == REMOVED else (new.release, new.runs.iloc[j])
+            release, run = (old.release, old.run_list()[i]) if op == REMOVED else (new.release, new.run_list()[j])
             gap_since_equal.append(f"{op} {run['pass']} ({release_text(release)} step {int(run['step'])})")
             continue
-        run_old, run_new = old.runs.iloc[i], new.runs.iloc[j]
+        run_old, run_new = old.run_list()[i], new.run_list()[j]
         found = []
         for release, run, steps in ((old.release, run_old, steps_old), (new.release, run_new, steps_new)):
             step = steps.get(int(run["step"]))
@@ -676,10 +772,8 @@ def _final_ir(job: ReleaseJob, archive: dict) -> str | None:
     return ir_archive.text_at(archive, archive.get("initial"))
 
 
-def _divergence_row(
-    old: ReleaseJob, new: ReleaseJob, archives: Mapping[tuple, str | os.PathLike], cache: dict[tuple, dict | str]
-) -> dict:
-    ops = align_passes(list(old.runs["pass"]), list(new.runs["pass"]))
+def _divergence_row(old: ReleaseJob, new: ReleaseJob, edits: pass_edits.EditCache) -> dict:
+    ops = align_passes(old.pass_names(), new.pass_names())
     row = {
         "release_old": old.release,
         "release_new": new.release,
@@ -693,40 +787,78 @@ def _divergence_row(
     for job in (old, new):
         if job.unsupported:
             notes.append(f"mode unsupported in {release_text(job.release)}")
-    loaded = []
-    for job in (old, new):
-        if job.key not in cache:
-            path = archives.get(job.key)
-            if path is None:
-                cache[job.key] = f"no IR archive given for {release_text(job.release)}"
-            elif not Path(path).is_file():
-                cache[job.key] = f"no IR archive for {release_text(job.release)} ({path})"
-            else:
-                try:
-                    cache[job.key] = ir_archive.read(path)
-                except (OSError, ValueError) as exc:
-                    cache[job.key] = f"IR archive of {release_text(job.release)} unreadable ({path}: {exc})"
-        loaded.append(cache[job.key])
+    loaded = [edits.archive(old), edits.archive(new)]
     problems = [item for item in loaded if isinstance(item, str)]
     if problems:
         notes.extend(problems)
     else:
         row.update(_compare_pair(old, new, ops, loaded[0], loaded[1], notes))
+        row.update(_first_divergent_edit(old, new, ops, edits.of(old), edits.of(new), notes))
     row["note"] = "; ".join(notes)
     return row
 
 
-def divergence(churn_df: pd.DataFrame, archives: Mapping[tuple, str | os.PathLike] | None = None) -> pd.DataFrame:
+def _first_divergent_edit(old: ReleaseJob, new: ReleaseJob, ops: list, edits_old: dict, edits_new: dict, notes) -> dict:
+    """The first kept pair of runs whose edits differ (pass_edits), counts of differing and unknown edits."""
+    out: dict = {"edit_differs_runs": 0, "edit_unknown_runs": 0}
+    first = None
+    gap: list[str] = []  # added/removed runs that edited the IR, since the last kept pair with the same edit
+    for op, i, j in ops:
+        if op != KEPT:
+            job, index = (old, i) if op == REMOVED else (new, j)
+            run = (edits_old if op == REMOVED else edits_new).get(int(job.run_list()[index]["step"]))
+            if first is None and run is not None and (run.edit is None or not run.edit.empty):
+                size = run.edit.size() if run.edit is not None else "edit unknown"
+                gap.append(f"{op} {run.name} ({release_text(job.release)} step {run.step}, {size})")
+            continue
+        run_old = edits_old.get(int(old.run_list()[i]["step"]))
+        run_new = edits_new.get(int(new.run_list()[j]["step"]))
+        same = pass_edits.same_edit(run_old, run_new)
+        if same is None:
+            out["edit_unknown_runs"] += 1
+        elif not same:
+            out["edit_differs_runs"] += 1
+            if first is None:
+                first = (run_old, run_new)
+                if gap:
+                    notes.append("first divergent edit follows " + ", ".join(gap))
+        elif first is None and not (run_old.edit is not None and run_old.edit.empty):
+            gap = []  # a pass that did the same to both (a no-op on both sides does not end the gap)
+    if first is not None:
+        run_old, run_new = first
+        out.update(
+            first_divergent_edit=run_old.name,
+            first_divergent_edit_step_old=run_old.step,
+            first_divergent_edit_step_new=run_new.step,
+        )
+        for suffix, run in (("old", run_old), ("new", run_new)):
+            if run.edit is not None:
+                out[f"edit_added_{suffix}"] = len(run.edit.added)
+                out[f"edit_deleted_{suffix}"] = len(run.edit.removed)
+    if out["edit_unknown_runs"]:
+        notes.append(
+            f"{out['edit_unknown_runs']} kept runs with an unknown edit (nested runs, or the archive lacks the IR "
+            "they started from)"
+        )
+    return out
+
+
+def divergence(
+    churn_df: pd.DataFrame,
+    archives: Mapping[tuple, str | os.PathLike] | None = None,
+    edits: pass_edits.EditCache | None = None,
+    configs: list[Configuration] | None = None,
+) -> pd.DataFrame:
     """Where the printed IR of consecutive releases first differs (DIVERGENCE_COLUMNS, module docstring).
 
     ``archives`` maps job keys (``job_key``) to IR archive paths; a job without one gets a note.
     """
-    archives = archives or {}
+    if edits is None:
+        edits = pass_edits.EditCache(archives)  # each archive is read once, each job's edits computed once
     records = []
-    for config in configurations(churn_df):
-        cache: dict[tuple, dict | str] = {}  # each archive is read once per configuration
+    for config in configs if configs is not None else configurations(churn_df):
         for old, new in config.pairs():
-            records.append({**config.columns(), **_divergence_row(old, new, archives, cache)})
+            records.append({**config.columns(), **_divergence_row(old, new, edits)})
     out = pd.DataFrame(records, columns=DIVERGENCE_COLUMNS)
     for column in (
         *_INT_KEY,
@@ -735,10 +867,11 @@ def divergence(churn_df: pd.DataFrame, archives: Mapping[tuple, str | os.PathLik
         "added_runs",
         "first_divergent_step_old",
         "first_divergent_step_new",
+        *EDIT_COUNT_COLUMNS,
     ):
         out[column] = out[column].astype("Int64")
     for column in ("initial_ir_differs", "final_ir_differs", "ir_identical_throughout", "source_differs"):
         out[column] = out[column].astype("boolean")
-    for column in ("first_divergent_pass", "note"):
+    for column in ("first_divergent_pass", "note", "first_divergent_edit"):
         out[column] = out[column].astype(object).fillna("").astype(str)
     return out

@@ -1,0 +1,438 @@
+"""The comparison of releases as HTML pages: ``index.html`` and one page per configuration and release pair.
+
+Written by ``release_figures.write_all`` (the compare command) beside the tables::
+
+    <out_dir>/index.html                 every configuration x pair of consecutive releases: first divergent
+                                         pass, first divergent edit, edits that differ, whether the generated
+                                         source differs, a link to its page
+    <out_dir>/pages/<configuration>__<old>__<new>.html
+
+A pair's page shows the two pass sequences aligned side by side (``pass_alignment``: kept, added, removed;
+both sides' +/-; kept runs whose edit differs marked ``≠``), with the first divergent pass (the IR first
+differs after it) and the first divergent edit (the first kept pair whose edits differ, ``pass_edits``)
+highlighted. Choosing a pass (a click, the arrow keys, or ``#pos=N`` in the address) shows each release's
+before -> after diff of that run side by side. Below: the IR handed to the first pass (the frontend's
+output) of both releases as a diff, and the generated kernel source of both releases with its diff. IR
+texts come from the jobs' ``ir.json.gz``; the diffs are over the normalised IR (``normalize_ir``).
+
+Every page is one self-contained file: inline CSS and JS, the page's data as JSON inside it, no network
+access, nothing but relative links, so it opens from ``file://`` and inside Snakemake's report. Output is
+deterministic (no dates). Text churn is a clue to locate, not proof of a semantic or performance change.
+"""
+
+from __future__ import annotations
+
+import difflib
+import html
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from tilelang_churn.core import files
+from tilelang_churn.core.releases import release_text
+from tilelang_churn.tables import pass_edits
+from tilelang_churn.tables.release_tables import KEPT, Configuration, align_passes, normalize_ir
+
+INDEX = "index.html"
+PAGES_DIR = "pages"
+
+CSS = """
+*{box-sizing:border-box}
+body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1f2328;background:#fff}
+header{padding:12px 20px;border-bottom:1px solid #d0d7de;background:#f6f8fa}
+h1{font-size:18px;margin:0 0 4px}h2{font-size:15px;margin:18px 0 6px}
+main{padding:8px 20px 40px}
+a{color:#0969da}
+.facts{display:flex;flex-wrap:wrap;gap:6px 18px;margin:6px 0 0;padding:0;list-style:none}
+.facts li b{font-weight:600}
+.note{color:#57606a;font-size:12px;margin-top:6px}
+table{border-collapse:collapse}
+th,td{padding:2px 6px;border-bottom:1px solid #eaeef2;text-align:left;white-space:nowrap}
+th{background:#f6f8fa;position:sticky;top:0;z-index:1;font-weight:600}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+.yes{color:#cf222e;font-weight:600}.no{color:#1a7f37}.na{color:#8c959f}
+#filter{margin:8px 0;padding:4px 8px;width:28em;font:inherit}
+.layout{display:grid;grid-template-columns:auto minmax(0,1fr);gap:14px;align-items:start}
+.seq{max-height:78vh;overflow:auto;border:1px solid #d0d7de;border-radius:6px}
+.seq table{font-size:12.5px}.seq td,.seq th{padding:1px 5px}
+.seq tr{cursor:pointer}.seq tr:hover td{background:#f3f4f6}
+.seq tr.sel td{background:#ddf4ff!important;outline:none}
+.seq tr.added td.new,.seq tr.added td.newc{background:#e6ffec}
+.seq tr.removed td.old,.seq tr.removed td.oldc{background:#ffebe9}
+.seq tr.added td.old,.seq tr.added td.oldc,.seq tr.removed td.new,.seq tr.removed td.newc{color:#8c959f}
+.seq tr.noop td{color:#6e7781}
+.seq tr.firstpass td.mark{box-shadow:inset 4px 0 #bf8700}
+.seq tr.firstedit td.mark{box-shadow:inset 4px 0 #cf222e}
+.seq tr.firstpass.firstedit td.mark{box-shadow:inset 4px 0 #cf222e,inset 8px 0 #bf8700}
+td.mark{width:22px;text-align:center;font-weight:700}
+td.mark.diff{color:#cf222e}td.mark.unknown{color:#8c959f}
+.plus{color:#1a7f37}.minus{color:#cf222e}
+.legend{font-size:12px;color:#57606a;margin:4px 0}
+.legend span{display:inline-block;margin-right:12px}
+.sw{display:inline-block;width:10px;height:10px;vertical-align:middle;margin-right:3px}
+.panes{display:grid;grid-template-columns:1fr 1fr;gap:10px;position:sticky;top:0}
+.pane{border:1px solid #d0d7de;border-radius:6px;min-width:0}
+.pane h3{margin:0;padding:4px 8px;font-size:13px;background:#f6f8fa;border-bottom:1px solid #d0d7de}
+pre.diff{margin:0;padding:4px 0;max-height:70vh;overflow:auto;
+ font:12px/1.35 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+pre.diff span{display:block;padding:0 8px;white-space:pre}
+pre.diff .a{background:#e6ffec}pre.diff .d{background:#ffebe9}pre.diff .h{background:#ddf4ff;color:#57606a}
+pre.diff .m{color:#57606a;font-style:italic;white-space:pre-wrap}
+details{margin:8px 0}summary{cursor:pointer;font-weight:600}
+.full{display:grid;grid-template-columns:1fr 1fr;gap:10px}
+"""
+
+INDEX_JS = """
+const f=document.getElementById('filter');
+f.addEventListener('input',()=>{const q=f.value.toLowerCase().split(/\\s+/).filter(Boolean);
+for(const tr of document.querySelectorAll('#pairs tbody tr')){const t=tr.textContent.toLowerCase();
+tr.hidden=!q.every(w=>t.includes(w));}});
+"""
+
+PAGE_JS = """
+const D=JSON.parse(document.getElementById('data').textContent);
+const PREFIX=[' ','+','-',''],CLS=['','a','d','h'];
+function fill(pre,lines,empty){pre.textContent='';
+ if(!lines||!lines.length){const s=document.createElement('span');s.className='m';s.textContent=empty;
+  pre.appendChild(s);return;}
+ const frag=document.createDocumentFragment();
+ for(const v of lines){const s=document.createElement('span');const k=v&3;  // line v>>2 of D.lines, kind k
+  s.className=CLS[k];s.textContent=PREFIX[k]+D.lines[v>>2];frag.appendChild(s);}
+ pre.appendChild(frag);}
+function sideText(side,rel){if(!side)return 'no run of this pass in '+rel;
+ if(side.why)return side.pass+' (step '+side.step+'): '+side.why;
+ return side.pass+' (step '+side.step+'): no change (no-op)';}
+function title(side,rel){if(!side)return rel+': —';
+ let t=rel+': '+side.pass+' step '+side.step+', '+side.status;
+ if(side.added!==null)t+=' +'+side.added+'/-'+side.deleted;return t;}
+const rows=[...document.querySelectorAll('#seq tbody tr')];
+function choose(k,scroll){k=Math.max(0,Math.min(rows.length-1,k));
+ rows.forEach(r=>r.classList.remove('sel'));const tr=rows[k];if(!tr)return;tr.classList.add('sel');
+ if(scroll)tr.scrollIntoView({block:'nearest'});
+ const r=D.rows[k];
+ document.getElementById('old-title').textContent=title(r.old,D.old);
+ document.getElementById('new-title').textContent=title(r.new,D.new);
+ fill(document.getElementById('old-diff'),r.old&&r.old.diff,sideText(r.old,D.old));
+ fill(document.getElementById('new-diff'),r.new&&r.new.diff,sideText(r.new,D.new));
+ document.getElementById('verdict').textContent=r.same===null?'':r.same?'same edit in both releases':'the edits differ';
+ history.replaceState(null,'','#pos='+k);}
+rows.forEach((tr,k)=>tr.addEventListener('click',()=>choose(k,false)));
+document.addEventListener('keydown',e=>{const cur=rows.findIndex(r=>r.classList.contains('sel'));
+ if(e.key==='ArrowDown'||e.key==='j'){choose(cur+1,true);e.preventDefault();}
+ if(e.key==='ArrowUp'||e.key==='k'){choose(cur-1,true);e.preventDefault();}});
+const m=/pos=(\\d+)/.exec(location.hash);choose(m?+m[1]:D.start,true);
+"""
+
+
+def slug(text: str) -> str:
+    """A file-name-safe form of a label: letters, digits, ``. _ -``."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "configuration"
+
+
+def _json_script(data) -> str:
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("</", "<\\/").replace("<!--", "<\\!--")
+
+
+def _page(title: str, body: str, script: str = "", data=None) -> str:
+    parts = [
+        "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>",
+        '<meta name=viewport content="width=device-width,initial-scale=1">',
+        f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>",
+        body,
+    ]
+    if data is not None:
+        parts.append(f'<script type="application/json" id="data">{_json_script(data)}</script>')
+    if script:
+        parts.append(f"<script>{script}</script>")
+    parts.append("</body></html>\n")
+    return "\n".join(parts)
+
+
+def _bool_cell(value, yes="yes", no="no") -> str:
+    if value is None or value is pd.NA or (isinstance(value, float) and pd.isna(value)):
+        return '<td class="na">—</td>'
+    return f'<td class="yes">{yes}</td>' if bool(value) else f'<td class="no">{no}</td>'
+
+
+def _na(value) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and pd.isna(value))
+
+
+def _num(value) -> str:
+    return "" if _na(value) else str(int(value))
+
+
+def _edit_size(row: dict, side: str) -> str:
+    added, deleted = row.get(f"edit_added_{side}"), row.get(f"edit_deleted_{side}")
+    return "?" if _na(added) or _na(deleted) else f"+{int(added)}/-{int(deleted)}"
+
+
+def _first_edit_text(row: dict) -> str:
+    name = row.get("first_divergent_edit") or ""
+    if not name:
+        return ""
+    step = _num(row["first_divergent_edit_step_old"])
+    return f"{name} (step {step}: {_edit_size(row, 'old')} vs {_edit_size(row, 'new')})"
+
+
+def _text_diff(old: str | None, new: str | None, old_name: str, new_name: str, normalize) -> list[str] | None:
+    if old is None or new is None:
+        return None
+    a, b = normalize(old).splitlines(), normalize(new).splitlines()
+    return list(difflib.unified_diff(a, b, old_name, new_name, n=3, lineterm=""))
+
+
+def _line_class(line: str) -> str:
+    if line.startswith(("+++", "---")):
+        return ""
+    return {"+": "a", "-": "d", "@": "h"}.get(line[:1], "")
+
+
+def _source_norm(text: str) -> str:
+    return "\n".join(line.rstrip() for line in text.splitlines()).strip("\n")
+
+
+class LineTable:
+    """The distinct lines of a page's diffs, each stored once: a diff line is ``index * 4 + kind`` (kind 0
+    context, 1 added, 2 removed, 3 hunk header), so the many context and re-indented lines that passes share
+    cost a number each (the largest FlashAttention page: 2.8 MB of diff text, 0.26 MB of distinct lines)."""
+
+    KINDS = {" ": 0, "+": 1, "-": 2}
+
+    def __init__(self):
+        self.lines: list[str] = []
+        self._index: dict[str, int] = {}
+
+    def code(self, line: str) -> int:
+        kind = self.KINDS.get(line[:1], 3)
+        text = line if kind == 3 else line[1:]
+        index = self._index.get(text)
+        if index is None:
+            index = self._index[text] = len(self.lines)
+            self.lines.append(text)
+        return index * 4 + kind
+
+
+def _side(run, edit: pass_edits.RunEdit | None, table: LineTable) -> dict | None:
+    if run is None:
+        return None
+    out = {
+        "step": int(run["step"]),
+        "pass": str(run["pass"]),
+        "status": str(run["status"]),
+        "added": None if _na(run["added"]) else int(run["added"]),
+        "deleted": None if _na(run["deleted"]) else int(run["deleted"]),
+    }
+    if edit is None:
+        out["why"] = "no IR archive"
+    elif edit.reason and edit.edit is None:
+        out["why"] = edit.reason
+    if edit is not None and edit.edit is not None and not edit.edit.empty:
+        out["diff"] = [table.code(line) for line in pass_edits.diff_lines(edit)]
+    return out
+
+
+def pair_page(config: Configuration, old, new, row: dict, edits: pass_edits.EditCache) -> str:
+    """The HTML of one configuration's release pair (``old``/``new`` ReleaseJobs, ``row`` its divergence row)."""
+    o, n = release_text(old.release), release_text(new.release)
+    edits_old, edits_new = edits.of(old), edits.of(new)
+    ops = align_passes(old.pass_names(), new.pass_names())
+    first_pass = (row.get("first_divergent_step_old"), row.get("first_divergent_step_new"))
+    first_edit = (row.get("first_divergent_edit_step_old"), row.get("first_divergent_edit_step_new"))
+    data_rows, trs = [], []
+    table = LineTable()
+    start = None
+    for position, (op, i, j) in enumerate(ops):
+        run_old = old.run_list()[i] if i is not None else None
+        run_new = new.run_list()[j] if j is not None else None
+        edit_old = edits_old.get(int(run_old["step"])) if run_old is not None else None
+        edit_new = edits_new.get(int(run_new["step"])) if run_new is not None else None
+        same = pass_edits.same_edit(edit_old, edit_new) if op == KEPT else None
+        sides = {"old": _side(run_old, edit_old, table), "new": _side(run_new, edit_new, table)}
+        data_rows.append({"op": op, **sides, "same": same})
+        steps = (
+            int(run_old["step"]) if run_old is not None else None,
+            int(run_new["step"]) if run_new is not None else None,
+        )
+        classes = [op]
+        if all(run is None or run["status"] == "noop" for run in (run_old, run_new)):
+            classes.append("noop")
+        if op == KEPT and not _na(first_pass[0]) and steps == (int(first_pass[0]), int(first_pass[1])):
+            classes.append("firstpass")
+        if op == KEPT and not _na(first_edit[0]) and steps == (int(first_edit[0]), int(first_edit[1])):
+            classes.append("firstedit")
+            start = position
+        mark, mark_class = (
+            ("≠", "diff") if same is False else ("?", "unknown") if (op == KEPT and same is None) else ("", "")
+        )
+        cells = [f'<td class="mark {mark_class}" title="{"edits differ" if same is False else ""}">{mark}</td>']
+        cells.append(f'<td class="num">{position}</td><td>{op}</td>')
+        for side, run in (("old", run_old), ("new", run_new)):
+            if run is None:
+                cells.append(f'<td class="{side}"></td><td class="{side}c"></td>')
+                continue
+            counts = ""
+            if not _na(run["added"]):
+                counts = (
+                    f'<span class="plus">+{int(run["added"])}</span> <span class="minus">-{int(run["deleted"])}</span>'
+                )
+            elif run["status"] == "failed":
+                counts = '<span class="yes">failed</span>'
+            name = f"{int(run['step'])} {html.escape(str(run['pass']))}"
+            cells.append(f'<td class="{side}">{name}</td><td class="{side}c num">{counts}</td>')
+        trs.append(f'<tr class="{" ".join(classes)}">{"".join(cells)}</tr>')
+    if start is None:
+        start = next((k for k, r in enumerate(data_rows) if r["same"] is False), None)
+    if start is None:
+        start = next(
+            (k for k, r in enumerate(data_rows) if (r["old"] or {}).get("diff") or (r["new"] or {}).get("diff")), 0
+        )
+
+    archive_old, archive_new = edits.archive(old), edits.archive(new)
+    loaded = isinstance(archive_old, dict) and isinstance(archive_new, dict)
+    source_old = archive_old.get("kernel_source") if isinstance(archive_old, dict) else None
+    source_new = archive_new.get("kernel_source") if isinstance(archive_new, dict) else None
+    init_old = (
+        archive_old["texts"][archive_old["initial"]] if loaded and archive_old.get("initial") is not None else None
+    )
+    init_new = (
+        archive_new["texts"][archive_new["initial"]] if loaded and archive_new.get("initial") is not None else None
+    )
+
+    def pre(lines, empty, ident=""):
+        inner = (
+            "".join(f'<span class="{_line_class(ln)}">{html.escape(ln)}</span>' for ln in lines)
+            if lines
+            else f'<span class="m">{html.escape(empty)}</span>'
+        )
+        return f'<pre class="diff"{f" id={ident!r}" if ident else ""}>{inner}</pre>'
+
+    init_diff = _text_diff(init_old, init_new, f"{o} initial IR", f"{n} initial IR", normalize_ir)
+    source_diff = _text_diff(source_old, source_new, f"{o} kernel source", f"{n} kernel source", _source_norm)
+    no_ir = "; ".join(x for x in (archive_old, archive_new) if isinstance(x, str))
+    no_ir_note = (
+        f'<p class="note">No IR to diff: {html.escape(no_ir)} (only instrument jobs keep it, when releases are '
+        "compared).</p>"
+        if no_ir
+        else ""
+    )
+    source_empty = (
+        "identical (trailing whitespace ignored)" if source_diff == [] else "no generated source on one side or both"
+    )
+
+    def fact(name, value):
+        return f"<li><b>{html.escape(name)}:</b> {value}</li>"
+
+    def yes_no(value):
+        return (
+            '<span class="na">unknown</span>'
+            if _na(value)
+            else ('<span class="yes">yes</span>' if value else '<span class="no">no</span>')
+        )
+
+    facts = [
+        fact("IR differs before the first pass", yes_no(row.get("initial_ir_differs"))),
+        fact("first divergent pass", html.escape(row.get("first_divergent_pass") or "none")),
+        fact("first divergent edit", html.escape(_first_edit_text(row) or "none")),
+        fact("kept runs whose edit differs", _num(row.get("edit_differs_runs")) or "—"),
+        fact("generated source differs", yes_no(row.get("source_differs"))),
+        fact("kept / removed / added runs", f"{row['kept_runs']} / {row['removed_runs']} / {row['added_runs']}"),
+    ]
+    label = config.label
+    body = f"""<header><div><a href="../{INDEX}">← all configurations</a></div>
+<h1>{html.escape(label)}: {html.escape(o)} → {html.escape(n)}</h1>
+<ul class="facts">{"".join(facts)}</ul>
+<div class="note">{html.escape(row.get("note") or "")}</div></header>
+<main>
+<div class="legend"><span><i class="sw" style="background:#e6ffec"></i>added in {html.escape(n)}</span>
+<span><i class="sw" style="background:#ffebe9"></i>removed in {html.escape(n)}</span>
+<span><i class="sw" style="background:#bf8700"></i>first divergent pass (IR differs after it)</span>
+<span><i class="sw" style="background:#cf222e"></i>first divergent edit</span>
+<span><b class="yes">≠</b> the two runs' edits differ</span><span><b class="na">?</b> edit unknown</span>
+<span>choose a pass: click, or ↑/↓</span></div>
+{no_ir_note}
+<div class="layout">
+<div class="seq"><table id="seq"><thead><tr><th></th><th>#</th><th>op</th>
+<th>{html.escape(o)}: step pass</th><th>+/-</th>
+<th>{html.escape(n)}: step pass</th><th>+/-</th></tr></thead><tbody>
+{"".join(trs)}
+</tbody></table></div>
+<div><div id="verdict" class="legend"></div><div class="panes">
+<div class="pane"><h3 id="old-title">{html.escape(o)}</h3><pre class="diff" id="old-diff"></pre></div>
+<div class="pane"><h3 id="new-title">{html.escape(n)}</h3><pre class="diff" id="new-diff"></pre></div>
+</div></div></div>
+<h2>IR before the first pass (the frontend's output)</h2>
+{pre(init_diff, "identical (after normalisation)" if init_diff == [] else "not in the archives", "initial-diff")}
+<h2>Generated kernel source</h2>
+{pre(source_diff, source_empty, "source-diff")}
+<details><summary>both releases' generated source</summary><div class="full">
+<div class="pane"><h3>{html.escape(o)}</h3>{pre([" " + ln for ln in (source_old or "").splitlines()], "none")}</div>
+<div class="pane"><h3>{html.escape(n)}</h3>{pre([" " + ln for ln in (source_new or "").splitlines()], "none")}</div>
+</div></details>
+</main>"""
+    data = {"old": o, "new": n, "start": start, "rows": data_rows, "lines": table.lines}
+    return _page(f"{label}: {o} → {n}", body, PAGE_JS, data)
+
+
+def index_page(entries: Sequence[dict]) -> str:
+    """The index: one row per configuration x release pair (``entries``: divergence rows plus ``href``)."""
+    trs = []
+    for row in entries:
+        trs.append(
+            "<tr>"
+            f'<td><a href="{html.escape(row["href"])}">{html.escape(row["configuration"])}</a></td>'
+            f"<td>{html.escape(release_text(row['release_old']))} → "
+            f"{html.escape(release_text(row['release_new']))}</td>"
+            + _bool_cell(row.get("initial_ir_differs"))
+            + f"<td>{html.escape(row.get('first_divergent_pass') or '')}</td>"
+            f"<td>{html.escape(_first_edit_text(row))}</td>"
+            f'<td class="num">{_num(row.get("edit_differs_runs"))}</td>'
+            + _bool_cell(row.get("source_differs"))
+            + f'<td class="num">{row["kept_runs"]}/{row["removed_runs"]}/{row["added_runs"]}</td>'
+            "</tr>"
+        )
+    body = f"""<header><h1>TileLang releases compared, pass by pass</h1>
+<div class="note">One row per configuration and pair of consecutive releases ({len(entries)}). First divergent pass:
+the first aligned pass after which the printed IR differs. First divergent edit: the first aligned pass whose
+edit (lines removed and added) differs, with both edits' sizes. Tables: churn_by_version.csv,
+pass_alignment.csv, divergence.csv beside this page. Text churn is a clue to locate, not proof of a semantic or
+performance change.</div></header>
+<main><input id="filter" type="search" placeholder="filter: e.g. cuda-sm90 instrument 0.1.15">
+<table id="pairs"><thead><tr><th>configuration</th><th>releases</th><th>IR differs before pass 1</th>
+<th>first divergent pass</th><th>first divergent edit</th><th>edits differ</th><th>source differs</th>
+<th>kept/removed/added</th></tr></thead><tbody>
+{"".join(trs)}
+</tbody></table></main>"""
+    return _page("TileLang releases compared", body, INDEX_JS)
+
+
+def write_pages(
+    configs: Sequence[Configuration], diverging: pd.DataFrame, edits: pass_edits.EditCache, out_dir
+) -> list[Path]:
+    """Write ``index.html`` and every pair's page under ``out_dir``; returns the paths (index first)."""
+    out_dir = Path(out_dir)
+    by_pair = {
+        (r["configuration"], r["release_old"], r["release_new"]): r
+        for r in diverging.astype(object).where(diverging.notna(), None).to_dict("records")
+    }
+    entries, written, used = [], [], set()
+    for config in configs:
+        for old, new in config.pairs():
+            row = by_pair[(config.label, old.release, new.release)]
+            name = slug(f"{config.label}__{old.release}__{new.release}")
+            while name in used:
+                name += "_"
+            used.add(name)
+            path = out_dir / PAGES_DIR / f"{name}.html"
+            with files.atomic_file(path) as handle:
+                handle.write(pair_page(config, old, new, row, edits))
+            written.append(path)
+            entries.append({**row, "href": f"{PAGES_DIR}/{name}.html"})
+    index = out_dir / INDEX
+    with files.atomic_file(index) as handle:
+        handle.write(index_page(entries))
+    return [index, *written]

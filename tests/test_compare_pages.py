@@ -1,0 +1,156 @@
+"""The comparison pages (figures/compare_pages.py): their content, that they are self-contained, and, in Debian's
+Chromium driven by Playwright (executable_path: Playwright downloads no browser), that a reader can open the index,
+follow a link, choose a pass and see both releases' diff of it."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+import system_packages
+from test_compare_releases import frame, job_rows, run, write_archive, write_jobs
+from test_reports_in_browser import find_browser
+from tilelang_churn.figures import compare_pages, release_figures
+from tilelang_churn.tables import release_tables as cr
+
+
+def built(tmp_path: Path) -> Path:
+    out = tmp_path / "compare"
+    paths = [str(p) for p in write_jobs(tmp_path / "runs")]
+    assert release_figures.main(["--out-dir", str(out), "--formats", "png", *paths]) == 0
+    return out
+
+
+def test_the_index_links_every_pair_to_its_page(tmp_path):
+    out = built(tmp_path)
+    index = (out / "index.html").read_text()
+    links = re.findall(r'<a href="(pages/[^"]+)"', index)
+    assert len(links) == 4 and all((out / link).is_file() for link in links)  # 2 configurations x 2 pairs
+    assert sorted(links) == sorted(f"pages/{p.name}" for p in (out / "pages").iterdir())
+    assert "LowerTileOp" in index and "0.1.8 → 0.1.9" in index
+
+
+def test_pages_are_self_contained(tmp_path):
+    out = built(tmp_path)
+    for page in [out / "index.html", *(out / "pages").iterdir()]:
+        text = page.read_text()
+        assert "<style>" in text and "<script>" in text
+        assert not re.search(r'(src|href)="(https?:)?//', text), page  # nothing from the network
+        assert not re.search(r"<(link|img|iframe)\b", text), page
+
+
+def test_ir_text_cannot_close_the_data_script(tmp_path):
+    old = job_rows("0.1.14", [run("P0", added=1)])
+    new = job_rows("0.1.15", [run("P0", added=1)])
+    nasty = 'A\nB = "</script><script>alert(1)</script>"'
+    archives = {
+        cr.job_key(old[0]): write_archive(tmp_path / "o.gz", "A", ["A\nX"], names=["P0"]),
+        cr.job_key(new[0]): write_archive(tmp_path / "n.gz", "A", [nasty], names=["P0"]),
+    }
+    churn = frame(old, new)
+    edits = compare_pages.pass_edits.EditCache(archives)
+    written = compare_pages.write_pages(
+        cr.configurations(churn), cr.divergence(churn, archives, edits), edits, tmp_path
+    )
+    text = written[1].read_text()
+    assert text.count("</script>") == 2  # the data block's and the page script's own
+    assert "alert(1)" in text and "≠" in text
+
+
+# ----------------------------------------------------------------------------------------------- browser
+
+
+def chromium_path() -> str:
+    found = find_browser()
+    if found is None:  # installed by `make test` (tests/system_packages.py) where the machine lets it
+        system_packages.require("chromium")
+        found = find_browser()
+    assert found, "chromium is installed but not on PATH"
+    return found
+
+
+def drive(compare_dir: Path, link_text: str, screenshot: Path | None = None, both_changed: bool = False) -> dict:
+    """Open index.html, follow the link whose row contains link_text, choose the first divergent edit (else the
+    first row whose edits differ; with both_changed, the first row whose edits differ and whose two runs both
+    changed the IR); return what the page showed and how long it took."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=chromium_path(), args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
+        )
+        try:
+            page = browser.new_page(viewport={"width": 1600, "height": 1000})
+            errors: list[str] = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.on(
+                "request",
+                lambda request: (
+                    errors.append("request " + request.url) if not request.url.startswith("file:") else None
+                ),
+            )
+            page.goto((compare_dir / "index.html").as_uri())
+            row = page.locator("#pairs tbody tr", has_text=link_text).first
+            row.locator("a").click()
+            page.wait_for_load_state("load")
+            load_ms = page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd")
+            target = page.locator("#seq tbody tr.firstedit")
+            if both_changed:
+                index = page.evaluate(
+                    """() => [...document.querySelectorAll('#seq tbody tr')].findIndex(tr =>
+                        tr.querySelector('td.mark.diff') &&
+                        [...tr.querySelectorAll('td.oldc, td.newc')].every(td => !/^\\+0 -0$/.test(td.textContent)))"""
+                )
+                assert index >= 0, "no pass whose two runs both changed the IR and edit differently"
+                target = page.locator("#seq tbody tr").nth(index)
+            if not target.count():
+                target = page.locator("#seq tbody tr", has=page.locator("td.mark.diff"))
+            target.first.click()
+            shown = {
+                "url": page.url,
+                "load_ms": load_ms,
+                "selected": page.locator("#seq tbody tr.sel").inner_text(),
+                "old_title": page.inner_text("#old-title"),
+                "new_title": page.inner_text("#new-title"),
+                "old_diff": page.inner_text("#old-diff"),
+                "new_diff": page.inner_text("#new-diff"),
+                "source_diff": page.inner_text("#source-diff"),
+                "errors": errors,
+            }
+            page.keyboard.press("ArrowUp")
+            shown["after_arrow"] = page.locator("#seq tbody tr.sel").inner_text()
+            if screenshot is not None:
+                target.first.click()
+                page.screenshot(path=str(screenshot))
+            return shown
+        finally:
+            browser.close()
+
+
+@pytest.mark.slow  # a browser: left out of make check, as the other browser tests
+def test_a_reader_follows_a_link_and_chooses_a_pass(tmp_path):
+    out = built(tmp_path)
+    started = time.perf_counter()
+    shown = drive(out, "0.1.8 → 0.1.9", tmp_path / "page.png")
+    assert time.perf_counter() - started < 60
+    assert shown["errors"] == []
+    assert "__0.1.8__0.1.9.html" in shown["url"] and "cuda-sm90" in shown["url"]
+    # the first divergent edit: LowerTileOp (+30/-12 in 0.1.8, +32/-12 in 0.1.9), both sides' diff text
+    assert "LowerTileOp" in shown["selected"]
+    assert shown["old_title"].startswith("0.1.8: LowerTileOp") and shown["new_title"].startswith("0.1.9: LowerTileOp")
+    assert re.search(r"^\+", shown["old_diff"], re.M) and re.search(r"^\+", shown["new_diff"], re.M)
+    assert shown["old_diff"] != shown["new_diff"]
+    assert shown["after_arrow"] != shown["selected"]
+    assert shown["load_ms"] < 1000
+
+
+def check_real_pages(compare_dir: Path, shot: Path) -> dict:
+    """The pages of a real run (test_workflow.py's compared_run): an instrument pair, its first divergent edit."""
+    shown = drive(compare_dir, "instrument", shot, both_changed=True)
+    assert shown["errors"] == []
+    assert "instrument" in shown["url"]
+    for side in ("old", "new"):
+        assert re.search(r"^[-+]", shown[f"{side}_diff"], re.M), (side, shown[f"{side}_diff"][:500])
+    assert shown["load_ms"] < 1000
+    return shown
