@@ -385,3 +385,29 @@ def test_a_grid_of_the_reference_alone_runs_to_the_end_without_figure_4(tmp_path
     assert {p.name for p in book.iterdir()} == expected_files(["fig1_reference_passes", "fig2_pass_heatmap"])
     assert "| fig3_releases | not made | the config compares no releases" in manifest
     figure_4_not_made_and_why(manifest, installed)
+
+
+def test_the_release_figure_reads_the_gemm_rows_of_a_comparison_with_other_kernels(tmp_path):
+    """Another kernel's rows of churn_by_version.csv leave the GEMM's columns empty: the book's figure 3 (the
+    GEMM's) reads only the GEMM rows, and the other kernel's rows stop nothing."""
+    from tilelang_churn.tables import release_tables
+
+    rows = []
+    for version in ("0.1.14", "0.1.15"):
+        gemm = job_provenance(mode="instrument", tilelang_version=version)
+        norm = {**gemm, **{c: None for c in book_figures.KERNEL}, "kernel": "rmsnorm", "params": '{"N":8}'}
+        norm["kernel_label"] = "rmsnorm(N=8)"
+        for job in (gemm, norm):
+            rows += [make_row(1, "Simplify", "changed", 2, 1, job=job), make_row(2, "Other", "noop", 0, 0, job=job)]
+    path = tmp_path / "churn_by_version.csv"
+    table = release_tables.churn_by_version(frames.to_frame(rows))
+    release_tables.write_csv(table, path)
+    assert set(table["kernel"]) == {"gemm", "rmsnorm"}  # both kernels are in the comparison
+    read = book_figures.read_by_version(path)
+    assert [(r["kernel"], r["tilelang_version"], r["M"], r["churn_total"]) for r in read] == [
+        ("gemm", "0.1.14", 1024, 3),
+        ("gemm", "0.1.15", 1024, 3),
+    ]
+    reference = {**job_provenance(mode="instrument"), "step": 1}
+    written = book_figures.plot_releases(read, reference, tmp_path, "en", book_figures.DEFAULT_WIDTH_CM)
+    assert all(p.exists() and p.stat().st_size > 1000 for p in written)

@@ -49,7 +49,7 @@ from matplotlib.patches import Patch, Rectangle  # noqa: E402
 
 from tilelang_churn.core import files  # noqa: E402
 from tilelang_churn.core import passes_table as pt  # noqa: E402
-from tilelang_churn.core.jobs import group_rows, job_key  # noqa: E402
+from tilelang_churn.core.jobs import GEMM, group_rows, job_key  # noqa: E402
 from tilelang_churn.core.releases import release_sort_key  # noqa: E402
 from tilelang_churn.figures import figure_style as fs  # noqa: E402
 from tilelang_churn.figures import heatmap  # noqa: E402
@@ -542,7 +542,8 @@ def _describe(job: dict, language: str = "en") -> str:
 
 
 def read_by_version(path: Path) -> list[dict]:
-    """churn_by_version.csv rows (compare_releases.py), typed enough for the figure."""
+    """churn_by_version.csv's GEMM rows (compare_releases.py), typed enough for the figure: the book's figures are
+    the GEMM's, and another kernel's rows leave the GEMM's columns empty."""
     try:
         with open(path, newline="", encoding="utf-8") as handle:
             rows = list(csv.DictReader(handle))
@@ -551,6 +552,7 @@ def read_by_version(path: Path) -> list[dict]:
     need = {"target_name", "tilelang_version", "mode", "pass_runs", "changed_runs", "churn_total", *KERNEL}
     if not rows or need - set(rows[0]):
         raise BookError(f"{path}: not a churn_by_version.csv with rows (needs {sorted(need)})")
+    rows = [row for row in rows if row.get("kernel", GEMM) == GEMM]
     for row in rows:
         for column in KERNEL:
             if column not in ("dtype", "accum_dtype"):
