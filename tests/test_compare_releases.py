@@ -19,6 +19,7 @@ from conftest import job_provenance
 from tilelang_churn.core import passes_table as pt
 from tilelang_churn.core import releases
 from tilelang_churn.figures import release_figures
+from tilelang_churn.tables import pass_edits
 from tilelang_churn.tables import release_tables as cr
 
 # one configuration: a job's provenance without its release
@@ -299,12 +300,12 @@ def test_divergence_only_in_normalised_noise(tmp_path):
 
 
 def test_normalize_ir_keeps_body_spelling():
-    assert cr.normalize_ir(HEADER + IR0) == cr.normalize_ir(HEADER_X + IR0 + "  \n\n")
-    assert cr.normalize_ir(HEADER + "with T.block():") != cr.normalize_ir(HEADER + "with T.sblock():")
+    assert pass_edits.normalize_ir(HEADER + IR0) == pass_edits.normalize_ir(HEADER_X + IR0 + "  \n\n")
+    assert pass_edits.normalize_ir(HEADER + "with T.block():") != pass_edits.normalize_ir(HEADER + "with T.sblock():")
     # a comment inside the module body is IR printing, not prelude: kept
     body = IR0 + "# from tvm.script import tir as T\n"
-    assert cr.normalize_ir(body).endswith("# from tvm.script import tir as T")
-    assert cr.normalize_ir("    x  \r\n    y\r\n") == "    x\n    y"  # indentation is kept
+    assert pass_edits.normalize_ir(body).endswith("# from tvm.script import tir as T")
+    assert pass_edits.normalize_ir("    x  \r\n    y\r\n") == "    x\n    y"  # indentation is kept
 
 
 def test_divergence_initial_ir_differs(tmp_path):

@@ -34,7 +34,8 @@ import pandas as pd
 from tilelang_churn.core import files
 from tilelang_churn.core.releases import release_text
 from tilelang_churn.tables import pass_edits
-from tilelang_churn.tables.release_tables import KEPT, Configuration, align_passes, normalize_ir
+from tilelang_churn.tables.pass_edits import normalize_ir
+from tilelang_churn.tables.release_tables import KEPT, Configuration, align_passes
 
 INDEX = "index.html"
 PAGES_DIR = "pages"

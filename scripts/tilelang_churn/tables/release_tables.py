@@ -398,11 +398,6 @@ def write_csv(df: pd.DataFrame, path: str | os.PathLike) -> None:
 # ------------------------------------------------------------------------------- IR normalisation
 
 
-# normalize_ir (the noise listed in the module docstring) lives with the per-pass edit, which needs it too, and
-# is this module's as well: from tilelang_churn.tables.release_tables import normalize_ir
-normalize_ir = pass_edits.normalize_ir
-
-
 def _normalize_source(text: str) -> str:
     lines = [line.rstrip() for line in text.splitlines()]
     while lines and not lines[-1]:
@@ -676,7 +671,7 @@ def _compare_pair(
 
     def same(text_old: str, text_new: str) -> bool:
         nonlocal noise_only
-        if normalize_ir(text_old) != normalize_ir(text_new):
+        if pass_edits.normalize_ir(text_old) != pass_edits.normalize_ir(text_new):
             return False
         noise_only |= text_old != text_new
         return True
