@@ -93,6 +93,15 @@ def differing_axes(job: dict, reference: dict) -> list[str]:
     return [axis for axis, columns in KERNEL_AXES.items() if any(job[c] != reference[c] for c in columns)]
 
 
+# the sums over a job's changed/noop rows: churn_summary.csv, and churn_by_version.csv per release
+TOTAL_COLUMNS = (
+    "added_total",
+    "deleted_total",
+    "churn_total",
+    "added_stripped_total",
+    "deleted_stripped_total",
+    "churn_stripped_total",
+)
 # churn_summary.csv: the job's provenance, then its counts (meanings in config/README.md and churn_table.py).
 SUMMARY_COUNT_COLUMNS = [
     "pass_steps",
@@ -102,12 +111,7 @@ SUMMARY_COUNT_COLUMNS = [
     "failed_steps",
     "codegen_steps",
     "unsupported_steps",
-    "added_total",
-    "deleted_total",
-    "churn_total",
-    "added_stripped_total",
-    "deleted_stripped_total",
-    "churn_stripped_total",
+    *TOTAL_COLUMNS,
     "top_pass",
     "top_pass_step",
     "top_pass_churn",
@@ -136,13 +140,15 @@ class TableError(ValueError):
 # ---------------------------------------------------------------------------------------------- writing
 
 
-def write_rows(path: str | Path, rows: list[dict]) -> None:
-    """Write rows in COLUMNS order; a missing key is an empty cell, an unknown key is an error."""
+def write_rows(path: str | Path, rows: list[dict], columns=COLUMNS, cell=None) -> None:
+    """Write rows in the columns' order (passes.csv's by default); a missing key is an empty cell, an unknown key
+    is an error. ``cell`` formats a value (default: this table's ``_cell``)."""
+    cell = cell or _cell
     with files.atomic_file(path) as handle:
-        writer = csv.DictWriter(handle, fieldnames=COLUMNS, extrasaction="raise", lineterminator="\n")
+        writer = csv.DictWriter(handle, fieldnames=columns, extrasaction="raise", lineterminator="\n")
         writer.writeheader()
         for row in rows:
-            writer.writerow({key: _cell(value) for key, value in row.items()})
+            writer.writerow({key: cell(value) for key, value in row.items()})
 
 
 def _cell(value):

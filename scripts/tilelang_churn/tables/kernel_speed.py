@@ -19,7 +19,7 @@ import json
 import sys
 from pathlib import Path
 
-from tilelang_churn.core import files, passes_table
+from tilelang_churn.core import passes_table
 
 # (column, meaning): the job (passes_table's provenance, without mode and source: a GPU job has no trace mode)
 _PROVENANCE_DOCS = {
@@ -141,11 +141,7 @@ def read_speed_rows(paths) -> list[dict]:
 
 def write_csv(path: str | Path, rows: list[dict], columns: list[str]) -> None:
     """Write rows in the columns' order (a missing key: an empty cell), atomically."""
-    with files.atomic_file(path) as handle:
-        writer = csv.DictWriter(handle, fieldnames=columns, extrasaction="raise", lineterminator="\n")
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({key: _cell(value) for key, value in row.items()})
+    passes_table.write_rows(path, rows, columns, cell=_cell)
 
 
 def _cell(value):

@@ -43,7 +43,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tilelang_churn.core import ir_archive
+from tilelang_churn.core import ir_archive, line_churn
 
 CHANGED, NOOP, FAILED = "changed", "noop", "failed"
 COUNTED_BY = "pass_instrument"  # the source whose added/deleted count exactly as the edit's opcodes
@@ -111,14 +111,7 @@ def edit_of(before: str, after: str, count: bool = True, lines=None) -> tuple[Ed
         return Edit(), [], (0, 0)
     counts = None
     if count:
-        raw_old, raw_new = before.splitlines(), after.splitlines()
-        added = deleted = 0
-        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, raw_old, raw_new).get_opcodes():
-            if tag in ("insert", "replace"):
-                added += j2 - j1
-            if tag in ("delete", "replace"):
-                deleted += i2 - i1
-        counts = (added, deleted)
+        counts = line_churn.sequence_matcher_counts(before, after)
     lines = lines or _prelude_free
     old, new = lines(before), lines(after)
     if old == new:

@@ -163,16 +163,7 @@ SECONDS_COLUMN = "seconds"
 SOURCE_LINES_COLUMNS = ("generated_source_lines", "kernel_source_lines")
 
 # the integer counts of churn_by_version.csv (nullable: empty for an unsupported job)
-BY_VERSION_COUNTS = [
-    "pass_runs",
-    "changed_runs",
-    "added_total",
-    "deleted_total",
-    "churn_total",
-    "added_stripped_total",
-    "deleted_stripped_total",
-    "churn_stripped_total",
-]
+BY_VERSION_COUNTS = ["pass_runs", "changed_runs", *pt.TOTAL_COLUMNS]
 BY_VERSION_COLUMNS = [
     "configuration",
     *CONFIG_KEY,
@@ -207,6 +198,16 @@ ALIGNMENT_COLUMNS = [
     "churn_delta",
     "edit_same",
 ]
+EDIT_COUNT_COLUMNS = [
+    "first_divergent_edit_step_old",
+    "first_divergent_edit_step_new",
+    "edit_added_old",
+    "edit_deleted_old",
+    "edit_added_new",
+    "edit_deleted_new",
+    "edit_differs_runs",
+    "edit_unknown_runs",
+]
 DIVERGENCE_COLUMNS = [
     "configuration",
     *CONFIG_KEY,
@@ -224,24 +225,7 @@ DIVERGENCE_COLUMNS = [
     "source_differs",
     "note",
     "first_divergent_edit",
-    "first_divergent_edit_step_old",
-    "first_divergent_edit_step_new",
-    "edit_added_old",
-    "edit_deleted_old",
-    "edit_added_new",
-    "edit_deleted_new",
-    "edit_differs_runs",
-    "edit_unknown_runs",
-]
-EDIT_COUNT_COLUMNS = [
-    "first_divergent_edit_step_old",
-    "first_divergent_edit_step_new",
-    "edit_added_old",
-    "edit_deleted_old",
-    "edit_added_new",
-    "edit_deleted_new",
-    "edit_differs_runs",
-    "edit_unknown_runs",
+    *EDIT_COUNT_COLUMNS,
 ]
 OUTPUT_TABLES = ("churn_by_version.csv", "pass_alignment.csv", "divergence.csv")
 
