@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tilelang_churn.core import passes_table as pt
 from tilelang_churn.lowering import release_envs
 from tilelang_churn.lowering.release_envs import BuildError, ReleaseError, build_env, check_versions, load_releases
 
@@ -312,6 +313,54 @@ def test_the_environment_really_runs_0_1_14(built_0_1_14):
     code = "import importlib.metadata as m; print(m.version('tilelang'), m.version('torch'))"
     proc = subprocess.run([str(python), "-c", code], capture_output=True, text=True, env=env, check=True)
     assert proc.stdout.split() == ["0.1.14", "2.13.0+cpu"]
+
+
+def another_install_environ() -> dict:
+    """This process's environment after the installed TileLang's import: its TVM_LIBRARY_PATH, PYTHONPATH and
+    template paths, as TileLang itself exports them (what a test or benchmark that imported it passes on)."""
+    from test_release_process import exported_by_tilelang
+
+    return {**os.environ, **exported_by_tilelang()}
+
+
+def trace_0_1_14(root: Path, out: Path, python: str = sys.executable, batch: bool = False):
+    args = ["--mode", "instrument", "--shape", "64,64,64", "--block", "32,32,32", "--expect-release", "0.1.14"]
+    args += ["--release-env", str(root / "tilelang-0.1.14")]
+    if batch:
+        jobs = json.dumps([{"args": [*args, "--out", str(out)], "log": str(out) + ".log"}])
+        command = [python, str(REPO / "scripts" / "trace_batch.py"), "--jobs", "-", "--release-env", args[-1]]
+    else:
+        jobs, command = None, [python, str(REPO / "scripts" / "gemm_lower_trace.py"), *args, "--out", str(out)]
+    proc = subprocess.run(command, input=jobs, capture_output=True, text=True, env=another_install_environ())
+    return proc, json.loads((out / "run.json").read_text())
+
+
+@pytest.mark.parametrize("batch", [False, True], ids=["job", "batch"])
+def test_a_release_started_under_another_install_s_variables_runs_on_its_own_libraries(built_0_1_14, tmp_path, batch):
+    root, _, _ = built_0_1_14
+    proc, run = trace_0_1_14(root, tmp_path / "out", batch=batch)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert run["versions"]["tilelang"] == "0.1.14"
+    env = (root / "tilelang-0.1.14").resolve()
+    assert run["native_libraries"] and all(Path(lib).resolve().is_relative_to(env) for lib in run["native_libraries"])
+    installed = Path(another_install_environ()["TVM_LIBRARY_PATH"]).resolve()
+    assert not installed.is_relative_to(env)
+
+
+def test_a_release_that_loaded_another_install_s_libtvm_records_a_broken_setup(built_0_1_14, tmp_path):
+    """Its own interpreter started directly, nothing drops the variables: 0.1.14 then loads the installed
+    TileLang's libtvm_compiler.so (as measured here), and the run says so instead of lowering with it."""
+    root, _, _ = built_0_1_14
+    python = str(root / "tilelang-0.1.14" / "bin" / "python")
+    proc, run = trace_0_1_14(root, tmp_path / "out", python=python)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    installed = another_install_environ()["TVM_LIBRARY_PATH"]
+    foreign = [lib for lib in run["native_libraries"] if Path(lib).resolve().is_relative_to(Path(installed).resolve())]
+    assert foreign, run["native_libraries"]
+    (line,) = [line for line in proc.stderr.splitlines() if line.startswith("gemm_lower_trace.py: error:")]
+    assert f"loaded {foreign[0]}" in line and f"TVM_LIBRARY_PATH={installed}" in line
+    rows = pt.read_rows(tmp_path / "out" / "passes.csv")
+    assert [(row["pass"], row["status"]) for row in rows] == [("setup", pt.STATUS_FAILED)]
 
 
 def test_a_second_build_with_a_valid_marker_returns_at_once(built_0_1_14):

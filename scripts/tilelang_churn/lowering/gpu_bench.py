@@ -52,7 +52,7 @@ import traceback
 from pathlib import Path
 
 from tilelang_churn.core import files, jobs, passes_table
-from tilelang_churn.lowering import kernels, trace_cli
+from tilelang_churn.lowering import kernels, release_process, trace_cli
 
 REPEATS = 7
 LAUNCHES = 20
@@ -399,6 +399,8 @@ def main(argv: list[str] | None = None) -> int:
     ours, rest = build_parser().parse_known_args(argv)
     if ours.site:  # before anything imports tilelang; the site holds no torch, the machine's CUDA torch stays
         sys.path.insert(0, str(Path(ours.site).resolve()))
+        for key in release_process.INSTALL_VARIABLES:  # another install's paths would load its libtvm
+            os.environ.pop(key, None)
     spec = None
     if not ours.probe:
         # the kernel and target: the trace script's own options and checks (mode irrelevant here)

@@ -25,14 +25,13 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import json
-import os
 import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 from tilelang_churn.core import files, releases
-from tilelang_churn.lowering import release_envs
+from tilelang_churn.lowering import release_envs, release_process
 
 MARKER = "gpu_site.json"
 SKIPPED = ("torch",)  # the machine's own CUDA build
@@ -84,7 +83,7 @@ def build_site(version: str, dest: str | Path, pip_args: tuple[str, ...] = (), p
     extra = site_requirements(metadata.read_text(encoding="utf-8"), skip)
     if extra:
         _run(version, "install its requirements", [*pip, *pip_args, *extra])
-    env = {**os.environ, "PYTHONPATH": str(dest)}
+    env = {**release_process.release_environ(), "PYTHONPATH": str(dest)}
     code = (
         "import json, tilelang, torch; print(json.dumps([tilelang.__version__, torch.__version__, torch.version.cuda]))"
     )

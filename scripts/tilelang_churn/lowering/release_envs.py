@@ -49,6 +49,7 @@ from pathlib import Path
 import yaml
 
 from tilelang_churn.core import files, releases
+from tilelang_churn.lowering import release_process
 
 REPO = Path(__file__).resolve().parents[3]
 RELEASES_FILE = REPO / "config" / "tilelang_releases.yaml"
@@ -69,9 +70,12 @@ VERIFY_CODE = f"""
 import json, sys
 import tilelang
 import torch
+sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
+from tilelang_churn.lowering.release_process import foreign_libraries, native_libraries, own_directories
 print({VERIFY_PREFIX!r} + json.dumps({{
     "tilelang": tilelang.__version__, "torch": torch.__version__, "torch_cuda": torch.version.cuda,
-    "python_version": sys.version.split()[0], "executable": sys.executable}}))
+    "python_version": sys.version.split()[0], "executable": sys.executable,
+    "foreign_libraries": foreign_libraries(native_libraries(), own_directories())}}))
 """
 
 
@@ -576,8 +580,8 @@ def _build(
         install += [torch_pin, f"tilelang=={version}", *release.requirements]
         steps.run("uv pip install", install)
 
-        # verify in a clean child: this release's own tilelang cache, nothing of the caller's Python paths
-        verify_env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+        # verify in a clean child, as the trace jobs run: this release's own tilelang cache, no other install's paths
+        verify_env = release_process.release_environ()
         verify_env["TILELANG_CACHE_DIR"] = str(dest / CACHE_DIR_NAME)
         output = steps.run("verify import", [str(env_python), "-c", VERIFY_CODE], env=verify_env)
         line = next((ln for ln in output.splitlines() if ln.startswith(VERIFY_PREFIX)), None)
@@ -588,6 +592,9 @@ def _build(
             raise BuildError(version, "verify import", f"imported tilelang {imported['tilelang']}", log_path)
         if releases.base_version(imported["torch"]) != torch_pin.split("==", 1)[1]:
             raise BuildError(version, "verify import", f"imported torch {imported['torch']} ({torch_pin})", log_path)
+        if imported["foreign_libraries"]:
+            foreign = ", ".join(imported["foreign_libraries"])
+            raise BuildError(version, "verify import", f"loaded another install's libraries: {foreign}", log_path)
 
         freeze = steps.run("uv pip freeze", [str(uv_bin), "pip", "freeze", "--python", str(env_python)])
         packages = {_normalized(name): v for name, _, v in (ln.partition("==") for ln in freeze.splitlines()) if v}

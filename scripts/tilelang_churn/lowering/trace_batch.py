@@ -29,7 +29,7 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 from tilelang_churn.core import trace_modes  # noqa: E402
-from tilelang_churn.lowering import trace_cli  # noqa: E402
+from tilelang_churn.lowering import release_process, trace_cli  # noqa: E402
 
 PROG = "trace_batch.py"
 SCRIPTS_DIR = Path(__file__).resolve().parents[2]  # the entry files
@@ -208,10 +208,10 @@ def check_release(jobs: list, environment: str | None) -> None:
 
     if "tilelang" not in sys.modules:
         return  # not importable: each job records why
-    for expected in expected_releases(jobs):
-        problem = trace_job.release_mismatch(expected, environment)
-        if problem:
-            print(f"{PROG}: error: {problem}", file=sys.stderr, flush=True)
+    problems = [trace_job.release_mismatch(expected, environment) for expected in expected_releases(jobs)]
+    problems.append(trace_job.foreign_libraries(environment) if environment else None)
+    for problem in filter(None, problems):
+        print(f"{PROG}: error: {problem}", file=sys.stderr, flush=True)
 
 
 def run_batch(jobs: list, workers: int, tolerate: tuple = (), release_env: str | None = None) -> int:
@@ -247,7 +247,7 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     release_python = trace_cli.release_env_python(argv)
     if release_python:  # the whole batch runs in the release's own environment
-        os.execv(release_python, [release_python, str(SCRIPT), *argv])
+        release_process.exec_release(release_python, [str(SCRIPT), *argv])
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", required=True, help="JSON list of {args, log}; - reads standard input")
     parser.add_argument("--workers", type=int, default=1, help="jobs traced at the same time (default 1)")

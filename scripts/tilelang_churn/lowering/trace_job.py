@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 from tilelang_churn.core import files, passes_table, releases, trace_modes
-from tilelang_churn.lowering import tilelang_source, trace_cli
+from tilelang_churn.lowering import release_process, tilelang_source, trace_cli
 
 SCRIPT_DIR = Path(__file__).resolve().parents[2]  # scripts/: the entry files and this package
 ENTRY = SCRIPT_DIR / "gemm_lower_trace.py"
@@ -135,6 +135,15 @@ def release_mismatch(expected: str, release_env: str | None) -> str | None:
     )
 
 
+def foreign_libraries(release_env: str) -> str | None:
+    """Why the TileLang imported in RELEASE_ENV runs native code from another install, with the remedy; or None."""
+    imported = getattr(sys.modules.get("tilelang"), "__version__", "?")
+    problem = release_process.foreign_library_problem(f"TileLang {imported} in {release_env}")
+    if problem is None:
+        return None
+    return f"{problem}: start it without that variable, as the workflow starts its trace jobs"
+
+
 def trace(args) -> int:
     spec = args.spec
     try:
@@ -168,6 +177,10 @@ def trace(args) -> int:
         if error is None and args.expect_release:
             broken = release_mismatch(args.expect_release, args.release_env)
             error = ReleaseMismatch(broken) if broken else None
+        if error is None and args.release_env:
+            broken = foreign_libraries(args.release_env)
+            error = ReleaseMismatch(broken) if broken else None
+        run_info["native_libraries"] = release_process.native_libraries()
         run_info["import_seconds"] = round(time.perf_counter() - started, 4)
         # the process's fixed cost (its import of TileLang) and how many jobs share it
         run_info["process"] = {
@@ -287,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     release_python = trace_cli.release_env_python(argv)
     if release_python:  # run this very script in the release's own environment, before any check
-        os.execv(release_python, [release_python, str(ENTRY), *argv])
+        release_process.exec_release(release_python, [str(ENTRY), *argv])
     args = trace_cli.parse_args(argv)
     try:
         if args.static_only:
