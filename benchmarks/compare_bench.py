@@ -10,10 +10,12 @@ releases (the supported ones, oldest first), each a copy of one real release's j
 the IR archives are copied as they are. The comparison then has real pass sequences, real IR and real edits.
 
 ``floor``: from one finished run (its jobs' run.json and the Snakemake log), the floor of its wall time,
-(sum of the jobs' ``lower_seconds`` + each trace batch's ``process.import_seconds``) / cores, and the wall time
-spans of the run's parts from Snakemake's log (1 s resolution): outside any job (parse, DAG), release environments,
-trace batches, and each later rule (tables, figures, comparison, book), each from its first start to its last
-finish.
+(sum of the jobs' ``lower_seconds`` + each trace batch's ``process.import_seconds``) / cores, the same sum in CPU
+seconds (``lower_cpu_seconds``, ``import_cpu_seconds``: unlike wall seconds, they do not grow when more processes
+than cores run), how busy the cores were in the whole run (CPU seconds of every process, from the caller), and the
+wall time spans of the run's parts from Snakemake's log (1 s resolution): outside any job (parse, DAG), release
+environments, trace batches, and each later rule (tables, figures, comparison, book), each from its first start to
+its last finish.
 """
 
 from __future__ import annotations
@@ -113,27 +115,39 @@ def rule_spans(log: Path) -> tuple[datetime | None, dict[str, list[datetime]]]:
     return first, spans
 
 
-def floor_report(workdir: Path, wall: float, cores: int) -> dict:
-    """The floor of a finished run and where its wall time went (module docstring)."""
-    lower = 0.0
-    imports: dict[tuple, float] = {}
+def floor_report(workdir: Path, wall: float, cores: int, cpu_seconds: float | None = None) -> dict:
+    """The floor of a finished run and where its wall time went (module docstring); CPU_SECONDS: what every
+    process of the run used (user + system), when the caller measured it."""
+    lower = lower_cpu = 0.0
+    imports: dict[tuple, tuple[float, float]] = {}
     jobs = 0
     for run_json in (workdir / "results" / "runs").glob("*/*/*/*/run.json"):
         info = json.loads(run_json.read_text())
         jobs += 1
         lower += float(info.get("lower_seconds") or 0.0)
+        lower_cpu += float(info.get("lower_cpu_seconds") or 0.0)
         process = info.get("process") or {}
         key = (run_json.relative_to(workdir / "results" / "runs").parts[0], process.get("pid"))
-        imports[key] = float(process.get("import_seconds") or info.get("import_seconds") or 0.0)
-    floor = (lower + sum(imports.values())) / cores
+        imports[key] = (
+            float(process.get("import_seconds") or info.get("import_seconds") or 0.0),
+            float(process.get("import_cpu_seconds") or 0.0),
+        )
+    floor = (lower + sum(wall for wall, _ in imports.values())) / cores
+    cpu_floor = (lower_cpu + sum(cpu for _, cpu in imports.values())) / cores
     out = {
         "jobs": jobs,
         "batches": len(imports),
         "lower_seconds": round(lower, 3),
-        "import_seconds": round(sum(imports.values()), 3),
+        "import_seconds": round(sum(wall for wall, _ in imports.values()), 3),
         "floor_seconds": round(floor, 3),
         "wall_seconds": round(wall, 3),
         "ratio": round(wall / floor, 3) if floor else None,
+        "lower_cpu_seconds": round(lower_cpu, 3),
+        "import_cpu_seconds": round(sum(cpu for _, cpu in imports.values()), 3),
+        "cpu_floor_seconds": round(cpu_floor, 3),
+        "cpu_ratio": round(wall / cpu_floor, 3) if cpu_floor else None,
+        "run_cpu_seconds": None if cpu_seconds is None else round(cpu_seconds, 1),
+        "busy": None if cpu_seconds is None else round(cpu_seconds / (cores * wall), 3),
         "spans": {},
     }
     logs = sorted((workdir / ".snakemake" / "log").glob("*.snakemake.log"))

@@ -11,7 +11,8 @@ instrument comparison with where its time goes.
 - the instrument comparison of the default grid over BENCH_FLOOR_RELEASES (default: every supported release),
   environments built first, then timed from an empty results/ at --cores 2: its wall time against the floor
   (sum of the jobs' lower_seconds + the batches' import seconds) / cores, from the same run (goal at most 1.5x),
-  and the wall time of each part (results/bench/compare_floor.json).
+  the same floor in CPU seconds, how busy the cores were, and the wall time of each part
+  (results/bench/compare_floor.json).
 Numbers go to results/bench/scale.csv (goal "compare"), as benchmarks/test_scale.py's.
 """
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -130,8 +132,11 @@ def test_instrument_comparison_floor(tmp_path):
     shutil.rmtree(workdir / "results", ignore_errors=True)
     shutil.rmtree(workdir / "logs", ignore_errors=True)
     shutil.rmtree(workdir / ".snakemake" / "log", ignore_errors=True)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     _, wall, _ = timed_snakemake(workdir, "--cores", "2", *config)
-    report = compare_bench.floor_report(workdir, wall, cores=2)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)  # Snakemake and every process it waited for
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    report = compare_bench.floor_report(workdir, wall, cores=2, cpu_seconds=cpu)
     out = REPO / "results" / "bench" / "compare_floor.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"releases": releases, **report}, indent=2) + "\n")
@@ -144,3 +149,7 @@ def test_instrument_comparison_floor(tmp_path):
         "s",
     )
     record("compare", f"instrument comparison, {n} releases: wall / floor", report["ratio"], "x", 1.5)
+    what = f"instrument comparison, {n} releases"
+    record("compare", f"{what}: CPU floor (lowering + imports) / cores", report["cpu_floor_seconds"], "s")
+    record("compare", f"{what}: wall / CPU floor", report["cpu_ratio"], "x", 1.5)
+    record("compare", f"{what}: cores busy (CPU of every process / cores x wall)", report["busy"], "")

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import matplotlib as mpl
 import matplotlib.image as mpimg
 import numpy as np
 import pandas as pd
@@ -119,6 +120,27 @@ def test_bars_failed_job_and_lone_failure(tmp_path):
     lone = tmp_path / "lone.png"  # a job whose first pass failed: one row, no churn at all
     plot_churn.plot_job_bars(job_rows(86, fail_at=1), lone)
     image(lone)
+
+
+def test_bars_label_every_step_in_order_styled_by_status_with_a_bar_per_nonzero_count(tmp_path, monkeypatch):
+    drawn = []
+    save = plot_churn._save
+    monkeypatch.setattr(plot_churn, "_save", lambda fig, paths: (drawn.append(fig), save(fig, paths)))
+    rows = job_rows(20, fail_at=17)
+    plot_churn.plot_job_bars(rows, tmp_path / "bars.png")
+    (ax,) = drawn[0].axes
+    labels = [text for text in ax.texts if text.get_rotation() == 90 and text.get_text()[:1].isdigit()]
+    assert [text.get_text() for text in labels] == [f"{row['step']} {row['pass']}" for row in rows]
+    for text, row in zip(labels, rows):
+        assert (text.get_color(), text.get_fontweight()) == {
+            "noop": (plot_churn.NOOP_COLOR, "normal"),
+            "failed": (plot_churn.FAILED_COLOR, "bold"),
+        }.get(row["status"], (mpl.rcParams["text.color"], "normal")), row
+    nonzero = sum(bool(row["added"]) + bool(row["deleted"]) for row in rows if row["status"] == "changed")
+    assert sum(len(bars) for bars in ax.containers) == nonzero
+    assert [label.get_text() for label in ax.get_legend().get_texts()] == [
+        "+added lines", "-deleted lines", "no-op pass (0 lines)", "failed pass"
+    ]  # fmt: skip
 
 
 def test_bars_symlog_for_wide_spread(tmp_path):

@@ -112,13 +112,17 @@ def import_tilelang(lower_trace_env: bool) -> dict:
     A failing import is not fatal here: each job imports again in its child and records the failure as the
     single job would (a failed setup row, exit 3)."""
     os.environ["TL_LOWER_TRACE"] = "1" if lower_trace_env else "0"
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     error = None
     try:
         from tilelang_churn.lowering import tilelang_trace  # noqa: F401 - the import is the point: the children inherit it
     except Exception as exc:  # noqa: BLE001 - each child records it
         error = f"{type(exc).__name__}: {exc}"
-    return {"import_seconds": round(time.perf_counter() - started, 4), "import_error": error}
+    return {
+        "import_seconds": round(time.perf_counter() - started, 4),
+        "import_cpu_seconds": round(time.process_time() - cpu_started, 4),
+        "import_error": error,
+    }
 
 
 def run_child(job: dict, process: dict) -> int:

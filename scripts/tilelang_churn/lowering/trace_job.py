@@ -166,7 +166,7 @@ def trace(args) -> int:
     rows: list[dict] = []
     error: BaseException | None = None
     broken: str | None = None  # the environment cannot run TileLang: recorded, then exit 3
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     # TileLang and TVM print progress (and "ROCm not detected") on stdout: keep it in the run's log
     with log, contextlib.redirect_stdout(log):
         try:
@@ -187,6 +187,7 @@ def trace(args) -> int:
             "pid": os.getpid(),
             "jobs_in_process": 1,
             "import_seconds": run_info["import_seconds"],
+            "import_cpu_seconds": round(time.process_time() - cpu_started, 4),
             **PROCESS,
         }
         if error is None:
@@ -198,7 +199,7 @@ def trace(args) -> int:
                     file=sys.stderr,
                 )
                 return trace_cli.EXIT_BAD_ARGUMENTS
-            lower_started = time.perf_counter()
+            lower_started, lower_cpu_started = time.perf_counter(), time.process_time()
             mode = trace_modes.MODES[spec.mode]
             if mode.requires and importlib.util.find_spec(mode.requires) is None:
                 rows = [unsupported_row(spec, mode)]  # a release without the mode's tool: data, not a failure
@@ -213,6 +214,8 @@ def trace(args) -> int:
                 except Exception as exc:  # noqa: BLE001 - a failure outside any pass is still a row
                     error = exc
             run_info["lower_seconds"] = round(time.perf_counter() - lower_started, 4)
+            # CPU seconds do not grow when other processes share the cores, as the wall seconds above do
+            run_info["lower_cpu_seconds"] = round(time.process_time() - lower_cpu_started, 4)
     run_info["versions"] = versions()
     if error is not None and not any(row["status"] == passes_table.STATUS_FAILED for row in rows):
         rows.append(
