@@ -125,7 +125,7 @@ def test_bars_failed_job_and_lone_failure(tmp_path):
 def test_bars_label_every_step_in_order_styled_by_status_with_a_bar_per_nonzero_count(tmp_path, monkeypatch):
     drawn = []
     save = plot_churn._save
-    monkeypatch.setattr(plot_churn, "_save", lambda fig, paths: (drawn.append(fig), save(fig, paths)))
+    monkeypatch.setattr(plot_churn, "_save", lambda fig, paths, **kw: (drawn.append(fig), save(fig, paths, **kw)))
     rows = job_rows(20, fail_at=17)
     plot_churn.plot_job_bars(rows, tmp_path / "bars.png")
     (ax,) = drawn[0].axes
