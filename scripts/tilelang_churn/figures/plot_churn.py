@@ -238,9 +238,11 @@ def plot_job_bars(rows_or_df, path, measure: str = "raw") -> None:
     ax.plot(x, np.zeros(n), linestyle="none", marker=mmarkers.TICKDOWN, markersize=tick[0], markeredgewidth=tick[1],
             color=mpl.rcParams["xtick.color"], transform=axis_below, clip_on=False)  # fmt: skip
     label_at = mtransforms.offset_copy(axis_below, fig=fig, y=-(tick[0] + tick[2]), units="points")
-    for xi, step, name, st in zip(x, df["step"], df["pass"], status):
+    pass_labels = [
         ax.text(xi, 0, f"{step} {name}", transform=label_at, rotation=90, ha="center", va="top",
-                fontsize=9 if n <= 60 else 8, **PASS_LABEL_STYLE.get(st, {}))  # fmt: skip
+                fontsize=9 if n <= 60 else 8, **PASS_LABEL_STYLE.get(st, {}))
+        for xi, step, name, st in zip(x, df["step"], df["pass"], status)
+    ]  # fmt: skip
     ax.set_xlim(-0.7, n - 0.3)
     fig.supxlabel("pass step (execution order)", fontsize=mpl.rcParams["axes.labelsize"])
     ax.set_ylabel("lines" + (" (symlog scale)" if symlog else ""))
@@ -319,7 +321,7 @@ def plot_job_bars(rows_or_df, path, measure: str = "raw") -> None:
     fig.suptitle(title, fontsize=11)
     paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
     try:
-        _fit_margins(fig, ax)
+        _fit_margins(fig, ax, pass_labels)
         _save(fig, paths, png_compress_level=JOB_PNG_COMPRESSION)
     finally:
         plt.close(fig)
@@ -336,14 +338,24 @@ def _join_lines(parts: list[str], chars: int, sep: str = "   ") -> str:
     return "\n".join(lines)
 
 
-def _fit_margins(fig, ax, pad_points: float = 3.0) -> None:
+def _fit_margins(fig, ax, labels_below: list, pad_points: float = 3.0) -> None:
     """Place AX so that its labels, legend and texts, the suptitle and the supxlabel fit the figure, as constrained
-    layout would. Measured with the renderer the PNG is drawn with, so the text layouts are computed once: constrained
-    layout measures with one of its own and took a quarter of a bar chart's time."""
+    layout would, which took a quarter of a bar chart's time measuring every text with a renderer of its own.
+    LABELS_BELOW (the pass labels, one per step) reach down as far as their longest: only the ones of at least 70%
+    of the most characters are measured, since measuring a text costs as much as drawing it."""
     renderer = fig.canvas.get_renderer()
     width, height = fig.bbox.width, fig.bbox.height
     pad = pad_points * fig.dpi / 72
-    inner, outer = ax.get_window_extent(renderer), ax.get_tightbbox(renderer)
+    for label in labels_below:
+        label.set_in_layout(False)
+    try:
+        inner, outer = ax.get_window_extent(renderer), ax.get_tightbbox(renderer)
+    finally:
+        for label in labels_below:
+            label.set_in_layout(True)
+    most = max((len(label.get_text()) for label in labels_below), default=0)
+    longest = [label for label in labels_below if len(label.get_text()) >= 0.7 * most]
+    outer = mtransforms.Bbox.union([outer, *(label.get_window_extent(renderer) for label in longest)])
     title = fig._suptitle.get_window_extent(renderer).height if fig._suptitle else 0.0
     xlabel = fig._supxlabel.get_window_extent(renderer).height if fig._supxlabel else 0.0
     left = inner.x0 - outer.x0 + pad
@@ -506,7 +518,7 @@ def plot_configuration_heatmap(df, paths, mode: str = "trace-env", measure: str 
 
 def plot_jobs(passes_paths, figure_paths, measure: str = "raw", workers: int = 1) -> None:
     """One bar chart per job: figure_paths[i] from passes_paths[i]. One process imports pandas and matplotlib
-    (2 s, more than a figure's 0.2-0.55 s) and forks ``workers`` children that draw the figures."""
+    (2 s, more than a figure's 0.2-0.5 s) and forks ``workers`` children that draw the figures."""
     if len(passes_paths) != len(figure_paths):
         raise ValueError(f"{len(passes_paths)} passes.csv file(s) but {len(figure_paths)} figure path(s)")
     tasks = [(passes, figure, measure) for passes, figure in zip(passes_paths, figure_paths)]
