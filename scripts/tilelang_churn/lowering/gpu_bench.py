@@ -399,7 +399,7 @@ def main(argv: list[str] | None = None) -> int:
     ours, rest = build_parser().parse_known_args(argv)
     if ours.site:  # before anything imports tilelang; the site holds no torch, the machine's CUDA torch stays
         sys.path.insert(0, str(Path(ours.site).resolve()))
-        for key in release_process.INSTALL_VARIABLES:  # another install's paths would load its libtvm
+        for key in release_process.TILELANG_VARIABLES:  # another install's paths would load its libtvm
             os.environ.pop(key, None)
     spec = None
     if not ours.probe:

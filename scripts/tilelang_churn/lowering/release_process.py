@@ -15,18 +15,16 @@ import os
 import sys
 from pathlib import Path
 
-# what TileLang's import exports (tilelang/env.py, every release 0.1.8-0.1.15) or reads to find an install;
-# PYTHONPATH and PYTHONHOME would put another install's modules before the release's own
-INSTALL_VARIABLES = (
+# what TileLang's import exports (tilelang/env.py, every release 0.1.8-0.1.15) or reads to find an install
+TILELANG_VARIABLES = (
     "TVM_LIBRARY_PATH",
     "TVM_IMPORT_PYTHON_PATH",
     "TL_CUTLASS_PATH",
     "TL_COMPOSABLE_KERNEL_PATH",
     "TL_TEMPLATE_PATH",
-    "PYTHONPATH",
-    "PYTHONHOME",
-    "VIRTUAL_ENV",
 )
+# and, for a release's own interpreter, what would put another install's modules before the release's own
+INSTALL_VARIABLES = (*TILELANG_VARIABLES, "PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")
 NATIVE_PREFIXES = ("libtvm", "libtilelang")  # libtvm.so, libtvm_runtime.so, libtvm_compiler.so, libtvm_ffi.so
 MAPS = "/proc/self/maps"
 
@@ -80,7 +78,7 @@ def foreign_library_problem(what: str, maps: str = MAPS) -> str | None:
     foreign = foreign_libraries(native_libraries(maps), own)
     if not foreign or not own:
         return None
-    pointing_away = [key for key in (*INSTALL_VARIABLES[:5], "LD_LIBRARY_PATH", "LD_PRELOAD") if os.environ.get(key)]
+    pointing_away = [key for key in (*TILELANG_VARIABLES, "LD_LIBRARY_PATH", "LD_PRELOAD") if os.environ.get(key)]
     pointing_away = [f"{key}={os.environ[key]}" for key in pointing_away if foreign_libraries(
         [entry for entry in os.environ[key].replace(" ", os.pathsep).split(os.pathsep) if entry], own)]  # fmt: skip
     why = f" ({', '.join(pointing_away)})" if pointing_away else ""
