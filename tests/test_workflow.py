@@ -7,6 +7,7 @@ that holds only a copy of `config/`: the rules must find their scripts through t
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -269,6 +270,22 @@ def test_each_release_ran_in_its_own_environment(compared_run):
         assert cache.is_dir() and cache.is_relative_to(compared_run / "results" / "runs" / version)
     envs = {path.parent.name for path in (REPO / ".envs").glob("tilelang-*/environment.json")}
     assert {"tilelang-0.1.12", "tilelang-0.1.14"} <= envs
+
+
+def test_each_release_lowered_with_its_own_libraries_under_another_s_variables(compared_run):
+    """Snakemake ran from this process, which imported the installed TileLang and so exports its TVM_LIBRARY_PATH:
+    each job's TVM and TileLang libraries are still those of its own release's install."""
+    import tilelang
+
+    installed = Path(tilelang.__file__).resolve().parents[1]
+    assert Path(os.environ["TVM_LIBRARY_PATH"]).resolve().is_relative_to(installed)
+    for run_json in (compared_run / "results" / "runs").glob("*/*/*/*/run.json"):
+        info = json.loads(run_json.read_text())
+        version = info["versions"]["tilelang"]
+        home = installed if version == tilelang.__version__ else (REPO / ".envs" / f"tilelang-{version}").resolve()
+        libraries = [Path(lib).resolve() for lib in info["native_libraries"]]
+        assert any(lib.name.startswith("libtilelang") for lib in libraries), run_json
+        assert all(lib.is_relative_to(home) for lib in libraries), (run_json, home, libraries)
 
 
 def test_a_release_without_the_modes_tool_gives_one_unsupported_row(compared_run):
