@@ -113,7 +113,8 @@ class NotRecorded(Exception):
 
 
 class ReleaseMismatch(Exception):
-    """The environment imported another TileLang release than the one the run was asked for."""
+    """The environment imported another TileLang release than the one the run was asked for, or its TileLang
+    loaded another install's native libraries."""
 
 
 def release_mismatch(expected: str, release_env: str | None) -> str | None:
@@ -141,7 +142,8 @@ def foreign_libraries(release_env: str) -> str | None:
     problem = release_process.foreign_library_problem(f"TileLang {imported} in {release_env}")
     if problem is None:
         return None
-    return f"{problem}: start it without that variable, as the workflow starts its trace jobs"
+    names = ", ".join((*release_process.TILELANG_VARIABLES, "LD_LIBRARY_PATH", "LD_PRELOAD"))
+    return f"{problem}: start it without a variable naming another install ({names}), as the workflow does"
 
 
 def trace(args) -> int:
