@@ -132,18 +132,20 @@ def floor_report(workdir: Path, wall: float, cores: int, cpu_seconds: float | No
             float(process.get("import_seconds") or info.get("import_seconds") or 0.0),
             float(process.get("import_cpu_seconds") or 0.0),
         )
-    floor = (lower + sum(wall for wall, _ in imports.values())) / cores
-    cpu_floor = (lower_cpu + sum(cpu for _, cpu in imports.values())) / cores
+    import_wall = sum(wall for wall, _ in imports.values())
+    import_cpu = sum(cpu for _, cpu in imports.values())
+    floor = (lower + import_wall) / cores
+    cpu_floor = (lower_cpu + import_cpu) / cores
     out = {
         "jobs": jobs,
         "batches": len(imports),
         "lower_seconds": round(lower, 3),
-        "import_seconds": round(sum(wall for wall, _ in imports.values()), 3),
+        "import_seconds": round(import_wall, 3),
         "floor_seconds": round(floor, 3),
         "wall_seconds": round(wall, 3),
         "ratio": round(wall / floor, 3) if floor else None,
         "lower_cpu_seconds": round(lower_cpu, 3),
-        "import_cpu_seconds": round(sum(cpu for _, cpu in imports.values()), 3),
+        "import_cpu_seconds": round(import_cpu, 3),
         "cpu_floor_seconds": round(cpu_floor, 3),
         "cpu_ratio": round(wall / cpu_floor, 3) if cpu_floor else None,
         "run_cpu_seconds": None if cpu_seconds is None else round(cpu_seconds, 1),

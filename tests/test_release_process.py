@@ -70,7 +70,7 @@ def test_the_installed_tilelang_loads_only_its_own_libraries():
         "import json, sys; sys.path.insert(0, sys.argv[1]); import tilelang;"
         "from tilelang_churn.lowering import release_process as r;"
         "print(json.dumps([r.native_libraries(), [str(d) for d in r.own_directories()], "
-        "r.foreign_library_problem('TileLang')]))"
+        "r.foreign_library_problem('TileLang', r.native_libraries())]))"
     )
     scripts = str(Path(__file__).resolve().parents[1] / "scripts")
     proc = subprocess.run([sys.executable, "-c", code, scripts], capture_output=True, text=True, check=True)

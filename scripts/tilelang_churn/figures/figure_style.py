@@ -253,8 +253,8 @@ def save(
         with files.atomic_file(path, binary=True) as handle:
             with warnings.catch_warnings(record=True) as caught, matplotlib.rc_context(rc_save):
                 warnings.simplefilter("always")
-                zlib = {} if fmt != "png" or png_compress_level is None else {"compress_level": png_compress_level}
-                extra = {"pil_kwargs": zlib} if zlib else {}
+                zlib = fmt == "png" and png_compress_level is not None
+                extra = {"pil_kwargs": {"compress_level": png_compress_level}} if zlib else {}
                 fig.savefig(handle, format=fmt, dpi=dpi, metadata=SAVE_METADATA.get(fmt), **extra)
             missing = []
             for warning in caught:

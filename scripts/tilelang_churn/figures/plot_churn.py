@@ -234,17 +234,18 @@ def plot_job_bars(rows_or_df, path, measure: str = "raw") -> None:
     # plain texts, since 80-odd matplotlib Tick objects took more than half of a figure's time (0.86 s -> 0.5 s)
     ax.set_xticks([])
     axis_below = ax.get_xaxis_transform()
-    tick = mpl.rcParams["xtick.major.size"], mpl.rcParams["xtick.major.width"], mpl.rcParams["xtick.major.pad"]
-    ax.plot(x, np.zeros(n), linestyle="none", marker=mmarkers.TICKDOWN, markersize=tick[0], markeredgewidth=tick[1],
-            color=mpl.rcParams["xtick.color"], transform=axis_below, clip_on=False)  # fmt: skip
-    label_at = mtransforms.offset_copy(axis_below, fig=fig, y=-(tick[0] + tick[2]), units="points")
+    tick_size, tick_pad = mpl.rcParams["xtick.major.size"], mpl.rcParams["xtick.major.pad"]
+    ax.plot(x, np.zeros(n), linestyle="none", marker=mmarkers.TICKDOWN, markersize=tick_size,
+            markeredgewidth=mpl.rcParams["xtick.major.width"], color=mpl.rcParams["xtick.color"],
+            transform=axis_below, clip_on=False)  # fmt: skip
+    label_at = mtransforms.offset_copy(axis_below, fig=fig, y=-(tick_size + tick_pad), units="points")
     pass_labels = [
         ax.text(xi, 0, f"{step} {name}", transform=label_at, rotation=90, ha="center", va="top",
                 fontsize=9 if n <= 60 else 8, **PASS_LABEL_STYLE.get(st, {}))
         for xi, step, name, st in zip(x, df["step"], df["pass"], status)
     ]  # fmt: skip
     ax.set_xlim(-0.7, n - 0.3)
-    fig.supxlabel("pass step (execution order)", fontsize=mpl.rcParams["axes.labelsize"])
+    xlabel = fig.supxlabel("pass step (execution order)", fontsize=mpl.rcParams["axes.labelsize"])
     ax.set_ylabel("lines" + (" (symlog scale)" if symlog else ""))
     ax.yaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{abs(v):g}"))
     if not symlog:
@@ -318,10 +319,10 @@ def plot_job_bars(rows_or_df, path, measure: str = "raw") -> None:
     ]
     chars = max(60, int(width_in * 11))
     title = _join_lines(title_parts, chars) + "\n" + _join_lines(sub_parts, chars)
-    fig.suptitle(title, fontsize=11)
+    suptitle = fig.suptitle(title, fontsize=11)
     paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
     try:
-        _fit_margins(fig, ax, pass_labels)
+        _fit_margins(fig, ax, pass_labels, suptitle, xlabel)
         _save(fig, paths, png_compress_level=JOB_PNG_COMPRESSION)
     finally:
         plt.close(fig)
@@ -338,8 +339,8 @@ def _join_lines(parts: list[str], chars: int, sep: str = "   ") -> str:
     return "\n".join(lines)
 
 
-def _fit_margins(fig, ax, labels_below: list, pad_points: float = 3.0) -> None:
-    """Place AX so that its labels, legend and texts, the suptitle and the supxlabel fit the figure, as constrained
+def _fit_margins(fig, ax, labels_below: list, suptitle, supxlabel, pad_points: float = 3.0) -> None:
+    """Place AX so that its labels, legend and texts, SUPTITLE and SUPXLABEL fit the figure, as constrained
     layout would, which took a quarter of a bar chart's time measuring every text with a renderer of its own.
     LABELS_BELOW (the pass labels, one per step) reach down as far as their longest: only the ones of at least 70%
     of the most characters are measured, since measuring a text costs as much as drawing it."""
@@ -356,18 +357,14 @@ def _fit_margins(fig, ax, labels_below: list, pad_points: float = 3.0) -> None:
     most = max((len(label.get_text()) for label in labels_below), default=0)
     longest = [label for label in labels_below if len(label.get_text()) >= 0.7 * most]
     outer = mtransforms.Bbox.union([outer, *(label.get_window_extent(renderer) for label in longest)])
-    title = fig._suptitle.get_window_extent(renderer).height if fig._suptitle else 0.0
-    xlabel = fig._supxlabel.get_window_extent(renderer).height if fig._supxlabel else 0.0
     left = inner.x0 - outer.x0 + pad
     right = outer.x1 - inner.x1 + pad
-    bottom = inner.y0 - outer.y0 + xlabel + 2 * pad
-    top = outer.y1 - inner.y1 + title + 2 * pad
+    bottom = inner.y0 - outer.y0 + supxlabel.get_window_extent(renderer).height + 2 * pad
+    top = outer.y1 - inner.y1 + suptitle.get_window_extent(renderer).height + 2 * pad
     fig.subplots_adjust(left=left / width, right=1 - right / width, bottom=bottom / height, top=1 - top / height)
     # the titles, centred on the figure as constrained layout centres them, at the figure's edges
-    if fig._suptitle:
-        fig._suptitle.set_y(1 - pad / height)
-    if fig._supxlabel:
-        fig._supxlabel.set_y(pad / height)
+    suptitle.set_y(1 - pad / height)
+    supxlabel.set_y(pad / height)
 
 
 def _grow_top(ax, factor: float, symlog: bool) -> float:

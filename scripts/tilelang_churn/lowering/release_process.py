@@ -71,16 +71,23 @@ def foreign_libraries(libraries: list[str], own: list[Path]) -> list[str]:
     return [path for path in libraries if not any(Path(path).resolve().is_relative_to(base) for base in own)]
 
 
-def foreign_library_problem(what: str, maps: str = MAPS) -> str | None:
-    """Why WHAT, the imported TileLang, runs native code from another install (naming the first such library and
-    the install variables set), or None: rows traced with another install's compiler would be wrong data."""
+def _names_another_install(value: str, own: list[Path]) -> bool:
+    """Whether a path list (os.pathsep or, as LD_PRELOAD allows, spaces between entries) names a place outside OWN."""
+    return bool(foreign_libraries([entry for entry in value.replace(" ", os.pathsep).split(os.pathsep) if entry], own))
+
+
+def foreign_library_problem(what: str, libraries: list[str]) -> str | None:
+    """Why WHAT, the imported TileLang, runs native code from another install (LIBRARIES: native_libraries()),
+    naming the first such library and the variables that point away, or None: rows traced with another install's
+    compiler would be wrong data."""
     own = own_directories()
-    foreign = foreign_libraries(native_libraries(maps), own)
+    foreign = foreign_libraries(libraries, own)
     if not foreign or not own:
         return None
-    pointing_away = [key for key in (*TILELANG_VARIABLES, "LD_LIBRARY_PATH", "LD_PRELOAD") if os.environ.get(key)]
-    pointing_away = [f"{key}={os.environ[key]}" for key in pointing_away if foreign_libraries(
-        [entry for entry in os.environ[key].replace(" ", os.pathsep).split(os.pathsep) if entry], own)]  # fmt: skip
+    variables = (*TILELANG_VARIABLES, "LD_LIBRARY_PATH", "LD_PRELOAD")
+    pointing_away = [
+        f"{key}={os.environ[key]}" for key in variables if _names_another_install(os.environ.get(key, ""), own)
+    ]
     why = f" ({', '.join(pointing_away)})" if pointing_away else ""
     more = f" and {len(foreign) - 1} more" if len(foreign) > 1 else ""
     return f"{what} (from {own[0]}) loaded {foreign[0]}{more}, a library of another install{why}"

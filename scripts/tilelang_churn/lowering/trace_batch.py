@@ -213,7 +213,8 @@ def check_release(jobs: list, environment: str | None) -> None:
     if "tilelang" not in sys.modules:
         return  # not importable: each job records why
     problems = [trace_job.release_mismatch(expected, environment) for expected in expected_releases(jobs)]
-    problems.append(trace_job.foreign_libraries(environment) if environment else None)
+    if environment:
+        problems.append(trace_job.foreign_libraries(environment, release_process.native_libraries()))
     for problem in filter(None, problems):
         print(f"{PROG}: error: {problem}", file=sys.stderr, flush=True)
 

@@ -136,10 +136,11 @@ def release_mismatch(expected: str, release_env: str | None) -> str | None:
     )
 
 
-def foreign_libraries(release_env: str) -> str | None:
-    """Why the TileLang imported in RELEASE_ENV runs native code from another install, with the remedy; or None."""
+def foreign_libraries(release_env: str, libraries: list[str]) -> str | None:
+    """Why the TileLang imported in RELEASE_ENV runs native code from another install (LIBRARIES: the ones this
+    process loaded), with the remedy; or None."""
     imported = getattr(sys.modules.get("tilelang"), "__version__", "?")
-    problem = release_process.foreign_library_problem(f"TileLang {imported} in {release_env}")
+    problem = release_process.foreign_library_problem(f"TileLang {imported} in {release_env}", libraries)
     if problem is None:
         return None
     names = ", ".join((*release_process.TILELANG_VARIABLES, "LD_LIBRARY_PATH", "LD_PRELOAD"))
@@ -179,10 +180,10 @@ def trace(args) -> int:
         if error is None and args.expect_release:
             broken = release_mismatch(args.expect_release, args.release_env)
             error = ReleaseMismatch(broken) if broken else None
-        if error is None and args.release_env:
-            broken = foreign_libraries(args.release_env)
-            error = ReleaseMismatch(broken) if broken else None
         run_info["native_libraries"] = release_process.native_libraries()
+        if error is None and args.release_env:
+            broken = foreign_libraries(args.release_env, run_info["native_libraries"])
+            error = ReleaseMismatch(broken) if broken else None
         run_info["import_seconds"] = round(time.perf_counter() - started, 4)
         # the process's fixed cost (its import of TileLang) and how many jobs share it
         run_info["process"] = {
