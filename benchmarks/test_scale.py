@@ -17,7 +17,6 @@ import csv
 import json
 import os
 import re
-import resource
 import shutil
 import statistics
 import subprocess
@@ -29,6 +28,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
+import measured_run  # noqa: E402
 import synthetic_grid  # noqa: E402
 
 REPORT = REPO / "results" / "bench" / "scale.csv"
@@ -52,20 +52,13 @@ def record(goal: str, what: str, value: float, unit: str, limit: float | None = 
         writer.writerows(sorted([*rows, row], key=lambda r: r["goal"]))  # stable: measuring order within a goal
 
 
-def timed_snakemake(workdir: Path, *args: str) -> tuple[subprocess.CompletedProcess, float, float]:
-    """(process, wall seconds, peak RSS in MiB of the largest process it ran)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    started = time.perf_counter()
-    proc = subprocess.run(
-        [str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "--directory", str(workdir), *args],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
+def timed_snakemake(workdir: Path, *args: str) -> measured_run.Measured:
+    """Snakemake run to its end in WORKDIR, measured on its own (benchmarks/measured_run.py); it must succeed."""
+    proc = measured_run.run(
+        [str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "--directory", str(workdir), *args], cwd=workdir
     )
-    wall = time.perf_counter() - started
-    peak = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return proc, wall, peak
+    return proc
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +66,7 @@ def default_grid(tmp_path_factory) -> Path:
     pytest.importorskip("tilelang")
     workdir = tmp_path_factory.mktemp("default_grid")
     shutil.copytree(REPO / "config", workdir / "config")
-    _, wall, _ = timed_snakemake(workdir, "--cores", "2")
+    wall = timed_snakemake(workdir, "--cores", "2").wall_seconds
     record("b", "default grid, snakemake --cores 2, from nothing", wall, "s", 40)
     return workdir
 
@@ -83,6 +76,7 @@ ISSUE_GRID = {
     "shapes": [{"M": m, "N": m, "K": m} for m in (1024, 1000, 4096, 8192)],
     "targets": ["cuda-sm80", "cuda-sm90", "hip"],
     "modes": ["trace-env", "trace-api", "pass-diff"],
+    "kernels": [],  # the GEMM alone, as then
 }
 
 
@@ -90,7 +84,7 @@ def test_the_36_job_grid_the_issue_measured(tmp_path):
     pytest.importorskip("tilelang")
     shutil.copytree(REPO / "config", tmp_path / "config")
     (tmp_path / "config" / "issue_grid.yaml").write_text(json.dumps(ISSUE_GRID))  # JSON is YAML
-    _, wall, _ = timed_snakemake(tmp_path, "--cores", "2", "--configfile", "config/issue_grid.yaml")
+    wall = timed_snakemake(tmp_path, "--cores", "2", "--configfile", "config/issue_grid.yaml").wall_seconds
     assert len(runs_of(tmp_path)) == 36
     record("b", "the issue's 36-job grid (137 s when filed), --cores 2, from nothing", wall, "s", 40)
 
@@ -124,7 +118,8 @@ def test_default_grid_fixed_cost_per_process_and_cost_per_job(default_grid):
 
 
 def test_default_grid_no_op_rerun(default_grid):
-    proc, wall, _ = timed_snakemake(default_grid, "--cores", "2")
+    proc = timed_snakemake(default_grid, "--cores", "2")
+    wall = proc.wall_seconds
     assert "Nothing to be done" in proc.stdout + proc.stderr
     record("d", "no-op rerun of the default grid", wall, "s", 5)
 
@@ -150,24 +145,24 @@ def ten_thousand(default_grid, tmp_path_factory) -> Path:
 
 def test_dry_run_of_ten_thousand_jobs(ten_thousand, tmp_path):
     shutil.copytree(ten_thousand / "config", tmp_path / "config")  # the grid, without any output
-    _, wall, _ = timed_snakemake(tmp_path, "-n", "--quiet", "rules")
+    wall = timed_snakemake(tmp_path, "-n", "--quiet", "rules").wall_seconds
     record("d", "dry run of 10,000 jobs (nothing built yet)", wall, "s", 30)
 
 
 def test_churn_csv_of_ten_thousand_jobs(ten_thousand):
-    proc, _, _ = timed_snakemake(ten_thousand, "results/churn.csv", "-n", "--quiet", "rules")
+    proc = timed_snakemake(ten_thousand, "results/churn.csv", "-n", "--quiet", "rules")
     planned = re.findall(r"^(\w+)\s+\d+$", proc.stdout, re.M)  # Snakemake's job table
     assert set(planned) == {"churn_table", "total"}, planned  # never trace the 10,000 copies
-    proc, wall, peak = timed_snakemake(ten_thousand, "--cores", "2", "results/churn.csv")
+    built = timed_snakemake(ten_thousand, "--cores", "2", "results/churn.csv")
     with open(ten_thousand / "results" / "churn_summary.csv", encoding="utf-8") as handle:
         assert sum(1 for _ in handle) == 10001
-    record("c", "10,000 jobs: snakemake results/churn.csv, DAG included", wall, "s", 60)
-    record("c", "10,000 jobs: peak RSS of the largest process", peak, "MiB", 2048)
-    proc, wall, _ = timed_snakemake(ten_thousand, "--cores", "2", "results/churn.csv")
-    assert "Nothing to be done" in proc.stdout + proc.stderr
-    record("d", "no-op rerun of 10,000 jobs (results/churn.csv)", wall, "s", 5)
-    _, wall, peak = timed_snakemake(ten_thousand, "--cores", "2", "results/figures/churn_heatmap.png")
-    record("c", "10,000 jobs: the heatmap (identical configurations share a column)", wall, "s")
+    record("c", "10,000 jobs: snakemake results/churn.csv, DAG included", built.wall_seconds, "s", 60)
+    record("c", "10,000 jobs: peak RSS of the largest process", built.peak_rss_mib, "MiB", 2048)
+    rerun = timed_snakemake(ten_thousand, "--cores", "2", "results/churn.csv")
+    assert "Nothing to be done" in rerun.stdout + rerun.stderr
+    record("d", "no-op rerun of 10,000 jobs (results/churn.csv)", rerun.wall_seconds, "s", 5)
+    heatmap = timed_snakemake(ten_thousand, "--cores", "2", "results/figures/churn_heatmap.png")
+    record("c", "10,000 jobs: the heatmap (identical configurations share a column)", heatmap.wall_seconds, "s")
 
 
 def test_fresh_set_up_reaches_the_first_test(tmp_path):

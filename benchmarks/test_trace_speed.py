@@ -10,15 +10,15 @@ Each job's numbers are written to results/benchmarks/bench_trace.tsv for compari
 from __future__ import annotations
 
 import json
-import resource
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))
+import measured_run  # noqa: E402
+
 SCRIPT = REPO / "scripts" / "gemm_lower_trace.py"
 REPORT = REPO / "results" / "benchmarks" / "bench_trace.tsv"
 
@@ -28,18 +28,14 @@ LOWER_S = 5.0
 BAD_ARGS_S = 1.0
 
 
-def timed(args):
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    started = time.perf_counter()
-    proc = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True)
-    wall = time.perf_counter() - started
-    peak_mib = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
-    return proc, wall, peak_mib
+def timed(args) -> measured_run.Measured:
+    return measured_run.run([sys.executable, str(SCRIPT), *args])
 
 
 @pytest.mark.parametrize("mode", ["trace-env", "trace-api", "pass-diff"])
 def test_one_job_within_time_and_memory(tmp_path, mode):
-    proc, wall, peak_mib = timed(["--mode", mode, "--out", str(tmp_path)])
+    proc = timed(["--mode", mode, "--out", str(tmp_path)])
+    wall, peak_mib = proc.wall_seconds, proc.peak_rss_mib
     assert proc.returncode == 0, proc.stderr
     info = json.loads((tmp_path / "run.json").read_text())
     REPORT.parent.mkdir(parents=True, exist_ok=True)
@@ -54,6 +50,6 @@ def test_one_job_within_time_and_memory(tmp_path, mode):
 
 
 def test_bad_arguments_are_rejected_quickly(tmp_path):
-    proc, wall, _ = timed(["--mode", "trace-env", "--shape", "1024x1024", "--out", str(tmp_path)])
+    proc = timed(["--mode", "trace-env", "--shape", "1024x1024", "--out", str(tmp_path)])
     assert proc.returncode == 2
-    assert wall < BAD_ARGS_S
+    assert proc.wall_seconds < BAD_ARGS_S

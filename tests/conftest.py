@@ -181,20 +181,8 @@ def job_provenance(
     from tilelang_churn.core.jobs import GEMM
     from tilelang_churn.lowering import kernels, trace_cli
 
-    spec = dict(
-        M=1024,
-        N=1024,
-        K=512,
-        block_M=128,
-        block_N=128,
-        block_K=32,
-        dtype="float16",
-        accum_dtype="float32",
-        threads=128,
-        stages=3,
-    )
-    spec.update(kernel)
     gemm = kernels.read_signature(kernels.shipped(GEMM))
+    spec = {"M": 1024, "N": 1024, "K": 512, **gemm.defaults(), **kernel}  # the shipped GEMM's defaults
     return dict(
         tilelang_version=tilelang_version,
         target_name=target_name,

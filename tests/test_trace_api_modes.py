@@ -1,6 +1,6 @@
 """trace-api / pass-diff: passes.csv holds exactly what lower_trace() / pass_diff() return.
 
-The test builds the standard GEMM and the pass list itself, calls TileLang's tools in-process, and
+The test builds the shipped GEMM and the book's pass list itself, calls TileLang's tools in-process, and
 compares row by row with the script's CSV (which ran in its own process).
 """
 
@@ -12,10 +12,10 @@ import io
 import pytest
 from conftest import run_batch
 from tilelang_churn.core import passes_table, trace_modes
-from tilelang_churn.lowering import trace_cli
+from tilelang_churn.core.jobs import GEMM
+from tilelang_churn.lowering import kernels, trace_cli
 
 tilelang = pytest.importorskip("tilelang")
-import tilelang.language as T  # noqa: E402
 from tilelang import tvm  # noqa: E402
 from tilelang.tools.lower_trace import lower_trace  # noqa: E402
 from tilelang.utils.pass_diff import pass_diff  # noqa: E402
@@ -25,23 +25,9 @@ TARGETS = {name: trace_cli.TARGETS[name] for name in ("cuda-sm80", "cuda-sm90", 
 TOOLS = {"trace-api": lower_trace, "pass-diff": pass_diff}
 
 
-def standard_gemm(
-    M, N, K, block_M=128, block_N=128, block_K=32, dtype="float16", accum_dtype="float32", threads=128, stages=3
-):
-    @T.prim_func
-    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
-        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
-            A_shared = T.alloc_shared((block_M, block_K), dtype)
-            B_shared = T.alloc_shared((block_K, block_N), dtype)
-            C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
-            T.clear(C_local)
-            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=stages):
-                T.copy(A[by * block_M, k * block_K], A_shared)
-                T.copy(B[k * block_K, bx * block_N], B_shared)
-                T.gemm(A_shared, B_shared, C_local)
-            T.copy(C_local, C[by * block_M, bx * block_N])
-
-    return main
+def standard_gemm(M, N, K):
+    """The GEMM the jobs trace (workflow/kernels/gemm.py) at its default tile, pipeline and types."""
+    return kernels.build(kernels.shipped(GEMM), kernels.DEFAULT_FUNCTION, dict(M=M, N=N, K=K))
 
 
 def default_passes(target):

@@ -115,6 +115,31 @@ def test_the_jobs_of_a_batch_share_one_import_of_tilelang(finished_run):
         assert all(run["command"][1].endswith("gemm_lower_trace.py") for run in group)
 
 
+def documented_run_json_keys() -> list[str]:
+    text = (REPO / "config" / "README.md").read_text()
+    section = text[text.index("### run.json") :]
+    section = section[: section.index("\n## ", 1)]
+    return re.findall(r"^\| `([a-z_]+)` \|", section, re.M)
+
+
+def test_every_run_json_key_is_documented_in_config_readme(finished_run, trace_runs):
+    """Every key of real run.json files (the test grid's batch jobs; an instrument job alone, keeping its IR) is in
+    config/README.md's table, as is every key of `process`; every key the table names is one the code writes."""
+    runs = [json.loads(p.read_text()) for p in sorted((finished_run / "results" / "runs").glob("*/*/*/*/run.json"))]
+    proc, out = trace_runs.get("--mode", "instrument", "--shape", "256,256,256", "--keep-ir")
+    assert proc.returncode == 0, proc.stderr
+    runs.append(trace_runs.run_info(out))
+    assert {run["spec"]["mode"] for run in runs} == {"trace-env", "trace-api", "pass-diff", "instrument"}
+    documented = documented_run_json_keys()
+    text = (REPO / "config" / "README.md").read_text()
+    process_row = next(line for line in text.splitlines() if line.startswith("| `process` |"))
+    for run in runs:
+        assert set(run) <= set(documented), (run["spec"]["mode"], sorted(set(run) - set(documented)))
+        assert all(f"`{key}`" in process_row for key in run["process"]), sorted(run["process"])
+    written = "".join(p.read_text() for p in (REPO / "scripts" / "tilelang_churn" / "lowering").glob("*.py"))
+    assert [key for key in documented if f'"{key}"' not in written] == []
+
+
 def test_a_second_dry_run_has_nothing_to_do(finished_run):
     proc = snakemake(finished_run, "-n", "--configfile", "config/test_config.yaml")
     assert proc.returncode == 0

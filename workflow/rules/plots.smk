@@ -1,5 +1,5 @@
 # One process per trace batch draws its jobs' figures (plot_churn.py bars): a fresh Python with pandas and
-# matplotlib per figure cost more than the figure (2 s against 0.2-0.5 s); it forks `threads` children that
+# matplotlib per figure cost more than the figure (2 s against 0.1-0.3 s); it forks `threads` children that
 # draw them. Any job's new passes.csv redraws its batch's figures. Config job_figures: false skips them.
 for batch in GRID.batches if config["job_figures"] else []:
 
@@ -22,7 +22,7 @@ for batch in GRID.batches if config["job_figures"] else []:
         log:
             f"logs/plots/churn/{batch.name}.log",
         # After every ready trace batch and table: the figures fill the cores those leave idle, and the tables and
-        # the comparison do not wait behind the figures (0.5 s of CPU for an 85-pass job).
+        # the comparison do not wait behind the figures (0.3 s of CPU for an 85-pass job).
         priority: -1
         # Local on a cluster: seconds of drawing from files already on the shared filesystem.
         localrule: True

@@ -231,7 +231,7 @@ def plot_job_bars(rows_or_df, path, measure: str = "raw") -> None:
             )
 
     # x labels "14 LayoutInference", coloured by status, under a row of tick marks: drawn as one marker line and
-    # plain texts, since 80-odd matplotlib Tick objects took more than half of a figure's time (0.86 s -> 0.5 s)
+    # plain texts, since 80-odd matplotlib Tick objects took more than half of a figure's time
     ax.set_xticks([])
     axis_below = ax.get_xaxis_transform()
     tick_size, tick_pad = mpl.rcParams["xtick.major.size"], mpl.rcParams["xtick.major.pad"]
@@ -515,7 +515,7 @@ def plot_configuration_heatmap(df, paths, mode: str = "trace-env", measure: str 
 
 def plot_jobs(passes_paths, figure_paths, measure: str = "raw", workers: int = 1) -> None:
     """One bar chart per job: figure_paths[i] from passes_paths[i]. One process imports pandas and matplotlib
-    (2 s, more than a figure's 0.2-0.5 s) and forks ``workers`` children that draw the figures."""
+    (2 s, more than a figure's 0.1-0.3 s) and forks ``workers`` children that draw the figures."""
     if len(passes_paths) != len(figure_paths):
         raise ValueError(f"{len(passes_paths)} passes.csv file(s) but {len(figure_paths)} figure path(s)")
     tasks = [(passes, figure, measure) for passes, figure in zip(passes_paths, figure_paths)]
