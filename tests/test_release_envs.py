@@ -363,6 +363,30 @@ def test_a_release_that_loaded_another_install_s_libtvm_records_a_broken_setup(b
     assert [(row["pass"], row["status"]) for row in rows] == [("setup", pt.STATUS_FAILED)]
 
 
+GPU_JOB_CODE = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from tilelang_churn.lowering import gpu_bench, trace_cli
+spec = trace_cli.parse_args(["--mode", "instrument", "--shape", "64,64,64", "--block", "32,32,32"]).spec
+print(json.dumps(gpu_bench.run_job(spec, {}, cache_dir=None)))
+"""
+
+
+def test_a_gpu_job_whose_tilelang_loaded_another_install_s_libtvm_is_a_failed_row(built_0_1_14):
+    """The GPU stage's job in the same state as above: a build_failed row naming the library, before any compile
+    (so no GPU is needed to get there)."""
+    root, _, _ = built_0_1_14
+    python = str(root / "tilelang-0.1.14" / "bin" / "python")
+    command = [python, "-c", GPU_JOB_CODE, str(REPO / "scripts")]
+    proc = subprocess.run(command, capture_output=True, text=True, env=another_install_environ())
+    assert proc.returncode == 0, proc.stderr
+    row = json.loads(proc.stdout.splitlines()[-1])
+    installed = Path(another_install_environ()["TVM_LIBRARY_PATH"]).resolve()
+    assert row["status"] == "build_failed" and row["tilelang_version"] == "0.1.14" and not row["compiled"], row
+    (library,) = re.findall(r"loaded (\S+?\.so)", row["error"])
+    assert Path(library).resolve().is_relative_to(installed), row["error"]
+
+
 def test_a_second_build_with_a_valid_marker_returns_at_once(built_0_1_14):
     root, marker, first_seconds = built_0_1_14
     log = root / "tilelang-0.1.14.build.log"

@@ -64,7 +64,7 @@ CONFIG_KEY = "gpu"
 
 STATUS_OK = "ok"  # compiled, launched, and right (or launched, for a kernel without a reference)
 STATUS_WRONG = "wrong"  # its result is off the reference by more than the tolerance
-STATUS_BUILD_FAILED = "build_failed"  # the kernel file's function raised
+STATUS_BUILD_FAILED = "build_failed"  # the kernel file's function raised, or TileLang is not the release's own
 STATUS_COMPILE_FAILED = "compile_failed"  # tilelang.compile (lowering, codegen or nvcc) raised
 STATUS_LAUNCH_FAILED = "launch_failed"  # inputs, the launch, the reference or the timing raised
 STATUSES = (STATUS_OK, STATUS_WRONG, STATUS_BUILD_FAILED, STATUS_COMPILE_FAILED, STATUS_LAUNCH_FAILED)
@@ -293,6 +293,12 @@ def run_job(spec, device: dict, repeats: int = REPEATS, launches: int = LAUNCHES
     except Exception as exc:  # noqa: BLE001 - a broken release is a row too
         return row | {"status": STATUS_BUILD_FAILED, "error": error_text(exc)}
     row["tilelang_version"] = tilelang.__version__
+    # a site shares the machine's packages: its TileLang may load another install's libtvm (not its own timings)
+    foreign = release_process.foreign_library_problem(
+        f"TileLang {tilelang.__version__}", release_process.native_libraries()
+    )
+    if foreign:
+        return row | {"status": STATUS_BUILD_FAILED, "error": foreign}
     module = kernels.load_module(spec.kernel_file)
     hooks = kernels.gpu_hooks(module)
     # the hooks get every parameter, the function's defaults filled in
