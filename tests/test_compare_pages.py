@@ -4,6 +4,7 @@ follow a link, choose a pass and see both releases' diff of it."""
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from pathlib import Path
@@ -154,3 +155,40 @@ def check_real_pages(compare_dir: Path, shot: Path) -> dict:
         assert re.search(r"^[-+]", shown[f"{side}_diff"], re.M), (side, shown[f"{side}_diff"][:500])
     assert shown["load_ms"] < 1000
     return shown
+
+
+def pair_outputs(tmp_path: Path, archived: bool = True) -> tuple[str, dict]:
+    """0.1.15 runs an extra pass (P1) that rewrites the IR; P0 and P2 make the same edit in both releases, on IR
+    that already differs before the first pass. (index HTML, the page's data)"""
+    old = job_rows("0.1.14", [run("P0"), run("P2")])
+    new = job_rows("0.1.15", [run("P0"), run("P1", added=2, deleted=1), run("P2")])
+    archives = {}
+    if archived:
+        archives = {
+            cr.job_key(old[0]): write_archive(tmp_path / "o.gz", "a\nb", ["a\nb\nx", "a\nb\nx\ny"], names=["P0", "P2"]),
+            cr.job_key(new[0]): write_archive(
+                tmp_path / "n.gz", "a\nc", ["a\nc\nx", "q\nr\nc\nx", "q\nr\nc\nx\ny"], names=["P0", "P1", "P2"]
+            ),
+        }
+    churn = frame(old, new)
+    edits = compare_pages.pass_edits.EditCache(archives)
+    written = compare_pages.write_pages(
+        cr.configurations(churn), cr.divergence(churn, archives, edits), edits, tmp_path
+    )
+    data = re.search(r'<script type="application/json" id="data">(.*?)</script>', written[1].read_text(), re.S)
+    return written[0].read_text(), json.loads(data.group(1))
+
+
+def test_a_pair_whose_kept_passes_all_edit_alike_says_so_and_opens_on_the_added_pass(tmp_path):
+    index, data = pair_outputs(tmp_path)
+    assert '<td class="no wrap">none: every kept pass edits alike</td>' in index
+    shown = data["rows"][data["start"]]
+    assert shown["op"] == "added" and shown["new"]["pass"] == "P1"
+
+
+def test_a_pair_without_ir_archives_does_not_claim_alike_edits(tmp_path):
+    index, _ = pair_outputs(tmp_path, archived=False)
+    assert "edits alike" not in index
+    (row,) = re.findall(r"<tr><td class=\"wrap\">.*?</tr>", index)
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", row)
+    assert cells[4] == "—"  # the first divergent edit: unknown, not none

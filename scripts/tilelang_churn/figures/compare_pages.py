@@ -53,6 +53,7 @@ a{color:#0969da}
 table{border-collapse:collapse}
 th,td{padding:2px 6px;border-bottom:1px solid #eaeef2;text-align:left;white-space:nowrap}
 th{background:#f6f8fa;position:sticky;top:0;z-index:1;font-weight:600}
+#pairs th,#pairs td.wrap{white-space:normal}#pairs th{vertical-align:bottom}#pairs td:first-child{min-width:22em}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 .yes{color:#cf222e;font-weight:600}.no{color:#1a7f37}.na{color:#8c959f}
 #filter{margin:8px 0;padding:4px 8px;width:28em;font:inherit}
@@ -180,6 +181,20 @@ def _first_edit_text(row: dict) -> str:
     return f"{name} (step {step}: {_edit_size(row, 'old')} vs {_edit_size(row, 'new')})"
 
 
+def _first_edit_cell(row: dict, tag: str = "td") -> str:
+    """The first divergent edit, or what its absence means: every kept pass made the same edit, or some edits are
+    unknown (no IR to compare them from)."""
+    text = _first_edit_text(row)
+    if text:
+        return f'<{tag} class="wrap">{html.escape(text)}</{tag}>'
+    unknown = row.get("edit_unknown_runs")
+    if _na(row.get("edit_differs_runs")) or _na(unknown):
+        return f'<{tag} class="na">—</{tag}>'
+    if int(unknown):
+        return f'<{tag} class="na wrap">none found ({int(unknown)} kept runs unknown)</{tag}>'
+    return f'<{tag} class="no wrap">none: every kept pass edits alike</{tag}>'
+
+
 def _text_diff(old: str | None, new: str | None, old_name: str, new_name: str, normalize) -> list[str] | None:
     if old is None or new is None:
         return None
@@ -286,12 +301,18 @@ def pair_page(config: Configuration, old, new, row: dict, edits: pass_edits.Edit
             name = f"{int(run['step'])} {html.escape(str(run['pass']))}"
             cells.append(f'<td class="{side}">{name}</td><td class="{side}c num">{counts}</td>')
         trs.append(f'<tr class="{" ".join(classes)}">{"".join(cells)}</tr>')
+
+    # the pass shown first: the first divergent edit, else the first edit that differs, else the first pass one
+    # release alone runs that changes the IR (when every kept pass edits alike, what differs is there), else any
+    def changes_ir(r):
+        return bool((r["old"] or {}).get("diff") or (r["new"] or {}).get("diff"))
+
     if start is None:
         start = next((k for k, r in enumerate(data_rows) if r["same"] is False), None)
     if start is None:
-        start = next(
-            (k for k, r in enumerate(data_rows) if (r["old"] or {}).get("diff") or (r["new"] or {}).get("diff")), 0
-        )
+        start = next((k for k, r in enumerate(data_rows) if r["op"] != KEPT and changes_ir(r)), None)
+    if start is None:
+        start = next((k for k, r in enumerate(data_rows) if changes_ir(r)), 0)
 
     archive_old, archive_new = edits.archive(old), edits.archive(new)
     loaded = isinstance(archive_old, dict) and isinstance(archive_new, dict)
@@ -338,7 +359,7 @@ def pair_page(config: Configuration, old, new, row: dict, edits: pass_edits.Edit
     facts = [
         fact("IR differs before the first pass", yes_no(row.get("initial_ir_differs"))),
         fact("first divergent pass", html.escape(row.get("first_divergent_pass") or "none")),
-        fact("first divergent edit", html.escape(_first_edit_text(row) or "none")),
+        fact("first divergent edit", _first_edit_cell(row, tag="span")),
         fact("kept runs whose edit differs", _num(row.get("edit_differs_runs")) or "—"),
         fact("generated source differs", yes_no(row.get("source_differs"))),
         fact("kept / removed / added runs", f"{row['kept_runs']} / {row['removed_runs']} / {row['added_runs']}"),
@@ -385,13 +406,13 @@ def index_page(entries: Sequence[dict]) -> str:
     for row in entries:
         trs.append(
             "<tr>"
-            f'<td><a href="{html.escape(row["href"])}">{html.escape(row["configuration"])}</a></td>'
+            f'<td class="wrap"><a href="{html.escape(row["href"])}">{html.escape(row["configuration"])}</a></td>'
             f"<td>{html.escape(release_text(row['release_old']))} → "
             f"{html.escape(release_text(row['release_new']))}</td>"
             + _bool_cell(row.get("initial_ir_differs"))
             + f"<td>{html.escape(row.get('first_divergent_pass') or '')}</td>"
-            f"<td>{html.escape(_first_edit_text(row))}</td>"
-            f'<td class="num">{_num(row.get("edit_differs_runs"))}</td>'
+            + _first_edit_cell(row)
+            + f'<td class="num">{_num(row.get("edit_differs_runs"))}</td>'
             + _bool_cell(row.get("source_differs"))
             + f'<td class="num">{row["kept_runs"]}/{row["removed_runs"]}/{row["added_runs"]}</td>'
             "</tr>"
