@@ -52,7 +52,8 @@ SPEED_SCHEMA: list[tuple[str, str]] = [
     (
         "status",
         "`ok` (compiled, launched and, with a reference, right), `wrong` (off the reference by more than "
-        "`tolerance`), `build_failed` (the kernel's function raised, or another TileLang release was imported), "
+        "`tolerance`), `build_failed` (the kernel's function raised, another TileLang release was imported, or "
+        "the release's TileLang loaded another install's libtvm: `error` names the library), "
         "`compile_failed` (tilelang.compile raised: lowering, codegen or nvcc), `launch_failed` (inputs, the "
         "launch, the reference or the timing raised; `error` names the step).",
     ),
