@@ -4,6 +4,7 @@ tests/test_release_envs.py (they need a built release environment)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -22,6 +23,11 @@ EXPORTED = (
 def exported_by_tilelang() -> dict:
     """What the installed TileLang's import writes into os.environ, as its own process reports it."""
     pytest.importorskip("tilelang")
+    return dict(_exported_by_tilelang())
+
+
+@functools.cache  # an import of TileLang in a child, the same for the whole session
+def _exported_by_tilelang() -> dict:
     clean = {key: os.environ[key] for key in ("PATH", "HOME") if key in os.environ}
     proc = subprocess.run([sys.executable, "-c", EXPORTED], capture_output=True, text=True, env=clean, check=True)
     return json.loads(proc.stdout.strip().splitlines()[-1])

@@ -23,6 +23,8 @@ TILELANG_VARIABLES = (
     "TL_COMPOSABLE_KERNEL_PATH",
     "TL_TEMPLATE_PATH",
 )
+# what can make a process load another install's libraries: named in the error that reports one
+LIBRARY_VARIABLES = (*TILELANG_VARIABLES, "LD_LIBRARY_PATH", "LD_PRELOAD")
 # and, for a release's own interpreter, what would put another install's modules before the release's own
 INSTALL_VARIABLES = (*TILELANG_VARIABLES, "PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")
 NATIVE_PREFIXES = ("libtvm", "libtilelang")  # libtvm.so, libtvm_runtime.so, libtvm_compiler.so, libtvm_ffi.so
@@ -84,9 +86,8 @@ def foreign_library_problem(what: str, libraries: list[str]) -> str | None:
     foreign = foreign_libraries(libraries, own)
     if not foreign or not own:
         return None
-    variables = (*TILELANG_VARIABLES, "LD_LIBRARY_PATH", "LD_PRELOAD")
     pointing_away = [
-        f"{key}={os.environ[key]}" for key in variables if _names_another_install(os.environ.get(key, ""), own)
+        f"{key}={os.environ[key]}" for key in LIBRARY_VARIABLES if _names_another_install(os.environ.get(key, ""), own)
     ]
     why = f" ({', '.join(pointing_away)})" if pointing_away else ""
     more = f" and {len(foreign) - 1} more" if len(foreign) > 1 else ""

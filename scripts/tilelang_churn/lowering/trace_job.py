@@ -143,7 +143,7 @@ def foreign_libraries(release_env: str, libraries: list[str]) -> str | None:
     problem = release_process.foreign_library_problem(f"TileLang {imported} in {release_env}", libraries)
     if problem is None:
         return None
-    names = ", ".join((*release_process.TILELANG_VARIABLES, "LD_LIBRARY_PATH", "LD_PRELOAD"))
+    names = ", ".join(release_process.LIBRARY_VARIABLES)
     return f"{problem}: start it without a variable naming another install ({names}), as the workflow does"
 
 
