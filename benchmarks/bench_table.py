@@ -2,7 +2,8 @@
 
     python benchmarks/bench_table.py [README.md]
 
-scale.csv (benchmarks/test_scale.py) gives one row per number: goal, what, value, unit, limit, met.
+scale.csv (benchmarks/test_scale.py) gives one row per number: goal, what, value, unit, limit, met. A number
+over its limit (met=no) is recorded, then fails the benchmark that measured it (benchmarks/conftest.py).
 """
 
 from __future__ import annotations
@@ -14,6 +15,36 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO / "results" / "bench"
 START, END = "<!-- bench-table:start -->", "<!-- bench-table:end -->"
+FIELDS = ["goal", "what", "value", "unit", "limit", "met"]
+MISSED: list[str] = []  # goals missed since the last check (benchmarks/conftest.py fails the test with them)
+
+
+def record(report: Path, goal: str, what: str, value: float, unit: str, limit: float | None = None) -> dict:
+    """Write one number to REPORT, replacing that number of an earlier run (so one test can be rerun); a number
+    over its limit is also added to MISSED. The row written."""
+    met = "" if limit is None else ("yes" if value <= limit else "no")
+    row = {"goal": goal, "what": what, "value": round(value, 3), "unit": unit, "limit": "" if limit is None else limit}
+    row["met"] = met
+    rows = []
+    if report.is_file():
+        with open(report, encoding="utf-8") as handle:
+            rows = [old for old in csv.DictReader(handle) if (old["goal"], old["what"]) != (goal, what)]
+    report.parent.mkdir(parents=True, exist_ok=True)
+    with open(report, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=FIELDS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(sorted([*rows, row], key=lambda r: r["goal"]))  # stable: measuring order within a goal
+    if missed(row):
+        MISSED.append(missed(row))
+    return row
+
+
+def missed(row: dict) -> str | None:
+    """None when the row has no limit or meets it, else one line saying which goal was missed and by what."""
+    if row["met"] != "no":
+        return None
+    unit = row["unit"]
+    return f"goal {row['goal']}, {row['what']}: {row['value']} {unit} is over its limit of {row['limit']} {unit}"
 
 
 def table(rows: list[dict]) -> str:

@@ -28,28 +28,18 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
+import bench_table  # noqa: E402
 import measured_run  # noqa: E402
 import synthetic_grid  # noqa: E402
 
 REPORT = REPO / "results" / "bench" / "scale.csv"
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"
-FIELDS = ["goal", "what", "value", "unit", "limit", "met"]
 KEPT_BY_TABLES = ("passes.csv", "run.json", "ir.json.gz")  # job_files: tables (gemm_lower_trace --keep tables)
 
 
 def record(goal: str, what: str, value: float, unit: str, limit: float | None = None) -> None:
-    """Write one number to scale.csv, replacing that number of an earlier run (so one test can be rerun)."""
-    met = "" if limit is None else ("yes" if value <= limit else "no")
-    row = {"goal": goal, "what": what, "value": round(value, 3), "unit": unit, "limit": limit or "", "met": met}
-    rows = []
-    if REPORT.is_file():
-        with open(REPORT, encoding="utf-8") as handle:
-            rows = [old for old in csv.DictReader(handle) if (old["goal"], old["what"]) != (goal, what)]
-    REPORT.parent.mkdir(parents=True, exist_ok=True)
-    with open(REPORT, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=FIELDS, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(sorted([*rows, row], key=lambda r: r["goal"]))  # stable: measuring order within a goal
+    """Write one number to scale.csv (bench_table.record); over its limit, the test fails once it ends."""
+    bench_table.record(REPORT, goal, what, value, unit, limit)
 
 
 def timed_snakemake(workdir: Path, *args: str) -> measured_run.Measured:

@@ -16,7 +16,11 @@ from tilelang_churn.lowering import trace_batch  # noqa: E402
 
 def _from_rule(smk) -> int:
     params = smk.params
-    return trace_batch.run_in_own_process(params.jobs, smk.threads, params.tolerate, params.release_env, smk.log.batch)
+    # the config, not a param: a new time limit retraces nothing
+    timeout = smk.config.get("job_timeout_s")
+    return trace_batch.run_in_own_process(
+        params.jobs, smk.threads, params.tolerate, params.release_env, smk.log.batch, timeout
+    )
 
 
 if __name__ == "__main__":

@@ -179,15 +179,16 @@ def test_the_set_is_written_and_documented(tmp_path, language):
 @pytest.mark.parametrize("language", fs.LANGUAGES)
 def test_regeneration_is_byte_identical(tmp_path, language):
     churn, ref = tables(tmp_path)
+    by_version = write_by_version(tmp_path / "churn_by_version.csv")  # and figure 3 with them
     runs = []
     for k, seed in enumerate(("1", "2")):  # two processes, different hash seeds
         out = tmp_path / f"run{k}"
-        proc = run_cli("--churn", str(churn), "--reference", str(ref), "--out-dir", str(out), "--language", language,
-                       seed=seed)  # fmt: skip
+        proc = run_cli("--churn", str(churn), "--reference", str(ref), "--by-version", str(by_version),
+                       "--out-dir", str(out), "--language", language, seed=seed)  # fmt: skip
         assert proc.returncode == 0, proc.stderr
         runs.append(digests(out))
     assert runs[0] == runs[1]
-    assert set(runs[0]) == expected_files(FIGURES_WITHOUT_RELEASES)
+    assert set(runs[0]) == expected_files(book_figures.FIGURES)
 
 
 def test_the_chinese_pdf_embeds_noto_sans_cjk(tmp_path):
@@ -241,14 +242,18 @@ def by_version_rows() -> list[dict]:
     return rows
 
 
-def test_the_release_figure_when_releases_are_compared(tmp_path):
-    churn, ref = tables(tmp_path)
-    by_version = tmp_path / "churn_by_version.csv"
+def write_by_version(path: Path) -> Path:
     rows = by_version_rows()
-    with open(by_version, "w", newline="", encoding="utf-8") as handle:
+    with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
+    return path
+
+
+def test_the_release_figure_when_releases_are_compared(tmp_path):
+    churn, ref = tables(tmp_path)
+    by_version = write_by_version(tmp_path / "churn_by_version.csv")
     out = tmp_path / "book"
     args = ["--churn", str(churn), "--reference", str(ref), "--by-version", str(by_version), "--out-dir", str(out)]
     proc = run_cli(*args, "--language", "zh")
@@ -411,3 +416,112 @@ def test_the_release_figure_reads_the_gemm_rows_of_a_comparison_with_other_kerne
     reference = {**job_provenance(mode="instrument"), "step": 1}
     written = book_figures.plot_releases(read, reference, tmp_path, "en", book_figures.DEFAULT_WIDTH_CM)
     assert all(p.exists() and p.stat().st_size > 1000 for p in written)
+
+
+# ------------------------------------------------------------------------------------------ what is drawn
+
+
+def drawn_figures(monkeypatch) -> dict:
+    """{stem: figure} of every book figure drawn from now on, read back before it is saved (and drawn first
+    with a missing glyph made an error: test_plot_churn.drawn_strictly)."""
+    from test_plot_churn import drawn_strictly
+
+    drawn_strictly(monkeypatch, book_figures, "_finish")
+    strict, drawn = book_figures._finish, {}
+
+    def finish(fig, out_dir, stem):
+        drawn[stem] = fig
+        return strict(fig, out_dir, stem)
+
+    monkeypatch.setattr(book_figures, "_finish", finish)
+    return drawn
+
+
+def lines_per_pass(rows: list[dict]) -> dict[str, int]:
+    """Per pass name: +added + -deleted over its runs, codegen left out (the test's own sum)."""
+    out: dict[str, int] = {}
+    for row in rows:
+        if row["status"] in (pt.STATUS_CHANGED, pt.STATUS_NOOP):
+            out[row["pass"]] = out.get(row["pass"], 0) + (row["added"] or 0) + (row["deleted"] or 0)
+    return out
+
+
+def test_figure_1_has_a_row_per_pass_in_order_and_one_grey_row_per_run_of_no_ops(tmp_path, monkeypatch):
+    from itertools import groupby
+
+    drawn = drawn_figures(monkeypatch)
+    churn, ref = tables(tmp_path)
+    book_figures.build(churn, ref, tmp_path / "en", language="en")
+    (ax,) = [a for a in drawn["fig1_reference_passes"].axes if a.get_yticks().size]
+    labels = [(t.get_text(), t.get_color()) for t in ax.get_yticklabels()]
+    rows = sorted(pt.read_rows(ref), key=lambda r: r["step"])
+    words = book_figures.TEXT["en"]
+    expected = []
+    for noop, run in groupby(rows, key=lambda r: r["status"] == pt.STATUS_NOOP):
+        run = list(run)
+        if noop:
+            steps = str(run[0]["step"]) if len(run) == 1 else f"{run[0]['step']}\u2013{run[-1]['step']}"
+            text = words["noop_one"] if len(run) == 1 else words["noop_run"].format(n=len(run))
+            expected.append((f"{steps}  {text}", fs.NOOP_COLOR))
+        else:
+            expected += [(f"{r['step']}  {r['pass']}", None) for r in run]
+    assert [text for text, _ in labels] == [text for text, _ in expected]
+    assert [color for _, color in labels if color == fs.NOOP_COLOR] == [fs.NOOP_COLOR] * 3  # 1, 5-6, 9
+    assert all(color == fs.NOOP_COLOR for (_, color), (_, want) in zip(labels, expected) if want)
+    # each changed pass: its bar to the right is +added, to the left -deleted, on its own row
+    centres = dict(zip([t for t, _ in labels], ax.get_yticks()))
+    for row in rows:
+        if row["status"] != pt.STATUS_CHANGED:
+            continue
+        y = centres[f"{row['step']}  {row['pass']}"]
+        widths = sorted(p.get_width() for p in ax.patches if abs(p.get_y() + p.get_height() / 2 - y) < 1e-9)
+        assert widths == sorted([row["added"], -row["deleted"]]), row
+
+
+def test_figure_4_shows_each_variants_lines_minus_the_references(tmp_path, monkeypatch):
+    drawn = drawn_figures(monkeypatch)
+    churn, ref = tables(tmp_path)
+    book_figures.build(churn, ref, tmp_path / "en", language="en")
+    ax = drawn["fig4_variants"].axes[0]
+    names = [t.get_text() for t in ax.get_yticklabels()]
+    columns = [t.get_text() for t in ax.get_xticklabels()]
+    (mesh,) = [c for c in ax.collections if c.get_array() is not None]
+    cells = np.ma.filled(mesh.get_array(), 0).reshape(len(names), len(columns))
+    jobs = {}
+    for row in pt.read_rows(churn):
+        jobs.setdefault((row["M"], row["target_name"], row["stages"]), []).append(row)
+    reference = lines_per_pass(jobs.pop((1024, "cuda-sm90", 3)))
+    by_label = {
+        "1000\u00b3": jobs[(1000, "cuda-sm90", 3)],
+        "cuda-sm80": jobs[(1024, "cuda-sm80", 3)],
+        book_figures.TEXT["en"]["stages_none"]: jobs[(1024, "cuda-sm90", 0)],
+    }
+    assert sorted(columns) == sorted(by_label)
+    expected_names = set()
+    for c, label in enumerate(columns):
+        mine = lines_per_pass(by_label[label])
+        for name in reference.keys() | mine.keys():
+            delta = mine.get(name, 0) - reference.get(name, 0)
+            if delta:
+                expected_names.add(name)
+                assert cells[names.index(name), c] == delta, (label, name)
+        for r, name in enumerate(names):  # every other cell: no difference
+            if name not in reference.keys() | mine.keys() or mine.get(name, 0) == reference.get(name, 0):
+                assert cells[r, c] == 0, (label, name)
+    assert set(names) == expected_names  # passes with no difference anywhere are left out
+    assert cells[names.index("ProducerConsumerWarpSpecialized"), columns.index("cuda-sm80")] == -31  # 20 + 11
+
+
+def test_a_dollar_in_a_label_is_drawn_as_written_in_the_book(tmp_path, monkeypatch):
+    from test_plot_churn import assert_drawn_as_written
+
+    drawn = drawn_figures(monkeypatch)
+    churn, ref = tables(tmp_path)
+    rows = [
+        dict(row, target_name="$HOME/$USER") if row["target_name"] == "cuda-sm80" else row
+        for row in pt.read_rows(churn)
+    ]
+    pt.write_rows(churn, rows)
+    book_figures.build(churn, ref, tmp_path / "en", language="en")
+    for stem in ("fig2_pass_heatmap", "fig4_variants"):  # the target's name: a group label, a column label
+        assert_drawn_as_written(drawn[stem], ["$HOME/$USER"])

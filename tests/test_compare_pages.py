@@ -4,6 +4,7 @@ follow a link, choose a pass and see both releases' diff of it."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import time
@@ -192,3 +193,157 @@ def test_a_pair_without_ir_archives_does_not_claim_alike_edits(tmp_path):
     (row,) = re.findall(r"<tr><td class=\"wrap\">.*?</tr>", index)
     cells = re.findall(r"<td[^>]*>(.*?)</td>", row)
     assert cells[4] == "—"  # the first divergent edit: unknown, not none
+
+
+# ------------------------------------------------------------------------------------- any text, any name
+
+# text that reaches a page's data from a kernel (a parameter through T.func_attr or T.call_extern): an HTML
+# comment opener, both script tags, the JavaScript line separators
+# (the IR's diff splits lines at U+2028 as Python does, so the separators are checked on the data alone)
+NASTY = 'T.func_attr({"tag": "<!-- x -->"}) T.call_extern("</script><script>alert(1)</script>") & $HOME'
+SEPARATORS = "a\u2028b\u2029c"
+
+
+def data_block(text: str):
+    """The page's data block read back with a real JSON parser."""
+    found = re.search(r'<script type="application/json" id="data">(.*?)</script>', text, re.S)
+    return json.loads(found.group(1))
+
+
+def nasty_pair(tmp_path: Path) -> list[Path]:
+    """One configuration on two releases whose only pass writes NASTY into the IR of the new release."""
+    old = job_rows("0.1.14", [run("P0", added=1)], mode="instrument")
+    new = job_rows("0.1.15", [run("P0", added=1)], mode="instrument")
+    archives = {
+        cr.job_key(old[0]): write_archive(tmp_path / "o.gz", "A", ["A\nX"], names=["P0"]),
+        cr.job_key(new[0]): write_archive(tmp_path / "n.gz", "A", [f"A\n{NASTY}"], names=["P0"]),
+    }
+    churn = frame(old, new)
+    edits = compare_pages.pass_edits.EditCache(archives)
+    return compare_pages.write_pages(
+        cr.configurations(churn), cr.divergence(churn, archives, edits), edits, tmp_path / "compare"
+    )
+
+
+def test_any_text_survives_the_data_block_as_json():
+    data = {"lines": [NASTY, SEPARATORS, "<!--", "-->", "</script>", "<script>", "a&b", "<\\!--"], "start": 0}
+    page = compare_pages._page("t", "<main></main>", "", data)
+    assert data_block(page) == data
+    assert page.count("<script") == 1 and page.count("</script>") == 1  # only the data block's own tags
+
+
+def test_a_pages_data_holds_the_ir_text_as_written(tmp_path):
+    written = nasty_pair(tmp_path)
+    data = data_block(written[1].read_text())
+    assert NASTY in data["lines"]
+    (shown,) = data["rows"]
+    assert [data["lines"][v >> 2] for v in shown["new"]["diff"] if v & 3 == 1] == [NASTY]  # the added line
+
+
+def test_a_page_name_fits_a_file_name_and_keeps_the_whole_label_apart(tmp_path):
+    long = "cuda-sm90 tagged(tag=" + "x" * 300 + ") instrument"
+    name = compare_pages.page_name(f"{long}__0.1.14__0.1.15")
+    assert len(f".{name}.html.4194304.tmp".encode()) < 255  # the page and atomic_file's temporary
+    assert name.startswith("cuda-sm90_tagged_tag_xxx")
+    assert compare_pages.page_name(f"{long}__0.1.14__0.1.15") == name  # stable: the same page on a rerun
+    assert compare_pages.page_name(f"{long}y__0.1.14__0.1.15") != name  # the hash is of the whole label
+    assert compare_pages.page_name("cuda-sm90 1024x1024 instrument__0.1.14__0.1.15") == (
+        "cuda-sm90_1024x1024_instrument__0.1.14__0.1.15"
+    )  # short names as before
+
+
+def test_a_configuration_of_300_characters_gets_its_page(tmp_path):
+    tag = "x" * 300
+    kernel = {"kernel": "tagged", "params": json.dumps({"tag": tag}), "kernel_label": f"tagged(tag={tag})"}
+    old = job_rows("0.1.14", [run("P0")], **kernel)
+    new = job_rows("0.1.15", [run("P0")], **kernel)
+    churn = frame(old, new)
+    configs = cr.configurations(churn)
+    assert len(configs[0].label) > 300
+    edits = compare_pages.pass_edits.EditCache({})
+    index, page = compare_pages.write_pages(configs, cr.divergence(churn, {}, edits), edits, tmp_path)
+    assert page.is_file() and len(page.name.encode()) <= compare_pages.MAX_PAGE_NAME
+    assert f'href="pages/{page.name}"' in index.read_text()
+
+
+def test_a_page_that_cannot_be_written_is_named_on_the_index_and_stderr(tmp_path, capsys):
+    old = job_rows("0.1.14", [run("P0")])
+    new = job_rows("0.1.15", [run("P0")])
+    churn = frame(old, new)
+    configs = cr.configurations(churn)
+    name = compare_pages.page_name(f"{configs[0].label}__0.1.14__0.1.15")
+    (tmp_path / "pages" / f"{name}.html").mkdir(parents=True)  # a folder where the page goes: rename fails
+    edits = compare_pages.pass_edits.EditCache({})
+    written = compare_pages.write_pages(configs, cr.divergence(churn, {}, edits), edits, tmp_path)
+    assert written == [tmp_path / "index.html"]  # the index is written all the same
+    index = written[0].read_text()
+    assert f"page not written: cannot write {tmp_path / 'pages' / name}.html: is a directory" in index
+    assert configs[0].label in index and 'href="pages/' not in index
+    err = capsys.readouterr().err
+    assert f"the page of {configs[0].label}: 0.1.14 → 0.1.15 was not written: cannot write" in err
+
+
+# ------------------------------------------------------------------------------------ a release that fails
+
+SETUP_ERROR = "AttributeError: module 'tilelang.language' has no attribute 'func_attr'"
+
+
+def test_a_kernel_that_fails_on_one_release_says_so_with_its_error(tmp_path):
+    """0.1.14 fails in setup (the kernel uses what that release lacks): no archive, for that reason, and the error
+    text on the page and in the pane of its run."""
+    old = job_rows("0.1.14", [run("setup", status="failed", error=SETUP_ERROR)], mode="instrument")
+    new = job_rows("0.1.15", [run("P0", added=2), run("P1")], mode="instrument")
+    archives = {
+        cr.job_key(old[0]): tmp_path / "runs" / "0.1.14" / "ir.json.gz",  # never written: the job failed first
+        cr.job_key(new[0]): write_archive(tmp_path / "n.gz", "A", ["A\nB\nC", "A\nB\nC"], names=["P0", "P1"]),
+    }
+    churn = frame(old, new)
+    edits = compare_pages.pass_edits.EditCache(archives)
+    written = compare_pages.write_pages(
+        cr.configurations(churn), cr.divergence(churn, archives, edits), edits, tmp_path / "compare"
+    )
+    text = written[1].read_text()
+    assert "only instrument jobs keep it" not in text
+    assert "No IR to diff: the lowering failed on 0.1.14 at step 0 setup (error below)." in text
+    assert '<b class="yes">0.1.14: the lowering failed</b> at step 0 setup:' in text
+    assert f"<pre>{html.escape(SETUP_ERROR)}</pre>" in text
+    setup = next(r["old"] for r in data_block(text)["rows"] if r["old"])
+    assert setup["error"] == SETUP_ERROR and setup["status"] == "failed"
+
+
+def test_a_mode_that_keeps_no_ir_is_still_the_reason_given(tmp_path):
+    old = job_rows("0.1.14", [run("P0")])  # trace-env: keeps no IR
+    new = job_rows("0.1.15", [run("P0")])
+    churn = frame(old, new)
+    edits = compare_pages.pass_edits.EditCache({})
+    written = compare_pages.write_pages(cr.configurations(churn), cr.divergence(churn, {}, edits), edits, tmp_path)
+    assert "(only instrument jobs keep it, when releases are compared)" in written[1].read_text()
+    assert 'class="failure"' not in written[1].read_text()
+
+
+@pytest.mark.slow  # a browser
+def test_a_page_whose_ir_holds_html_opens_in_chromium_and_a_pass_can_be_chosen(tmp_path):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    page_path = nasty_pair(tmp_path)[1]
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=chromium_path(), args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
+        )
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 700})
+            errors: list[str] = []
+            page.on("pageerror", lambda exc: errors.append(f"pageerror {exc}"))
+            page.on("console", lambda msg: errors.append(f"console {msg.text}") if msg.type == "error" else None)
+            page.on("dialog", lambda dialog: (errors.append(f"dialog {dialog.message}"), dialog.dismiss()))
+            page.goto(page_path.as_uri())
+            page.wait_for_load_state("load")
+            assert errors == []  # no 'Bad escaped character in JSON', and the IR's script never ran (no alert)
+            page.locator("#seq tbody tr").first.click()
+            selected = page.locator("#seq tbody tr.sel").inner_text()
+            new_diff = page.inner_text("#new-diff")
+            page.screenshot(path=str(tmp_path / "nasty.png"))
+        finally:
+            browser.close()
+    assert errors == []
+    assert "P0" in selected
+    assert f"+{NASTY}" in new_diff.splitlines()

@@ -7,12 +7,18 @@ non-ASCII characters, a release_env_dir that would run commands if a rule let it
 from __future__ import annotations
 
 import copy
+import functools
 import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO
-from tilelang_churn.lowering import job_grid
+from conftest import REPO, make_workdir, rule_counts, snakemake
+from tilelang_churn.lowering import job_grid, release_envs
 from tilelang_churn.lowering.job_grid import ConfigError
 
 HOSTILE = "x y;touch /tmp/tlchurn-pwned;$(touch /tmp/tlchurn-pwned2)`id`"
@@ -75,6 +81,9 @@ SETTERS = {
     "book_reference.shape": lambda c: c.update(book_reference={"shape": HOSTILE}),
     "kernels[].name": lambda c: c.update(kernels=[{"name": HOSTILE, "shipped": "rmsnorm", "params": [{}]}]),
     "kernels[].shipped": lambda c: c.update(kernels=[{"name": "k", "shipped": HOSTILE, "params": [{}]}]),
+    "kernels[].folders[]": lambda c: c.update(
+        kernels=[{"name": "k", "shipped": "rmsnorm", "params": [{}], "folders": [HOSTILE]}]
+    ),
     # no such file: refused; an existing file of any name reaches the trace script as one argv element
     "kernels[].file": lambda c: c.update(kernels=[{"name": "k", "file": HOSTILE, "params": [{}]}]),
     "kernels[].function": lambda c: c.update(
@@ -94,6 +103,22 @@ ACCEPTED = {
 }
 
 
+OTHER_RELEASE = "0.1.14"
+
+
+@functools.cache
+def hostile_dry_run() -> subprocess.CompletedProcess:
+    """`snakemake -n -p` of the test grid on two releases, release_env_dir and book_reference all HOSTILE: what
+    reaches the rules, as Snakemake itself formats their shell commands (nothing runs)."""
+    workdir = make_workdir(Path(tempfile.mkdtemp(prefix="hostile-")))
+    hostile = {"release_env_dir": HOSTILE, "book_reference": {"target": HOSTILE, "shape": HOSTILE}}
+    (workdir / "config" / "hostile.yaml").write_text(yaml.safe_dump(dict(hostile, versions=[OTHER_RELEASE, "0.1.15"])))
+    proc = snakemake(workdir, "-n", "-p", "--configfile", "config/test_config.yaml", "config/hostile.yaml", timeout=300)
+    shutil.rmtree(workdir)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc
+
+
 def test_the_setters_cover_every_string_key_of_the_schema():
     keys = string_keys(SCHEMA)
     assert len(keys) >= 10 and set(keys) <= set(SETTERS)
@@ -104,11 +129,29 @@ def test_shell_text_in_a_string_key_is_refused_naming_the_key_or_never_reaches_a
     cfg = copy.deepcopy(BASE)
     SETTERS[key](cfg)
     if key in ACCEPTED:
+        if key == "release_env_dir":  # another release, so that jobs and rule release_env use the folder
+            cfg["versions"] = [OTHER_RELEASE, "0.1.15"]
         grid = job_grid.build_grid(job_grid.validate_config(cfg), installed="0.1.15")
         if key == "targets[].target.arch":  # the whole JSON target stays one argument
             (job,) = grid.jobs.values()
             assert any(HOSTILE in arg for arg in job.args)
             assert job.args[job.args.index("--target") + 1].count(HOSTILE) == 1
+        elif key == "release_env_dir":
+            env = str(release_envs.env_dir(HOSTILE, OTHER_RELEASE))
+            assert grid.release_env(OTHER_RELEASE) == env and grid.release_env("0.1.15") is None
+            for job in grid.jobs.values():
+                expected = [env] if job.version == OTHER_RELEASE else []
+                assert [job.args[i + 1] for i, arg in enumerate(job.args) if arg == "--release-env"] == expected
+            # rule release_env's shell command (Snakemake's own, printed by the dry run): the folder is one word
+            (command,) = [line for line in hostile_dry_run().stdout.splitlines() if "release_envs.py build" in line]
+            words = shlex.split(command.removeprefix("Shell command: "))
+            assert words[words.index("--root") + 1] == HOSTILE, command
+        else:  # no grid name: the book is left out with a warning naming the value, no book rule is scheduled
+            proc = hostile_dry_run()
+            field = key.split(".")[1]
+            (warning,) = [line for line in proc.stdout.splitlines() if line.startswith("Book figures are left out")]
+            assert f"{field} {HOSTILE!r}" in warning
+            assert "book_figures_render" not in rule_counts(proc.stdout) and "all" in rule_counts(proc.stdout)
         return
     with pytest.raises(ConfigError) as refused:
         job_grid.build_grid(job_grid.validate_config(cfg), installed="0.1.15")

@@ -8,6 +8,7 @@ inputs here, never expected numbers: the tests recompute from them and compare t
 from __future__ import annotations
 
 import csv
+import json
 import os
 import re
 import subprocess
@@ -15,9 +16,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, make_workdir, snakemake
+from conftest import REPO, make_workdir, require_tilelang, snakemake
 from tilelang_churn.figures import speed_figures
-from tilelang_churn.lowering import gpu_bench, job_grid, kernels
+from tilelang_churn.lowering import gpu_bench, gpu_site, job_grid, kernels
 from tilelang_churn.tables import kernel_speed
 
 DATA = REPO / "tests" / "data" / "gpu"
@@ -158,7 +159,7 @@ book_reference: {target: cuda-sm90, shape: 128x128x128_b64x64x32}
 @pytest.fixture(scope="module")
 def no_gpu_run(tmp_path_factory):
     """`snakemake --keep-going --config gpu=true` of a one-job grid where no CUDA device is visible."""
-    pytest.importorskip("tilelang")
+    require_tilelang()
     workdir = make_workdir(tmp_path_factory.mktemp("no_gpu"))
     (workdir / "config" / "tiny.yaml").write_text(TINY)
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}
@@ -176,3 +177,55 @@ def test_gpu_true_without_a_device_stops_in_one_line_and_keeps_every_cpu_result(
         assert (workdir / "results" / path).is_file(), path
     assert not (workdir / "results" / "gpu" / "kernel_speed.csv").exists()
     assert NO_DEVICE_LINE.match((workdir / "logs" / "gpu" / "device.log").read_text())
+
+
+def test_the_kernel_speed_command_line_writes_the_recorded_table_and_its_join(tmp_path):
+    # each recorded row as the speed.json a GPU job writes; the command line must give back the same table
+    rows, jsons = kernel_speed.read_csv(SPEED), []
+    for number, row in enumerate(rows):
+        path = tmp_path / f"job{number}" / "speed.json"
+        path.parent.mkdir()
+        path.write_text(json.dumps({"row": row}))
+        jsons.append(str(path))
+    speed, joined = tmp_path / "out" / "kernel_speed.csv", tmp_path / "out" / "churn_vs_speed.csv"
+    command = [sys.executable, str(REPO / "scripts" / "kernel_speed.py"), "--summary", str(SUMMARY)]
+    command += ["--mode", "instrument", "--speed", str(speed), "--joined", str(joined), *jsons]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert speed.read_bytes() == SPEED.read_bytes()
+    expected = kernel_speed.join(rows, kernel_speed.read_csv(SUMMARY), "instrument")
+    assert kernel_speed.read_csv(joined) == [
+        {key: row.get(key) for key in kernel_speed.JOINED_COLUMNS} for row in expected
+    ]
+    matched = sum(row["lowered"] is not None for row in expected)
+    assert proc.stdout == (
+        f"kernel_speed: {len(rows)} GPU jobs -> {speed}; {matched} joined with instrument churn -> {joined}\n"
+    )
+
+
+def test_a_sites_requirements_are_those_that_apply_here_and_are_not_met(tmp_path):
+    import importlib.metadata
+
+    have = importlib.metadata.version("packaging")  # installed here: met at this version, not at another
+    metadata = "\n".join(
+        [
+            "Metadata-Version: 2.1",
+            "Name: tilelang",
+            "Requires-Dist: Torch>=2.1",  # skipped: the GPU machine's own CUDA build
+            "Requires-Dist: apache_tvm_ffi==0.1.9",  # skipped: a pin of the release, installed beside
+            f"Requires-Dist: packaging=={have}",  # met by what the running Python has
+            f"Requires-Dist: packaging!={have}",  # not met: installed
+            "Requires-Dist: tlchurn-absent-one>=1.2; python_version >= '3'",  # applies: installed
+            "Requires-Dist: TLChurn_Absent_One[fast]>=2",  # the same name again: the first is kept
+            "Requires-Dist: tlchurn-absent-two; sys_platform == 'no-such-platform'",  # marker false here
+            "Requires-Dist: tlchurn-absent-three; extra == 'dev'",  # an extra: left out
+            "",
+            "The description, which has no requirements.",
+        ]
+    )
+    skip = {"torch", "apache-tvm-ffi"}
+    assert gpu_site.site_requirements(metadata, skip) == [f"packaging!={have}", "tlchurn-absent-one>=1.2"]
+    # the installed TileLang's own METADATA: this venv has every requirement, so a site here needs none
+    installed = importlib.metadata.distribution("tilelang").read_text("METADATA")
+    assert "Requires-Dist:" in installed
+    assert gpu_site.site_requirements(installed, set(gpu_site.SKIPPED)) == []

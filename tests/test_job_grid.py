@@ -291,3 +291,170 @@ def test_the_cli_prints_one_line_per_job(tmp_path, capsys):
     config.write_text(json.dumps({"targets": ["cuda-sm99"]}))
     assert job_grid.main([str(config)]) == 2
     assert "config targets[0]: unknown target 'cuda-sm99'" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------- issue 29: names, paths, booleans
+
+
+def user_kernel(tmp_path, source="def build(N=1, tag='x'):\n    pass\n"):
+    """A kernel file of the user's: its signature is read from the source, never imported by the grid."""
+    path = tmp_path / "k.py"
+    path.write_text(source)
+    return str(path)
+
+
+def test_a_long_parameter_gets_a_short_stable_folder_and_keeps_its_full_value(tmp_path):
+    file = user_kernel(tmp_path)
+    long_a, long_b = "a" * 300, "a" * 299 + "b"
+    kernels = [{"name": "k", "file": file, "params": [{"tag": long_a}, {"tag": long_b}, {"tag": "short"}]}]
+    grid = grid_of(shapes=[], kernels=kernels)
+    folders = list(grid.kernel_configs)
+    assert folders[2] == "k_tagshort"  # short ones as before
+    assert len(set(folders)) == 3 and all(len(folder) == kernel_module().MAX_FOLDER_ID for folder in folders[:2])
+    assert folders[0].startswith("k_tagaaaa") and folders == list(grid_of(shapes=[], kernels=kernels).kernel_configs)
+    # the tables get the whole value: it is in the job's --params, the folder only names the files
+    assert [grid.kernel_configs[f].params["tag"] for f in folders[:2]] == [long_a, long_b]
+    job = grid.job(INSTALLED, "cuda-sm90", folders[0], "trace-env")
+    assert json.loads(job.args[job.args.index("--params") + 1]) == {"tag": long_a}
+    for path in job_grid.NAMED_PATHS:
+        for part in path.format(**job.wildcards, kernel="k").split("/"):
+            assert len(part.encode()) <= job_grid.MAX_NAME_BYTES
+
+
+def kernel_module():
+    from tilelang_churn.lowering import kernels
+
+    return kernels
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (
+            {"shapes": [{"M": 8, "N": 8, "K": 8, "name": "s" * 300}]},
+            f"config shapes[0].name: {'s' * 40!r}...{'s' * 20!r} (300 characters) makes the file name",
+        ),
+        ({"targets": [{"name": "t" * 250, "target": {"kind": "cuda"}}]}, "config targets[0].name: "),
+    ],
+)
+def test_a_value_too_long_for_a_file_name_is_refused_at_the_config_check(overrides, message):
+    text = refused(**overrides)
+    assert text.startswith(message) and f"file names may have at most {job_grid.MAX_NAME_BYTES}" in text
+
+
+def test_a_kernel_name_or_folder_too_long_is_refused_naming_its_key(tmp_path):
+    file = user_kernel(tmp_path)
+    assert refused(kernels=[{"name": "k" * 240, "file": file, "params": [{}]}]).startswith("config kernels[0].name: ")
+    assert refused(kernels=[{"name": "k", "file": file, "params": [{}], "folders": ["f" * 240]}]).startswith(
+        "config kernels[0].folders[0]: "
+    )
+
+
+def test_braces_in_a_kernel_file_path_are_named_with_the_key(tmp_path):
+    braced = tmp_path / "k{x}.py"
+    braced.write_text("def build(N=1):\n    pass\n")
+    assert refused(kernels=[{"name": "k", "file": str(braced), "params": [{}]}]).startswith(
+        f"config kernels[0].file: {str(braced)!r} holds '{{', '}}'; a kernel file path here may not hold braces"
+    )
+
+
+def test_two_parameter_sets_on_one_folder_are_named_and_a_folder_name_separates_them(tmp_path):
+    file = user_kernel(tmp_path)
+    sets = [{"N": 2}, {"tag": "a/b"}, {"tag": "ab"}]
+    assert refused(kernels=[{"name": "k", "file": file, "params": sets}]) == (
+        "config kernels[0].params[2]: kernel 'k': {'tag': 'ab'} gets the folder 'k_tagab', as kernels[0].params[1] "
+        "does; name one of them with kernels[0].folders (a folder name per parameter set, null: the derived one)"
+    )
+    grid = grid_of(shapes=[], kernels=[{"name": "k", "file": file, "params": sets, "folders": [None, None, "k_ab"]}])
+    assert {f: c.params for f, c in grid.kernel_configs.items()} == {
+        "k_N2": {"N": 2},
+        "k_tagab": {"tag": "a/b"},
+        "k_ab": {"tag": "ab"},
+    }
+    # the default written out is the same parameter set: those jobs would be identical
+    assert refused(kernels=[{"name": "k", "file": file, "params": [{}, {"N": 1}]}]).startswith(
+        "config kernels[0].params[1]: kernel 'k': {'N': 1} is the same parameter set as kernels[0].params[0] "
+        "(function defaults included); the two jobs would be identical"
+    )
+    assert refused(kernels=[{"name": "k", "file": file, "params": [{}], "folders": ["a", "b"]}]).startswith(
+        "config kernels[0].folders: 2 folder names for 1 parameter sets"
+    )
+    assert refused(kernels=[{"name": "k", "file": file, "params": [{}], "folders": ["256x256x256"]}]).startswith(
+        "config kernels[0].folders[0]: kernel 'k': {} gets the folder '256x256x256', as shapes[0] does"
+    )
+
+
+def _patterns(node, path=""):
+    if isinstance(node, dict):
+        if "pattern" in node:
+            yield path, node["pattern"]
+        for key, value in node.items():
+            yield from _patterns(value, f"{path}/{key}")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _patterns(value, f"{path}/{i}")
+
+
+def test_every_schema_pattern_refuses_a_final_newline():
+    import re
+
+    import yaml
+
+    schema = yaml.safe_load(job_grid.SCHEMA.read_text())
+    patterns = list(_patterns(schema))
+    assert len(patterns) >= 4
+    for where, pattern in patterns:
+        example = next(word for word in ("build", "a1", "A_b") if re.search(pattern, word))  # a value it takes
+        assert re.search(pattern, example + "\n") is None, where  # jsonschema searches: $ matched before a "\n"
+    assert refused(shapes=[{"M": 8, "N": 8, "K": 8, "name": "sh\n"}]).startswith(
+        "config shapes[0].name: 'sh\\n' does not match"
+    )
+    assert refused(api_passes=["Simplify\n"]).startswith("config api_passes[0]: 'Simplify\\n' does not match")
+
+
+def test_file_and_shipped_both_is_said_in_words(tmp_path):
+    entry = {"name": "k", "file": user_kernel(tmp_path), "shipped": "rmsnorm", "params": [{}]}
+    assert refused(kernels=[entry]) == (
+        f"config kernels[0]: gives both ({entry['file']!r}, 'rmsnorm'); give file or shipped, not both"
+    )
+    assert refused(kernels=[{"name": "k", "params": [{}]}]) == (
+        "config kernels[0]: gives neither; give file or shipped, not both"
+    )
+
+
+def test_every_boolean_key_takes_true_and_false_from_the_command_line():
+    import yaml
+
+    schema = yaml.safe_load(job_grid.SCHEMA.read_text())
+    booleans = [key for key, spec in schema["properties"].items() if spec.get("type") == "boolean"]
+    assert {"gpu", "fail_on_pass_error", "job_figures"} <= set(booleans)
+    for key in booleans:
+        for text, value in (("true", True), ("False", False)):
+            cfg = {key: text, "figure_language": "true"}  # not a boolean key: left for the schema to judge
+            assert job_grid.coerce_booleans(cfg, {key: text}) == {key: value, "figure_language": "true"}
+            assert job_grid.validate_config(job_grid.coerce_booleans({key: text}))[key] is value
+    # a string in a config file (not given on the command line) stays the schema's to refuse
+    assert job_grid.coerce_booleans({"job_figures": "false"}, {}) == {"job_figures": "false"}
+    assert refused(job_figures="no").startswith("config job_figures: 'no' is not of type 'boolean'")
+
+
+def test_a_long_list_in_a_message_is_its_count_and_the_first_few():
+    assert job_grid.some(["a", "b"], "shapes") == "shapes ['a', 'b']"
+    names = [f"{64 * (i + 1)}x64x64" for i in range(10_000)]
+    text = job_grid.some(names, "shapes")
+    assert text == "10000 shapes, the first 5 ['64x64x64', '128x64x64', '192x64x64', '256x64x64', '320x64x64']"
+
+
+def test_the_book_reference_warning_of_a_large_grid_names_a_few_shapes(tmp_path):
+    import yaml
+    from conftest import make_workdir, snakemake
+
+    workdir = make_workdir(tmp_path / "wf")
+    shapes = [{"M": 64 * (i + 1), "N": 64, "K": 64} for i in range(40)]
+    grid = {"shapes": shapes, "targets": ["hip"], "modes": ["instrument"], "kernels": [], "job_figures": False}
+    (workdir / "config" / "grid.yaml").write_text(yaml.safe_dump(grid))
+    proc = snakemake(workdir, "-n", "--quiet", "rules", "--configfile", "config/grid.yaml")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    warning = next(line for line in (proc.stdout + proc.stderr).splitlines() if "is not in the job grid" in line)
+    assert "targets ['hip'], 40 shapes, the first 5 ['64x64x64', '128x64x64'," in warning
+    assert "2560x64x64" not in warning

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -46,9 +47,13 @@ SMALL = {
 MODES = ["trace-env", "trace-api", "pass-diff", "instrument"]
 
 
-def kernel_config(user_file: Path) -> dict:
+# the user's kernel as README writes it: a path relative to the working directory (here to a folder beside it)
+USER_FILE = "../my kernels/scale.py"
+
+
+def kernel_config(user_file: str) -> dict:
     entries = [{"name": name, "shipped": name, "params": params} for name, params in SMALL.items()]
-    entries.append({"name": "scale", "file": str(user_file), "params": [{"M": 256, "N": 512}]})
+    entries.append({"name": "scale", "file": user_file, "params": [{"M": 256, "N": 512}]})
     return {"shapes": [], "targets": ["cuda-sm90"], "modes": MODES, "kernels": entries}
 
 
@@ -60,7 +65,8 @@ def kernels_run(tmp_path_factory):
     user_file.parent.mkdir()
     user_file.write_text(USER_KERNEL)
     workdir = make_workdir(root / "wf")
-    (workdir / "config" / "kernels.yaml").write_text(yaml.safe_dump(kernel_config(user_file)))
+    assert (workdir / USER_FILE).resolve() == user_file.resolve()
+    (workdir / "config" / "kernels.yaml").write_text(yaml.safe_dump(kernel_config(USER_FILE)))
     proc = snakemake(workdir, "--cores", "2", "--configfile", "config/test_config.yaml", "config/kernels.yaml")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
     return workdir, user_file
@@ -87,6 +93,14 @@ def test_every_kernel_runs_in_every_mode_with_its_own_columns(kernels_run):
     assert len(summary) == jobs and list(summary.columns[-3:]) == list(passes_table.KERNEL_COLUMNS)
     for status in ("failed", "unsupported"):
         assert not (churn["status"] == status).any(), churn[churn["status"] == status][["kernel", "error"]]
+    # the relative path was resolved against the Snakemake working directory, as README says
+    (run,) = (workdir / "results" / "runs").glob("*/cuda-sm90/scale_M256_N512/instrument/run.json")
+    assert json.loads(run.read_text())["spec"]["kernel_file"] == str(user_file.resolve())
+    # each batch runs under config job_timeout_s (its default): the first line of a batch log is its command
+    batch_logs = list((workdir / "logs" / "trace").glob("*/trace_*.log"))
+    assert len(batch_logs) == 4
+    for batch_log in batch_logs:
+        assert "--job-timeout 600" in batch_log.read_text().splitlines()[0], batch_log
 
 
 @pytest.mark.parametrize("folder", ["flash_attention_seq_q128_seq_kv128", "rmsnorm_M256_N256", "scale_M256_N512"])
@@ -145,25 +159,32 @@ def test_the_heatmap_and_the_job_figures_name_each_kernel(kernels_run):
         assert f"cuda-sm90\n{label}" in labels, (label, labels)
 
 
-def test_editing_a_users_kernel_retraces_exactly_its_jobs(kernels_run):
+def test_editing_a_users_kernel_retraces_exactly_its_jobs(kernels_run, monkeypatch):
     workdir, user_file = kernels_run
     configs = ("--configfile", "config/test_config.yaml", "config/kernels.yaml")
     proc = snakemake(workdir, "-n", *configs)
     assert "Nothing to be done" in proc.stdout + proc.stderr
     cfg = yaml.safe_load((REPO / "config" / "test_config.yaml").read_text())
     cfg.update(yaml.safe_load((workdir / "config" / "kernels.yaml").read_text()))
+    monkeypatch.chdir(workdir)  # the file's relative path, as the workflow reads it
     grid = job_grid.build_grid(job_grid.validate_config(cfg))
-    mine = {batch.name for batch in grid.batches if batch.kernel_files == [str(user_file)]}
+    mine = {batch.name for batch in grid.batches if batch.kernel_files == [USER_FILE]}
     assert len(mine) == 2  # trace-env apart: the user's file has batches of its own
     assert all(batch.kernel_files == [] for batch in grid.batches if batch.name not in mine)
-    original = user_file.read_text()
-    user_file.write_text(original + "\n# edited\n")
+    original, stat = user_file.read_text(), user_file.stat()
     try:
+        # an edit that keeps the older mtime (cp -p, rsync -t, tar x): the file's sha256 is a param of its batches
+        user_file.write_text(original + "\n# edited\n")
+        os.utime(user_file, ns=(stat.st_atime_ns, stat.st_mtime_ns - 10**9))
         proc = snakemake(workdir, "-n", "--quiet", "rules", *configs)
         assert set(trace_batch_counts(proc.stdout)) == mine, proc.stdout
         assert rule_counts(proc.stdout).get("churn_table") == 1
+        user_file.write_text(original + "\n# edited again\n")  # an ordinary edit: a newer mtime
+        proc = snakemake(workdir, "-n", "--quiet", "rules", *configs)
+        assert set(trace_batch_counts(proc.stdout)) == mine, proc.stdout
     finally:
         user_file.write_text(original)
+        os.utime(user_file, ns=(stat.st_atime_ns, stat.st_mtime_ns))
 
 
 # ------------------------------------------------------------------------------------------- bad kernels
@@ -183,7 +204,29 @@ def test_each_bad_kernel_is_named_before_any_job(tmp_path):
     plain = tmp_path / "plain.py"
     plain.write_text("def make(N, block=64):\n    pass\n")
     missing = tmp_path / "nowhere.py"
+    stray = tmp_path / "stray.py"  # Latin-1 without its coding line
+    stray.write_bytes("def build(N):\n    return 'caf\u00e9'\n".encode("latin-1"))
+    decorated = tmp_path / "decorated.py"
+    decorated.write_text(
+        "import tilelang\nimport tilelang.language as T\n\n@T.prim_func\ndef build(A: T.Tensor((8,), 'float16')):\n"
+        "    pass\n\n@tilelang.jit(out_idx=[-1])\ndef make(N=8):\n    pass\n"
+    )
     cases = [
+        (
+            {"name": "k", "file": str(stray), "params": [{}]},
+            f"config kernels[0]: kernel 'k': {stray}, line 2: cannot be read as utf-8 (byte 0xe9)",
+        ),
+        (
+            {"name": "k", "file": str(decorated), "params": [{}]},
+            f"config kernels[0]: kernel 'k': build() in {decorated} is decorated with @T.prim_func: it is a "
+            "prim_func itself, not a function that builds one; the contract wants a plain function "
+            "build(**params) that returns a T.prim_func",
+        ),
+        (
+            {"name": "k", "file": str(decorated), "function": "make", "params": [{}]},
+            f"config kernels[0]: kernel 'k': make() in {decorated} is decorated with @tilelang.jit, which compiles "
+            "the kernel when called; the contract wants a plain function make(**params)",
+        ),
         (
             {"name": "k", "file": str(missing), "params": [{}]},
             f"config kernels[0].file: kernel 'k': '{missing}' is not a file",
@@ -242,7 +285,7 @@ def test_a_duplicate_kernel_or_parameter_set_is_refused(tmp_path):
     ("body", "error"),
     [
         ("    raise NotImplementedError('T.gemm_sp needs 0.1.16')\n", "NotImplementedError: T.gemm_sp needs 0.1.16"),
-        ("    return 42\n", "returned int, not a T.prim_func (PrimFunc)"),
+        ("    return 42\n", "returned int, not a T.prim_func (tvm."),
     ],
 )
 def test_a_kernel_that_raises_or_returns_no_primfunc_is_a_failed_row(tmp_path, body, error):
@@ -264,6 +307,29 @@ def test_a_bad_kernel_argument_exits_2_naming_kernel_file_and_value(tmp_path):
     assert "argument --params: kernel 'rmsnorm': build() in " in proc.stderr and "'rows'" in proc.stderr
     proc = run_script("--mode", "instrument", "--kernel", "rmsnorm", "--shape", "8,8,8")
     assert proc.returncode == 2 and "argument --shape: a GEMM option" in proc.stderr
+
+
+def test_a_kernel_file_is_read_as_python_reads_it(tmp_path):
+    """A coding line (Latin-1, which Python imports) or a UTF-8 BOM: the signature is read, as an import would."""
+    latin = tmp_path / "latin.py"
+    latin.write_bytes("# -*- coding: latin-1 -*-\ndef build(name='caf\u00e9', N=8):\n    pass\n".encode("latin-1"))
+    bom = tmp_path / "bom.py"
+    bom.write_bytes(b"\xef\xbb\xbfdef build(N=8):\n    pass\n")
+    assert kernels.read_signature(latin).params == {"name": "caf\u00e9", "N": 8}
+    assert kernels.read_signature(bom).params == {"N": 8}
+    unknown = tmp_path / "unknown.py"
+    unknown.write_bytes(b"# coding: klingon\ndef build(N=8):\n    pass\n")
+    with pytest.raises(kernels.KernelError, match=rf"^{unknown}: cannot be read \(unknown encoding"):
+        kernels.read_signature(unknown)
+
+
+def test_a_label_compares_by_type_and_quotes_a_string_that_reads_as_a_number():
+    defaults = {"block": 64, "causal": False, "dtype": "float16"}
+    assert kernels.label("k", {"block": 64, "causal": False, "dtype": "float16"}, defaults) == "k"
+    assert kernels.label("k", {"block": 64.0}, defaults) == "k(block=64.0)"  # the job gets a float: not the default
+    assert kernels.label("k", {"causal": 0}, defaults) == "k(causal=0)"
+    assert kernels.label("k", {"block": "256", "dtype": "float32"}, defaults) == "k(block='256', dtype=float32)"
+    assert kernels.label("k", {"block": 256}, defaults) == "k(block=256)"
 
 
 def test_the_signature_is_read_without_importing_the_file(tmp_path):

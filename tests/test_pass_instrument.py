@@ -15,10 +15,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import require_tilelang
 from tilelang_churn.core import ir_archive, passes_table
 from tilelang_churn.lowering import run_record
 
-pytest.importorskip("tilelang")
+require_tilelang()
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 COMPARED = ("step", "phase", "pass", "status", "changed", "added", "deleted", "depth")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import matplotlib as mpl
@@ -12,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import job_provenance, write_passes
+from matplotlib.text import Text
 from tilelang_churn.figures import plot_churn
 from tilelang_churn.tables import churn_table, frames
 
@@ -143,12 +145,20 @@ def test_bars_label_every_step_in_order_styled_by_status_with_a_bar_per_nonzero_
     ]  # fmt: skip
 
 
-def test_bars_symlog_for_wide_spread(tmp_path):
+def test_bars_symlog_for_wide_spread(tmp_path, monkeypatch):
+    drawn = []
+    save = plot_churn._save
+    monkeypatch.setattr(plot_churn, "_save", lambda fig, paths, **kw: (drawn.append(fig), save(fig, paths, **kw)))
+    plot_churn.plot_job_bars(job_rows(20), tmp_path / "narrow.png")  # bars of 1 to 23 lines
     rows = job_rows(20)
-    rows[4].update(added=5000, deleted=0)
+    rows[4].update(added=5000, deleted=0)  # 5000 / 1 > SYMLOG_SPREAD
     out = tmp_path / "wide.png"
     plot_churn.plot_job_bars(rows, out)
     image(out)
+    (narrow,), (wide,) = drawn[0].axes, drawn[1].axes
+    assert (narrow.get_yscale(), wide.get_yscale()) == ("linear", "symlog")
+    assert wide.get_ylabel() == "lines (symlog scale)" and narrow.get_ylabel() == "lines"
+    assert wide.get_ylim()[1] >= 5000  # the tall bar is inside the axes
 
 
 def test_bars_reject_two_jobs(tmp_path):
@@ -265,3 +275,72 @@ def test_cli_bars_and_heatmap(tmp_path):
         check=False,
     )
     assert proc.returncode == 1 and "trace-api" in proc.stderr
+
+
+# ------------------------------------------------------------------------------- user text, drawn as written
+
+# a kernel parameter reaches the labels as the user wrote it: TeX-like dollars, a shell variable, Chinese
+USER_TEXTS = ("cost$\\frac{$usd", "$HOME/$USER", "\u77e9\u9635\u4e58\u6cd5")
+USER_LABEL = 'tagged(tag="cost$\\frac{$usd", dir="$HOME/$USER", name="\u77e9\u9635\u4e58\u6cd5")'
+USER_KERNEL = {"kernel": "tagged", "params": '{"tag": "x"}', "kernel_label": USER_LABEL}
+
+
+def user_job(n_steps: int) -> list[dict]:
+    return [dict(row, **USER_KERNEL) for row in job_rows(n_steps)]
+
+
+def drawn_strictly(monkeypatch, module, name: str = "_save") -> list:
+    """The figures ``module.name`` saves, each drawn first (in the figure's own style context) with a missing
+    glyph made an error, then saved as the module saves it."""
+    figures = []
+    original = getattr(module, name)
+
+    def save(fig, *args, **kwargs):
+        with warnings.catch_warnings():
+            warnings.filterwarnings("error", message=r"Glyph .* missing from font")
+            fig.canvas.draw()  # mathtext would raise here on "cost$\frac{$usd"
+        figures.append(fig)
+        return original(fig, *args, **kwargs)
+
+    monkeypatch.setattr(module, name, save)
+    return figures
+
+
+def assert_drawn_as_written(fig, texts=USER_TEXTS) -> None:
+    """Each text is in a label of the figure, and every label holding one is drawn as plain text."""
+    labels = [t for t in fig.findobj(Text) if t.get_text()]
+    for wanted in texts:
+        holding = [t for t in labels if wanted in t.get_text()]
+        assert holding, (wanted, [t.get_text() for t in labels])
+        assert not any(t.get_parse_math() for t in holding), wanted
+
+
+def test_a_kernel_parameter_is_drawn_as_written_in_the_per_job_bars(tmp_path, monkeypatch):
+    figures = drawn_strictly(monkeypatch, plot_churn)
+    plot_churn.plot_job_bars(user_job(12), tmp_path / "bars.png")
+    assert_drawn_as_written(figures[0])
+    image(tmp_path / "bars.png")
+
+
+def test_a_kernel_parameter_is_drawn_as_written_in_the_heatmap(tmp_path, monkeypatch):
+    figures = drawn_strictly(monkeypatch, plot_churn)
+    rows = user_job(12) + job_rows(14)
+    plot_churn.plot_configuration_heatmap(pd.DataFrame(rows), [tmp_path / "heat.png", tmp_path / "heat.svg"])
+    assert_drawn_as_written(figures[0])
+    image(tmp_path / "heat.png")
+
+
+def test_a_kernel_parameter_is_drawn_as_written_in_the_release_figures(tmp_path, monkeypatch):
+    from test_compare_releases import frame
+    from test_compare_releases import job_rows as release_rows
+    from test_compare_releases import run as pass_run
+    from tilelang_churn.figures import release_figures
+
+    figures = drawn_strictly(monkeypatch, release_figures)
+    jobs = [release_rows(v, [pass_run("P0", added=2), pass_run("P1")], **USER_KERNEL) for v in ("0.1.14", "0.1.15")]
+    written = release_figures.write_all(frame(*jobs), {}, tmp_path, formats=["png"], with_pages=False)
+    assert len(figures) == 2  # release_heatmap, release_trend
+    for fig in figures:
+        assert_drawn_as_written(fig)
+    for path in written["figures"]:
+        image(path)

@@ -29,6 +29,7 @@ from pathlib import Path
 import pytest
 import system_packages
 import yaml
+from conftest import require_tilelang
 from slurm_cluster import PARTITION, SlurmCluster, SlurmSetupError
 from tilelang_churn.lowering import release_envs
 
@@ -136,7 +137,7 @@ def cluster():
 
 @pytest.fixture(scope="session")
 def local_run(tmp_path_factory):
-    pytest.importorskip("tilelang")
+    require_tilelang()
     workdir = make_workdir(tmp_path_factory.mktemp("local"))
     proc = snakemake(workdir, "--cores", "2")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
@@ -145,7 +146,7 @@ def local_run(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def slurm_run(cluster, tmp_path_factory):
-    pytest.importorskip("tilelang")
+    require_tilelang()
     base = tmp_path_factory.mktemp("slurm")
     workdir = make_workdir(base / "work")
     profile = copy_profile(base / "profile")
@@ -216,21 +217,46 @@ def test_local_rules_did_not_go_to_slurm(slurm_run):
 def test_slurm_jobs_ran_the_workflows_venv_python(slurm_run, local_run):
     workdir, _, _, _ = slurm_run
     # the Snakemake of each Slurm job (the job step on the node) is this venv's
-    snakemake_main = Path(importlib.util.find_spec("snakemake").origin).parent / "__main__.py"
     job_logs = sorted((workdir / ".snakemake" / "slurm_logs").rglob("*.log"))
     assert len(job_logs) == sum(CLUSTER_RULES.values())
     for job_log in job_logs:
-        assert f"Command: {snakemake_main} " in job_log.read_text(errors="replace"), job_log
+        assert command_runs(job_log.read_text(errors="replace"), SNAKEMAKE_MAIN), job_log
     # and the rules' `python3` too: common.smk puts the venv's bin/ first on PATH, exported with the job
-    venv_bin = Path(sys.executable).parent
     for run_dir in (workdir, local_run):
         run_jsons = sorted((run_dir / "results" / "runs").glob("*/*/*/*/run.json"))
         assert len(run_jsons) == 2
         for run_json in run_jsons:
             interpreter = Path(json.loads(run_json.read_text())["command"][0])
-            assert interpreter.parent == venv_bin, (run_json, interpreter)
+            # the folder resolved, not the file: bin/python is itself a link to the base interpreter
+            assert interpreter.parent.resolve() == Path(sys.executable).parent.resolve(), (run_json, interpreter)
     static = (workdir / "results" / "static" / "static_check.txt").read_text()
     assert static == (local_run / "results" / "static" / "static_check.txt").read_text()
+
+
+SNAKEMAKE_MAIN = Path(importlib.util.find_spec("snakemake").origin).parent / "__main__.py"
+
+
+def command_runs(log_text: str, program: Path) -> bool:
+    """Whether a Snakemake log's `Command:` line starts with PROGRAM, compared as resolved paths: a venv reached
+    through a symbolic link names the same file by another path (which may hold spaces)."""
+    for line in map(str.strip, log_text.splitlines()):  # Snakemake indents it under its header
+        if line.startswith("Command: "):
+            words = line.removeprefix("Command: ").split(" ")
+            if any(Path(" ".join(words[:n])).resolve() == program.resolve() for n in range(1, len(words) + 1)):
+                return True
+    return False
+
+
+def test_a_symlinked_venv_runs_the_same_snakemake(tmp_path):
+    venv = Path(sys.prefix)
+    linked = tmp_path / "venv link ü"
+    linked.symlink_to(venv, target_is_directory=True)
+    through_link = linked / SNAKEMAKE_MAIN.relative_to(venv)
+    assert str(through_link) != str(SNAKEMAKE_MAIN) and through_link.is_file()
+    log = f"SNAKEMAKE\n=========\n  Command: {through_link} --snakefile Snakefile --cores 1\n"
+    assert command_runs(log, SNAKEMAKE_MAIN)
+    assert not command_runs(log.replace("__main__.py", "__init__.py"), SNAKEMAKE_MAIN)
+    assert not command_runs(f"Command: {through_link}", venv / "bin" / "python")
 
 
 def test_results_equal_a_local_run(slurm_run, local_run):

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import run_script
+from conftest import make_workdir, run_script, snakemake
+
+REPO = Path(__file__).resolve().parents[1]
 
 ENTRY_FILES = (
     "tilelang/__init__.py",
@@ -92,17 +98,46 @@ def test_a_wheel_is_read_without_unpacking(tmp_path):
     _check_all_five(proc.stdout, root)
 
 
-def test_a_missing_entry_point_exits_1_and_is_named(tmp_path):
+def copy_with_pass_diff_renamed(dest: Path) -> Path:
+    """The installed TileLang's entry files with pass_diff renamed: a source that lacks what pass-diff needs."""
     root = installed_tilelang()
     for relpath in ENTRY_FILES:
-        (tmp_path / relpath).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(root.parent / relpath, tmp_path / relpath)
-    pass_diff_py = tmp_path / "tilelang/utils/pass_diff.py"
+        (dest / relpath).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(root.parent / relpath, dest / relpath)
+    pass_diff_py = dest / "tilelang/utils/pass_diff.py"
     pass_diff_py.write_text(pass_diff_py.read_text().replace("def pass_diff(", "def renamed_pass_diff("))
-    proc = run_script("--static-only", "--tilelang-src", str(tmp_path))
-    assert proc.returncode == 1
-    assert "pass_diff in tilelang/utils/pass_diff.py" in proc.stderr
+    return dest
+
+
+def test_a_missing_entry_point_is_named_with_the_modes_it_takes_away(tmp_path):
+    proc = run_script("--static-only", "--tilelang-src", str(copy_with_pass_diff_renamed(tmp_path)))
+    assert proc.returncode == 0, proc.stderr  # a finding: the config check stops a run whose modes need it
+    assert "missing: pass_diff in tilelang/utils/pass_diff.py" in proc.stdout
+    assert printed_location(proc.stdout, "pass-diff") == "not served: lacks pass_diff()"
+    assert printed_location(proc.stdout, "instrument") == "served (needs none of these)"
     assert "lower_trace()" in proc.stdout  # the others are still listed
+
+
+def test_the_config_check_stops_only_a_mode_that_needs_a_missing_entry_point(tmp_path):
+    from tilelang_churn.lowering import job_grid, tilelang_source
+
+    source = tilelang_source.SourceTree.from_path(copy_with_pass_diff_renamed(tmp_path))
+    cfg = {"shapes": [{"M": 64, "N": 64, "K": 64}], "targets": ["cuda-sm90"]}
+
+    def grid(modes, versions=None):
+        config = job_grid.validate_config(dict(cfg, modes=modes, versions=versions))
+        return job_grid.build_grid(config, installed="0.1.15", source=source)
+
+    with pytest.raises(job_grid.ConfigError) as caught:
+        grid(["instrument", "pass-diff"])
+    assert str(caught.value) == (
+        f"config modes[1]: mode 'pass-diff' needs what TileLang 0.1.15 installed beside the workflow ({tmp_path}) "
+        "lacks: pass_diff in tilelang/utils/pass_diff.py; it serves trace-env, trace-api, instrument: drop the mode "
+        "or install a release that has it (gemm_lower_trace.py --static-only lists what it has)"
+    )
+    assert len(grid(["instrument", "trace-env"]).jobs) == 2
+    # no job imports the installed release: its source does not matter
+    assert len(grid(["pass-diff"], versions=["0.1.14"]).jobs) == 1
 
 
 def test_a_source_path_that_holds_no_tilelang_exits_2(tmp_path):
@@ -117,11 +152,94 @@ def test_a_syntax_error_in_the_scripts_fails_py_compile(tmp_path):
         Path(__file__).resolve().parents[1] / "scripts", scripts, ignore=shutil.ignore_patterns("__pycache__")
     )
     (scripts / "broken.py").write_text("def broken(:\n")
-    import subprocess
-    import sys
-
     proc = subprocess.run(
         [sys.executable, "-S", str(scripts / "gemm_lower_trace.py"), "--static-only"], capture_output=True, text=True
     )
     assert proc.returncode == 1
     assert "py_compile: FAILED" in proc.stdout and "broken.py" in proc.stdout
+
+
+# ------------------------------------------------------------------ a real older release as the workflow's own
+
+
+@pytest.fixture(scope="module")
+def old_release(tmp_path_factory):
+    """A real release without lower_trace: the comparison's 0.1.12 environment under .envs when it is sound,
+    else one built here with uv (seconds from uv's cache). Returns (its python, its site-packages)."""
+    from tilelang_churn.lowering import release_envs
+
+    version = "0.1.12"
+    marker = REPO / ".envs" / f"tilelang-{version}" / "environment.json"
+    if not marker.is_file() or release_envs.stale_reason(marker):
+        if release_envs.find_uv() is None:
+            pytest.skip("uv is missing: no release environment can be built")
+        root = tmp_path_factory.mktemp("old_release")
+        proc = subprocess.run(
+            [sys.executable, str(REPO / "scripts" / "release_envs.py"), "build", "--version", version]
+            + ["--root", str(root)],
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        assert proc.returncode == 0, proc.stderr
+        marker = Path(proc.stdout.strip())
+    python = Path(json.loads(marker.read_text())["python"])
+    site = next(python.parent.parent.glob("lib/python*/site-packages"))
+    assert (site / f"tilelang-{version}.dist-info").is_dir()
+    return version, python, site
+
+
+# a release environment: slow, and one build for both tests
+@pytest.mark.slow
+@pytest.mark.xdist_group("old_release")
+def test_an_older_release_is_checked_mode_by_mode_and_passes(old_release):
+    from tilelang_churn.core import trace_modes
+    from tilelang_churn.lowering import release_envs
+
+    version, python, site = old_release
+    release = release_envs.load_releases()[version]
+    own = subprocess.run(
+        [str(python), str(REPO / "scripts" / "gemm_lower_trace.py"), "--static-only"], capture_output=True, text=True
+    )
+    given = run_script("--static-only", "--tilelang-src", str(site))
+    for proc in (own, given):
+        assert proc.returncode == 0, proc.stderr
+        assert f"release {version}):" in proc.stdout
+        for mode in trace_modes.MODES.values():  # what the release data measured, mode by mode
+            served = printed_location(proc.stdout, f"{mode.name} ").startswith("served")
+            assert served == release.has_module(mode.requires), (mode.name, proc.stdout)
+    assert "missing: TL_LOWER_TRACE, TL_LOWER_TRACE_DIR in tilelang/env.py" in own.stdout
+
+
+def old_release_as_the_workflows_own(tmp_path: Path, site: Path, version: str) -> dict:
+    """PYTHONPATH holding only the old release's tilelang (and its metadata) in front of the venv's 0.1.15."""
+    front = tmp_path / "front"
+    front.mkdir()
+    (front / "tilelang").symlink_to(site / "tilelang", target_is_directory=True)
+    (front / f"tilelang-{version}.dist-info").symlink_to(site / f"tilelang-{version}.dist-info")
+    return dict(os.environ, PYTHONPATH=str(front))
+
+
+# a release environment: slow, and one build for both tests
+@pytest.mark.slow
+@pytest.mark.xdist_group("old_release")
+def test_the_workflow_on_an_older_release_fails_before_any_job_only_for_a_mode_it_lacks(old_release, tmp_path):
+    version, _, site = old_release
+    env = old_release_as_the_workflows_own(tmp_path, site, version)
+    workdir = make_workdir(tmp_path / "wf")
+    config = ("--configfile", "config/test_config.yaml")
+    proc = snakemake(workdir, "-n", *config, "--config", "modes=[instrument,trace-env]", env=env)
+    assert proc.returncode != 0
+    lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.startswith("config modes[")]
+    assert len(lines) == 1, proc.stdout + proc.stderr
+    assert lines[0].startswith(f"config modes[1]: mode 'trace-env' needs what TileLang {version} installed beside")
+    assert "TL_LOWER_TRACE, TL_LOWER_TRACE_DIR in tilelang/env.py" in lines[0]
+    assert "rule " not in proc.stdout and not (workdir / "results").exists()
+    # instrument needs none of the entry points: the static check runs and passes (booleans as --config strings)
+    args = ("--cores", "1", "static", *config, "--config", "modes=[instrument]", "job_figures=false")
+    proc = snakemake(workdir, *args, "fail_on_pass_error=true", env=env)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    report = (workdir / "results" / "static" / "static_check.txt").read_text()
+    assert f"release {version}):" in report
+    assert printed_location(report, "instrument ") == "served (needs none of these)"
+    assert printed_location(report, "trace-env ").startswith("not served: lacks TL_LOWER_TRACE")

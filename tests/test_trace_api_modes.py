@@ -10,12 +10,12 @@ import contextlib
 import io
 
 import pytest
-from conftest import run_batch
+from conftest import require_tilelang, run_batch
 from tilelang_churn.core import passes_table, trace_modes
 from tilelang_churn.core.jobs import GEMM
 from tilelang_churn.lowering import kernels, trace_cli
 
-tilelang = pytest.importorskip("tilelang")
+tilelang = require_tilelang()
 from tilelang import tvm  # noqa: E402
 from tilelang.tools.lower_trace import lower_trace  # noqa: E402
 from tilelang.utils.pass_diff import pass_diff  # noqa: E402

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import SCRIPTS
+from conftest import SCRIPTS, run_script
 from tilelang_churn.core import passes_table as pt
 
 BATCH_SCRIPT = SCRIPTS / "trace_batch.py"
@@ -162,3 +162,147 @@ def test_keep_tables_leaves_only_what_the_readers_need_with_the_same_rows(tmp_pa
     )
     assert proc.returncode == 0, proc.stderr
     assert {p.name for p in kept_ir.iterdir()} == {"passes.csv", "run.json", "ir.json.gz"}
+
+
+# ------------------------------------------------------------------- a kernel's code that misbehaves in a job
+
+GOOD_KERNEL = """
+import tilelang.language as T
+from helper import BLOCK  # a sibling module: the file's folder is on sys.path, as for a script
+
+
+def build(M=64, N=128, dtype="float16"):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(M, T.ceildiv(N, BLOCK), threads=128) as (bx, by):
+            for j in T.Parallel(BLOCK):
+                C[bx, by * BLOCK + j] = A[bx, by * BLOCK + j]
+
+    return main
+"""
+# a copy that outlives the job (0.5 s after it ended: the batch kills the job's group within milliseconds), says
+# so in a file, then returns into the job's code, to lower and write the job's files again
+FORKING_KERNEL = """
+import os, time
+from pathlib import Path
+from good import build as good
+
+
+def build():
+    job = os.getpid()
+    if os.fork() == 0:
+        while os.getppid() == job:
+            time.sleep(0.02)
+        time.sleep(0.5)
+        Path(__file__).with_suffix(".alive").write_text("outlived its job")
+    return good()
+"""
+ODD_KERNELS = {
+    "exit0": "import sys\ndef build(N=8):\n    sys.exit(0)\n",
+    "exitnone": "def build(N=8):\n    exit()\n",
+    "exitmsg": "import sys\ndef build(N=8):\n    sys.exit('no tile fits N=8')\n",
+    "osexit": "import os\ndef build(N=8):\n    os._exit(0)\n",
+    "fake": "class PrimFunc:\n    pass\n\ndef build(N=8):\n    return PrimFunc()\n",
+    "jit": "import tilelang\ncompiled = tilelang.jit\n\n@compiled\ndef build(N=8):\n    pass\n",
+    "missing": "import no_such_module_of_the_kernel\ndef build(N=8):\n    pass\n",
+    "hang": "import time\ndef build(N=8):\n    while True:\n        time.sleep(0.05)\n",
+    "forks": FORKING_KERNEL,
+    "good": GOOD_KERNEL,
+}
+JOB_TIMEOUT = 4
+
+
+@pytest.fixture(scope="module")
+def odd_batch(tmp_path_factory):
+    """One batch of a job per kernel of ODD_KERNELS (their folder on no path), pass failures tolerated."""
+    pytest.importorskip("tilelang")
+    root = tmp_path_factory.mktemp("odd")
+    kernels_dir = root / "my kernels"
+    kernels_dir.mkdir()
+    (kernels_dir / "helper.py").write_text("BLOCK = 64\n")
+    for name, text in ODD_KERNELS.items():
+        (kernels_dir / f"{name}.py").write_text(text)
+    jobs = {
+        name: job(root, name, "--mode", "instrument", "--kernel-file", str(kernels_dir / f"{name}.py"))
+        for name in ODD_KERNELS
+    }
+    proc = run_batch(list(jobs.values()), "--workers", "2", "--tolerate=1", f"--job-timeout={JOB_TIMEOUT}")
+    return proc, jobs, {name: Path(j["args"][-1]) for name, j in jobs.items()}
+
+
+def setup_row(out: Path) -> dict:
+    (row,) = pt.read_rows(out / "passes.csv")
+    assert (row["pass"], row["status"]) == ("setup", pt.STATUS_FAILED)
+    return row
+
+
+def test_a_build_that_calls_sys_exit_is_a_failed_row_with_its_message(odd_batch):
+    proc, jobs, outs = odd_batch
+    for name, said in [("exit0", "status 0)"), ("exitnone", "status 0)"), ("exitmsg", "status 1: no tile fits N=8)")]:
+        row = setup_row(outs[name])
+        assert f"the code of build() in {jobs[name]['args'][3]} ended the process (SystemExit, {said}" in row["error"]
+        assert json.loads((outs[name] / "run.json").read_text())["exit_status"] == 1
+        assert f"warning: job {list(jobs).index(name) + 1} of {len(jobs)}, kernel {name!r}" in proc.stderr
+
+
+def test_a_build_that_ends_the_process_is_recorded_by_the_batch_and_fails_it(odd_batch):
+    proc, jobs, outs = odd_batch
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    number, file = list(jobs).index("osexit") + 1, jobs["osexit"]["args"][3]
+    line = (
+        f"trace_batch.py: error: job {number} of {len(jobs)}, kernel 'osexit' ({file}): the kernel's code ended the "
+        "process (exit status 0: os._exit or the like) before the job recorded its run; a failed setup row in "
+        f"{outs['osexit'] / 'passes.csv'} (log: {jobs['osexit']['log']})"
+    )
+    assert line in proc.stderr.splitlines(), proc.stderr
+    assert "the kernel's code ended the process" in setup_row(outs["osexit"])["error"]
+    run = json.loads((outs["osexit"] / "run.json").read_text())
+    assert run["exit_status"] == 3 and run["spec"]["kernel"] == "osexit"
+    assert pt.fingerprint(outs["osexit"] / "passes.csv") == run["passes_csv"]
+    assert f"job exited 3; see {jobs['osexit']['log']}" in proc.stderr
+
+
+def test_a_build_past_the_job_timeout_is_killed_and_recorded_naming_the_key(odd_batch):
+    proc, jobs, outs = odd_batch
+    said = f"timed out after {JOB_TIMEOUT} s (config job_timeout_s) and was killed"
+    assert said in setup_row(outs["hang"])["error"]
+    assert f"kernel 'hang' ({jobs['hang']['args'][3]}): {said}" in proc.stderr
+    assert said in Path(jobs["hang"]["log"]).read_text()
+    assert json.loads((outs["hang"] / "run.json").read_text())["exit_status"] == 3
+
+
+def test_no_process_forked_by_a_build_outlives_or_writes_after_its_job(odd_batch, tmp_path):
+    _, jobs, outs = odd_batch
+    kernel = Path(jobs["forks"]["args"][3])
+    rows = pt.read_rows(outs["forks"] / "passes.csv")
+    assert len(rows) > 5 and Path(jobs["forks"]["log"]).read_text().count("pass=") == len(rows)
+    time.sleep(1)
+    assert not kernel.with_suffix(".alive").exists()  # killed with its job's process group
+    # the script alone (no batch to kill it): the copy lives on, but stops before writing the job's files
+    proc = run_script("--mode", "instrument", "--kernel-file", str(kernel), "--out", str(tmp_path / "alone"))
+    assert proc.returncode == 0, proc.stderr
+    assert kernel.with_suffix(".alive").exists()
+    assert "a process forked by the kernel's code (pid " in proc.stderr and proc.stdout.count("pass=") == len(rows)
+    assert len(pt.read_rows(tmp_path / "alone" / "passes.csv")) == len(rows)
+
+
+def test_an_unimportable_kernel_is_said_on_the_console_and_a_sibling_module_imports(odd_batch):
+    proc, jobs, outs = odd_batch
+    assert "ModuleNotFoundError: No module named 'no_such_module_of_the_kernel'" in setup_row(outs["missing"])["error"]
+    number = list(jobs).index("missing") + 1
+    assert (
+        f"trace_batch.py: warning: job {number} of {len(jobs)}, kernel 'missing' ({jobs['missing']['args'][3]}): "
+        "failed before any pass: ModuleNotFoundError"
+    ) in proc.stderr
+    assert json.loads((outs["good"] / "run.json").read_text())["exit_status"] == 0  # `from helper import BLOCK`
+
+
+def test_a_fake_primfunc_or_a_jit_builder_is_named_by_its_real_type(odd_batch):
+    _, jobs, outs = odd_batch
+    fake = setup_row(outs["fake"])["error"]
+    assert (
+        f"build() in {jobs['fake']['args'][3]} returned PrimFunc (tlchurn_kernel_fake.PrimFunc), not a T.prim_func"
+        in fake
+    )
+    jit = setup_row(outs["jit"])["error"]
+    assert "is a @tilelang.jit kernel (JITImpl), which compiles when called; the contract wants a plain function" in jit

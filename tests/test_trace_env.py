@@ -6,9 +6,10 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from conftest import require_tilelang
 from tilelang_churn.core import passes_table
 
-pytest.importorskip("tilelang")
+require_tilelang()
 
 
 class PassListParser(HTMLParser):

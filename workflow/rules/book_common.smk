@@ -44,8 +44,9 @@ if not BOOK_MODES:
 elif BOOK_REFERENCE not in GRID.jobs:
     BOOK_PROBLEM = (
         f"the book's reference job (config book_reference: target {BOOK_REFERENCE[1]!r}, shape "
-        f"{BOOK_REFERENCE[2]!r}; release {BOOK_VERSION}, mode {BOOK_MODE}) is not in the job grid: targets "
-        f"{list(GRID.targets)}, shapes {list(GRID.shapes)}. Set book_reference to one of them."
+        f"{BOOK_REFERENCE[2]!r}; release {BOOK_VERSION}, mode {BOOK_MODE}) is not in the job grid: "
+        f"{job_grid.some(GRID.targets, 'targets')}, {job_grid.some(GRID.shapes, 'shapes')}. "
+        "Set book_reference to one of them."
     )
 else:
     BOOK_PROBLEM = None

@@ -22,9 +22,8 @@ from tilelang_churn.core import jobs, trace_modes  # noqa: E402
 from tilelang_churn.lowering import job_grid, release_envs  # noqa: E402
 from tilelang_churn.lowering import gpu_bench  # noqa: E402
 
-# `--config gpu=true` (the spelling of the GPU stage's docs) arrives as a string: Snakemake reads only True as a bool
-if isinstance(config.get("gpu"), str) and config["gpu"].lower() in ("true", "false"):
-    config["gpu"] = config["gpu"].lower() == "true"
+# `--config gpu=true job_figures=false` arrives as strings: one rule for every boolean key of the schema
+job_grid.coerce_booleans(config, workflow.config_settings.config or {})
 
 try:
     GRID = job_grid.build_grid(job_grid.validate_config(config))
@@ -108,8 +107,8 @@ def gpu_kernel_file(configuration: str) -> list:
 
 
 GPU_SITE_MARKER = f"{GRID.release_env_dir}/gpu/tilelang-{{version}}/gpu_site.json"
-GPU_DIR = "results/gpu"
-GPU_JOB = "{version}/{target}/{shape}"
+GPU_DIR = job_grid.GPU_DIR
+GPU_JOB = job_grid.GPU_JOB  # the config check knows the length of each file name it makes
 GPU_BENCH = f"{SCRIPTS}/gpu_bench.py"
 
 

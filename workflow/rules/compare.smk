@@ -49,5 +49,6 @@ rule compare_releases:
     params:
         script=f"{SCRIPTS}/compare_releases.py",
         out_dir=lambda wildcards, output: str(Path(output.by_version).parent),
+    # exec: the script is the job's process (no shell in between to be killed alone, leaving it to write on)
     shell:
-        "python3 {params.script:q} --out-dir {params.out_dir:q} {input:q} > {log:q} 2>&1"
+        "exec python3 {params.script:q} --out-dir {params.out_dir:q} {input:q} > {log:q} 2>&1"

@@ -1,3 +1,5 @@
+from tilelang_churn.lowering import kernels
+
 # A release other than the installed one gets its own uv environment, built once and reused
 # (release_envs.py verifies the import before it writes the marker, the rule's output).
 
@@ -63,6 +65,9 @@ for batch in GRID.batches:
             mem_mb=lambda wildcards, threads: 1000 + 600 * threads,
             runtime=batch_runtime(len(batch.jobs), seconds_per_job=4, floor_minutes=10),
         params:
+            # a user's kernel file by content too: an edit keeping an older mtime (cp -p, rsync -t, tar x)
+            # retraces its batches; none for the other batches, whose params stay as they were
+            **({"kernel_sha256": kernels.file_digests(batch.kernel_files)} if batch.kernel_files else {}),
             jobs=batch_jobs_param(batch),
             release_env=GRID.release_env(batch.version) or "",
             # statuses accepted besides 0: 1 (a recorded pass failure), or none

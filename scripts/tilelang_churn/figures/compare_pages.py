@@ -23,9 +23,11 @@ deterministic (no dates). Text churn is a clue to locate, not proof of a semanti
 from __future__ import annotations
 
 import difflib
+import hashlib
 import html
 import json
 import re
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -33,12 +35,16 @@ import pandas as pd
 
 from tilelang_churn.core import files
 from tilelang_churn.core.releases import release_text
+from tilelang_churn.core.trace_modes import KEEPS_IR
 from tilelang_churn.tables import pass_edits
 from tilelang_churn.tables.pass_edits import normalize_ir
 from tilelang_churn.tables.release_tables import KEPT, Configuration, align_passes
 
 INDEX = "index.html"
 PAGES_DIR = "pages"
+# a page's file name in bytes, ".html" included: under NAME_MAX (255) with room for atomic_file's temporary
+# (".<name>.<pid>.tmp") and the "_" that tell equal names apart
+MAX_PAGE_NAME = 180
 
 CSS = """
 *{box-sizing:border-box}
@@ -83,6 +89,8 @@ pre.diff{margin:0;padding:4px 0;max-height:70vh;overflow:auto;
 pre.diff span{display:block;padding:0 8px;white-space:pre}
 pre.diff .a{background:#e6ffec}pre.diff .d{background:#ffebe9}pre.diff .h{background:#ddf4ff;color:#57606a}
 pre.diff .m{color:#57606a;font-style:italic;white-space:pre-wrap}
+.failure{margin:6px 0 0}.failure pre{margin:2px 0 0;padding:4px 8px;background:#ffebe9;border-radius:6px;
+ white-space:pre-wrap;font:12px/1.35 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 details{margin:8px 0}summary{cursor:pointer;font-weight:600}
 .full{display:grid;grid-template-columns:1fr 1fr;gap:10px}
 """
@@ -105,7 +113,7 @@ function fill(pre,lines,empty){pre.textContent='';
   s.className=CLS[k];s.textContent=PREFIX[k]+D.lines[v>>2];frag.appendChild(s);}
  pre.appendChild(frag);}
 function sideText(side,rel){if(!side)return 'no run of this pass in '+rel;
- if(side.why)return side.pass+' (step '+side.step+'): '+side.why;
+ if(side.why)return side.pass+' (step '+side.step+'): '+side.why+(side.error?'\\n'+side.error:'');
  return side.pass+' (step '+side.step+'): no change (no-op)';}
 function title(side,rel){if(!side)return rel+': —';
  let t=rel+': '+side.pass+' step '+side.step+', '+side.status;
@@ -134,9 +142,25 @@ def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "configuration"
 
 
+def page_name(text: str) -> str:
+    """A page's file stem: ``slug(text)``, cut with a stable hash of the whole text where it is too long for a
+    file name (a kernel parameter of 300 characters), so that two long labels still get two pages."""
+    name = slug(text)
+    limit = MAX_PAGE_NAME - len(".html")
+    if len(name) <= limit:  # slug is ASCII: characters are bytes
+        return name
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return f"{name[: limit - len(digest) - 1]}_{digest}"
+
+
+# characters that JSON may hold as they are but HTML's script parser (or old JavaScript) reads: as \uXXXX
+# escapes any text survives inside <script> and JSON.parse gives it back unchanged
+_SCRIPT_UNSAFE = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
 def _json_script(data) -> str:
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return text.replace("</", "<\\/").replace("<!--", "<\\!--")
+    return re.sub("[<>&\u2028\u2029]", lambda m: _SCRIPT_UNSAFE[m.group()], text)
 
 
 def _page(title: str, body: str, script: str = "", data=None) -> str:
@@ -243,6 +267,8 @@ def _side(run, edit: pass_edits.RunEdit | None, table: LineTable) -> dict | None
         "added": None if _na(run["added"]) else int(run["added"]),
         "deleted": None if _na(run["deleted"]) else int(run["deleted"]),
     }
+    if run["status"] == "failed" and str(run.get("error") or ""):
+        out["error"] = str(run["error"])
     if edit is None:
         out["why"] = "no IR archive"
     elif edit.reason and edit.edit is None:
@@ -250,6 +276,40 @@ def _side(run, edit: pass_edits.RunEdit | None, table: LineTable) -> dict | None
     if edit is not None and edit.edit is not None and not edit.edit.empty:
         out["diff"] = [table.code(line) for line in pass_edits.diff_lines(edit)]
     return out
+
+
+def _failure(job) -> dict | None:
+    """The job's first failed row (step, pass, error), or None."""
+    failed = job.rows[job.rows["status"] == "failed"]
+    if not len(failed):
+        return None
+    first = failed.iloc[0]
+    return {"step": int(first["step"]), "pass": str(first["pass"]), "error": str(first["error"] or "")}
+
+
+def _no_ir_reason(job, archive, failure: dict | None) -> str | None:
+    """Why a job has no IR to diff, in the terms of its own rows: the lowering failed, the release lacks the
+    mode, or the mode keeps no IR; else what the archive lookup said (a missing or unreadable file)."""
+    if not isinstance(archive, str):
+        return None
+    release = release_text(job.release)
+    mode = str(job.rows["mode"].iloc[0]) if "mode" in job.rows and len(job.rows) else ""
+    if failure is not None:
+        return f"the lowering failed on {release} at step {failure['step']} {failure['pass']} (error below)"
+    if job.unsupported:
+        return f"mode {mode} is unsupported in {release}"
+    if mode and mode not in KEEPS_IR:
+        return f"{archive} (only {', '.join(KEEPS_IR)} jobs keep it, when releases are compared)"
+    return archive
+
+
+def _failure_block(release: str, failure: dict) -> str:
+    where = f"step {failure['step']} {failure['pass']}"
+    error = failure["error"] or "(no error text recorded)"
+    return (
+        f'<div class="failure"><b class="yes">{html.escape(release)}: the lowering failed</b> at '
+        f"{html.escape(where)}:<pre>{html.escape(error)}</pre></div>"
+    )
 
 
 def pair_page(config: Configuration, old, new, row: dict, edits: pass_edits.EditCache) -> str:
@@ -335,12 +395,15 @@ def pair_page(config: Configuration, old, new, row: dict, edits: pass_edits.Edit
 
     init_diff = _text_diff(init_old, init_new, f"{o} initial IR", f"{n} initial IR", normalize_ir)
     source_diff = _text_diff(source_old, source_new, f"{o} kernel source", f"{n} kernel source", _source_norm)
-    no_ir = "; ".join(x for x in (archive_old, archive_new) if isinstance(x, str))
-    no_ir_note = (
-        f'<p class="note">No IR to diff: {html.escape(no_ir)} (only instrument jobs keep it, when releases are '
-        "compared).</p>"
-        if no_ir
-        else ""
+    failures = [_failure(job) for job in (old, new)]
+    reasons = [
+        _no_ir_reason(job, archive, failure)
+        for job, archive, failure in zip((old, new), (archive_old, archive_new), failures)
+    ]
+    no_ir = "; ".join(reason for reason in reasons if reason)
+    no_ir_note = f'<p class="note">No IR to diff: {html.escape(no_ir)}.</p>' if no_ir else ""
+    failure_blocks = "".join(
+        _failure_block(release, failure) for release, failure in zip((o, n), failures) if failure is not None
     )
     source_empty = (
         "identical (trailing whitespace ignored)" if source_diff == [] else "no generated source on one side or both"
@@ -368,7 +431,7 @@ def pair_page(config: Configuration, old, new, row: dict, edits: pass_edits.Edit
     body = f"""<header><div><a href="../{INDEX}">← all configurations</a></div>
 <h1>{html.escape(label)}: {html.escape(o)} → {html.escape(n)}</h1>
 <ul class="facts">{"".join(facts)}</ul>
-<div class="note">{html.escape(row.get("note") or "")}</div></header>
+<div class="note">{html.escape(row.get("note") or "")}</div>{failure_blocks}</header>
 <main>
 <div class="legend"><span><i class="sw" style="background:#e6ffec"></i>added in {html.escape(n)}</span>
 <span><i class="sw" style="background:#ffebe9"></i>removed in {html.escape(n)}</span>
@@ -406,8 +469,13 @@ def index_page(entries: Sequence[dict]) -> str:
     for row in entries:
         trs.append(
             "<tr>"
-            f'<td class="wrap"><a href="{html.escape(row["href"])}">{html.escape(row["configuration"])}</a></td>'
-            f"<td>{html.escape(release_text(row['release_old']))} → "
+            + (
+                f'<td class="wrap"><a href="{html.escape(row["href"])}">{html.escape(row["configuration"])}</a></td>'
+                if row.get("href")
+                else f'<td class="wrap">{html.escape(row["configuration"])}<div class="yes">'
+                f"page not written: {html.escape(row.get('page_error') or '')}</div></td>"
+            )
+            + f"<td>{html.escape(release_text(row['release_old']))} → "
             f"{html.escape(release_text(row['release_new']))}</td>"
             + _bool_cell(row.get("initial_ir_differs"))
             + f"<td>{html.escape(row.get('first_divergent_pass') or '')}</td>"
@@ -445,13 +513,19 @@ def write_pages(
     for config in configs:
         for old, new in config.pairs():
             row = by_pair[(config.label, old.release, new.release)]
-            name = slug(f"{config.label}__{old.release}__{new.release}")
+            name = page_name(f"{config.label}__{old.release}__{new.release}")
             while name in used:
                 name += "_"
             used.add(name)
             path = out_dir / PAGES_DIR / f"{name}.html"
-            with files.atomic_file(path) as handle:
-                handle.write(pair_page(config, old, new, row, edits))
+            try:
+                with files.atomic_file(path) as handle:
+                    handle.write(pair_page(config, old, new, row, edits))
+            except OSError as exc:  # one page lost, not the comparison: the index and stderr say which and why
+                what = f"{config.label}: {release_text(old.release)} → {release_text(new.release)}"
+                print(f"compare_pages: the page of {what} was not written: {exc}", file=sys.stderr)
+                entries.append({**row, "href": None, "page_error": str(exc)})
+                continue
             written.append(path)
             entries.append({**row, "href": f"{PAGES_DIR}/{name}.html"})
     index = out_dir / INDEX

@@ -17,12 +17,17 @@ Fonts. ``en``: DejaVu Sans, which matplotlib ships (pinned with matplotlib). ``z
 (SIL Open Font License), the file ``NotoSansCJKsc-Regular.otf`` of the ``mplfonts`` package (pinned in
 requirements.txt), registered from that file with ``font_manager.addfont`` -- never a system font, so that a
 regeneration on another machine with the same pins draws the same glyphs; DejaVu Sans is the fallback for
-the few symbols the CJK font lacks. The package is located without importing it (importing ``mplfonts``
-would not change anything here, but its command line copies fonts into matplotlib's data folder).
+the few symbols the CJK font lacks. The workflow's own (English) figures list the CJK font after DejaVu Sans
+(``font.family``, matplotlib's per-glyph fallback), so that a kernel parameter in Chinese is drawn, not boxes;
+the book keeps the fonts of its language. The package is located without importing it (importing
+``mplfonts`` would not change anything here, but its command line copies fonts into matplotlib's data folder).
 
 Determinism: the same figure saved twice gives the same bytes in PNG, SVG and PDF -- no dates, no software
 tags (``SAVE_METADATA``), a fixed ``svg.hashsalt`` (the ids SVG elements get), text as paths in SVG, and
 TrueType (Type 42) subsets in PDF, whose subset tags are derived from the glyphs used.
+
+No text is read as mathtext (``text.parse_math`` off): labels come from the user's config, and a ``$`` in a
+kernel parameter is a dollar sign.
 
 A glyph that no font of the list has is a warning of matplotlib at draw time ("Glyph ... missing from
 font(s) ..."); ``save`` collects those messages for each file and, with ``strict=True``, refuses to write
@@ -149,18 +154,28 @@ def register_cjk_font() -> str:
     return name
 
 
-def font_families(language: str) -> list[str]:
-    """font.sans-serif of a language: its own font first, DejaVu Sans (matplotlib's) as fallback."""
+def font_families(language: str, *, book: bool = True) -> list[str]:
+    """font.sans-serif of a language: its own font first, DejaVu Sans (matplotlib's) as fallback. The workflow's
+    own English figures (``book=False``) fall back to the CJK font for labels taken from the user's config
+    (a kernel parameter in Chinese); without the font package they keep DejaVu Sans alone."""
     if check_language(language) == "zh":
         return [register_cjk_font(), LATIN_FAMILY]
+    if not book:
+        try:
+            return [LATIN_FAMILY, register_cjk_font()]
+        except FontNotInstalled:
+            pass
     return [LATIN_FAMILY]
 
 
 def rc(language: str = "en", *, book: bool = False, hashsalt: str = DEFAULT_HASHSALT) -> dict:
     """rcParams of a figure: fonts of ``language``, deterministic SVG/PDF output, book sizes if ``book``."""
+    families = font_families(language, book=book)
     params = {
-        "font.family": "sans-serif",
-        "font.sans-serif": font_families(language),
+        # a list of families is matplotlib's per-glyph fallback; "sans-serif" would pick only its first font
+        "font.family": families if families[0] == LATIN_FAMILY and len(families) > 1 else "sans-serif",
+        "font.sans-serif": families,
+        "text.parse_math": False,  # labels hold user text: "$HOME/$USER" is drawn as written, never as TeX
         "svg.hashsalt": hashsalt,
         "svg.fonttype": "path",  # text as outlines: the SVG shows the same glyphs without the font
         "pdf.fonttype": 42,  # TrueType subsets: text stays text (searchable), the font is embedded

@@ -46,7 +46,7 @@ def site_requirements(metadata_text: str, skip: set[str]) -> list[str]:
     names in skip and what the running Python has at an accepted version."""
     from packaging.requirements import Requirement
 
-    wanted = []
+    wanted, seen = [], set()
     for line in metadata_text.splitlines():
         if not line.startswith("Requires-Dist:"):
             continue
@@ -54,7 +54,7 @@ def site_requirements(metadata_text: str, skip: set[str]) -> list[str]:
         if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
             continue
         name = requirement.name.lower().replace("_", "-")
-        if name in skip or name in (w.split("[")[0] for w in wanted):
+        if name in skip or name in seen:  # a name already wanted (other extras, another line): once
             continue
         try:
             have = importlib.metadata.version(requirement.name)
@@ -63,6 +63,7 @@ def site_requirements(metadata_text: str, skip: set[str]) -> list[str]:
         if have is not None and requirement.specifier.contains(have, prereleases=True):
             continue
         wanted.append(str(requirement).split(";")[0].strip())
+        seen.add(name)
     return wanted
 
 

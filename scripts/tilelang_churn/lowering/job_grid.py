@@ -13,17 +13,32 @@ import json
 import math
 import re
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tilelang_churn.core import trace_modes
+from tilelang_churn.core import jobs, trace_modes
 from tilelang_churn.core.jobs import GEMM, Job
-from tilelang_churn.lowering import kernels, release_envs, trace_cli
+from tilelang_churn.lowering import kernels, release_envs, tilelang_source, trace_cli
 
 KERNEL_FIELDS = ("dtype", "accum_dtype", "threads", "stages")
 REPO = Path(__file__).resolve().parents[3]
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 REQUIREMENTS = REPO / "requirements.txt"
+# the GPU stage's files of a configuration (workflow/rules/gpu.smk)
+GPU_DIR = "results/gpu"
+GPU_JOB = "{version}/{target}/{shape}"
+# Every path a grid value names ({kernel}: a kernel's name): the config check knows each file name's length.
+NAMED_PATHS = (
+    f"{jobs.RUN_DIR}/passes.csv",
+    jobs.TRACE_LOG,
+    jobs.JOB_FIGURE,
+    f"{GPU_DIR}/runs/{GPU_JOB}/speed.json",
+    f"logs/gpu/{GPU_JOB}.log",
+    f"{GPU_DIR}/figures/{{kernel}}.png",
+)
+# bytes of one file name: NAME_MAX (255) less room for an atomic writer's temporary (".<name>.<pid>.tmp")
+MAX_NAME_BYTES = 240
 
 
 class ConfigError(ValueError):
@@ -113,6 +128,7 @@ def validate_config(cfg: dict, schema: str | Path = SCHEMA) -> dict:
     from snakemake.utils import validate
 
     check_finite_numbers(cfg)
+    check_kernel_sources(cfg)
     try:
         validate(cfg, str(schema))
     except WorkflowError as exc:
@@ -123,6 +139,41 @@ def validate_config(cfg: dict, schema: str | Path = SCHEMA) -> dict:
             raise
         raise ConfigError(schema_error_message(error, cfg)) from None
     return cfg
+
+
+def coerce_booleans(cfg: dict, overrides: Mapping | None = None, schema: str | Path = SCHEMA) -> dict:
+    """'true' / 'false' (any case) -> True / False at every boolean key of the schema, in place: `--config
+    job_figures=false` arrives as a string (Snakemake reads only True and False as booleans). overrides: only
+    the keys it holds (the --config values), so a string in a config file is still the schema's to refuse."""
+    import yaml
+
+    with open(schema, encoding="utf-8") as handle:
+        properties = yaml.safe_load(handle).get("properties", {})
+    _coerce(cfg, properties, cfg if overrides is None else overrides)
+    return cfg
+
+
+def _coerce(data: dict, properties: dict, given) -> None:
+    for name, spec in properties.items():
+        if not isinstance(given, Mapping) or name not in given or name not in data:
+            continue
+        value = data[name]
+        if spec.get("type") == "boolean" and isinstance(value, str) and value.lower() in ("true", "false"):
+            data[name] = value.lower() == "true"
+        elif isinstance(value, dict) and "properties" in spec:
+            _coerce(value, spec["properties"], given[name])
+
+
+def check_kernel_sources(cfg: dict) -> None:
+    """file or shipped, exactly one, in words (jsonschema's oneOf says 'is valid under each of')."""
+    entries = cfg.get("kernels")
+    for i, entry in enumerate(entries if isinstance(entries, list) else ()):
+        if not isinstance(entry, dict):
+            continue
+        given = [key for key in ("file", "shipped") if entry.get(key) is not None]
+        if len(given) != 1:
+            what = f"gives both ({entry['file']!r}, {entry['shipped']!r})" if given else "gives neither"
+            raise ConfigError(f"config kernels[{i}]: {what}; give file or shipped, not both")
 
 
 def check_finite_numbers(data, path=()) -> None:
@@ -171,16 +222,50 @@ def _lookup(data, path):
 
 
 def check_path_key(cfg: dict, key: str) -> None:
-    """A folder named by the config: any characters a file name may hold (spaces and shell metacharacters
+    check_path(cfg[key], key)
+
+
+def check_path(value: str, key: str, what: str = "a folder path") -> None:
+    """A path named by the config: any characters a file name may hold (spaces and shell metacharacters
     included: rules quote every path), but no braces, which Snakemake reads as wildcards in a path pattern,
     and no control characters."""
-    value = cfg[key]
     bad = sorted({char for char in value if char in "{}" or ord(char) < 32 or ord(char) == 127})
     if bad:
         raise ConfigError(
-            f"config {key}: {value!r} holds {', '.join(repr(char) for char in bad)}; a folder path here may not "
+            f"config {key}: {value!r} holds {', '.join(repr(char) for char in bad)}; {what} here may not "
             "hold braces (Snakemake would read them as wildcards) or control characters"
         )
+
+
+def _name_components(wildcard: str) -> tuple[str, ...]:
+    """The file-name patterns of NAMED_PATHS that hold {wildcard}."""
+    marker = "{" + wildcard + "}"
+    parts = (part for path in NAMED_PATHS for part in path.split("/") if marker in part)
+    return tuple(dict.fromkeys(parts))
+
+
+def check_name_length(value: str, wildcard: str, key: str) -> None:
+    """Refuse a value whose longest file name (a folder, a log, a figure) exceeds MAX_NAME_BYTES, naming the key,
+    so that it fails here and not at its first job."""
+    for pattern in _name_components(wildcard):
+        name = pattern.replace("{" + wildcard + "}", value)
+        if len(name.encode("utf-8")) > MAX_NAME_BYTES:
+            raise ConfigError(
+                f"config {key}: {_short(value)} ({len(value)} characters) makes the file name {_short(name)} of "
+                f"{len(name.encode('utf-8'))} bytes; file names may have at most {MAX_NAME_BYTES}: give a shorter one"
+            )
+
+
+def _short(text: str, keep: int = 40) -> str:
+    return repr(text) if len(text) <= 2 * keep else f"{text[:keep]!r}...{text[-keep // 2 :]!r}"
+
+
+def some(values, noun: str, shown: int = 5) -> str:
+    """'3 shapes: a, b, c', or the count and the first few of a long list (a 10,000-job grid's warning)."""
+    values = list(values)
+    if len(values) <= shown:
+        return f"{noun} {values!r}"
+    return f"{len(values)} {noun}, the first {shown} {values[:shown]!r}"
 
 
 def resolve_shapes(cfg: dict) -> dict[str, dict]:
@@ -198,6 +283,7 @@ def resolve_shapes(cfg: dict) -> dict[str, dict]:
         for name in KERNEL_FIELDS:
             spec[name] = shape[name] if shape[name] is not None else defaults[name]
         shape_id = shape["name"] or _derived_shape_id(shape, spec)
+        check_name_length(shape_id, "shape", f"{key}.name" if shape["name"] else key)
         if shape_id in shapes:
             raise ConfigError(
                 f"config {key}: shape id {shape_id!r} is also the id of {where[shape_id]}; "
@@ -237,9 +323,10 @@ def _derived_shape_id(shape: dict, spec: dict) -> str:
 def resolve_kernels(cfg: dict, shapes: dict) -> dict[str, KernelConfig]:
     """Folder id -> KernelConfig of every parameter set of config `kernels`, checked against the function's
     signature (read from its file, not imported): a missing or unparsable file, a missing function, a parameter
-    it does not take, a name that is not unique."""
+    it does not take, a name that is not unique, two parameter sets on one folder."""
     configs: dict[str, KernelConfig] = {}
-    where: dict[str, str] = dict.fromkeys(shapes, "shapes")
+    where: dict[str, str] = {shape: f"shapes[{i}]" for i, shape in enumerate(shapes)}
+    full: dict[str, dict] = {}  # folder id -> its parameter set, function defaults filled in
     names: dict[str, str] = {}
     for i, entry in enumerate(cfg["kernels"]):
         key = f"kernels[{i}]"
@@ -248,6 +335,7 @@ def resolve_kernels(cfg: dict, shapes: dict) -> dict[str, KernelConfig]:
             also = names.get(name, "the GEMM of config shapes")
             raise ConfigError(f"config {key}.name: {name!r} is also the name of {also}; give each kernel its own")
         names[name] = key
+        check_name_length(name, "kernel", f"{key}.name")
         if entry.get("shipped") is not None:
             file, user_file = kernels.shipped(entry["shipped"]), False
             if not file.is_file():
@@ -256,6 +344,8 @@ def resolve_kernels(cfg: dict, shapes: dict) -> dict[str, KernelConfig]:
                     f"are {', '.join(kernels.shipped_names())} (workflow/kernels/)"
                 )
         else:
+            # braces would be read as wildcards in the batch rule's input
+            check_path(entry["file"], f"{key}.file", "a kernel file path")
             file, user_file = Path(entry["file"]), True
             if not file.is_file():
                 raise ConfigError(
@@ -266,18 +356,35 @@ def resolve_kernels(cfg: dict, shapes: dict) -> dict[str, KernelConfig]:
             signature = kernels.read_signature(file, entry["function"])
         except kernels.KernelError as error:
             raise ConfigError(f"config {key}: kernel {name!r}: {error}") from None
+        folders = entry.get("folders")
+        if folders is not None and len(folders) != len(entry["params"]):
+            raise ConfigError(
+                f"config {key}.folders: {len(folders)} folder names for {len(entry['params'])} parameter sets; "
+                "give one per set of params, null for a derived folder"
+            )
         for j, params in enumerate(entry["params"]):
             params = signature.ordered({**entry["defaults"], **params})
             problem = signature.problem(params)
             if problem:
                 raise ConfigError(f"config {key}.params[{j}]: kernel {name!r}: {problem}")
-            config_id = kernels.folder_id(name, params, signature.defaults())
+            named = folders[j] if folders is not None else None
+            set_key = f"{key}.folders[{j}]" if named else f"{key}.params[{j}]"
+            config_id = named or kernels.folder_id(name, params, signature.defaults())
+            check_name_length(config_id, "shape", set_key)
+            filled = {**signature.defaults(), **params}
             if config_id in where:
+                other = where[config_id]
+                if full.get(config_id) == filled:
+                    raise ConfigError(
+                        f"config {set_key}: kernel {name!r}: {params!r} is the same parameter set as {other} "
+                        "(function defaults included); the two jobs would be identical"
+                    )
                 raise ConfigError(
-                    f"config {key}.params[{j}]: kernel {name!r}: {params!r} gets the folder {config_id!r}, as "
-                    f"{where[config_id]} does; the two jobs would be identical"
+                    f"config {set_key}: kernel {name!r}: {params!r} gets the folder {config_id!r}, as {other} does; "
+                    f"name one of them with {key}.folders (a folder name per parameter set, null: the derived one)"
                 )
-            where[config_id] = f"{key}.params"
+            where[config_id] = f"{key}.params[{j}]"
+            full[config_id] = filled
             source = entry["file"] if user_file else entry["shipped"]
             configs[config_id] = KernelConfig(name, source, entry["function"], params, user_file)
     return configs
@@ -319,6 +426,7 @@ def resolve_targets(cfg: dict) -> dict[str, tuple[str, ...]]:
                 arguments += ("--target-name", name)
         if name in targets:
             raise ConfigError(f"config {key}: duplicate target name {name!r} (also {where[name]})")
+        check_name_length(name, "target", f"{key}.name" if isinstance(entry, dict) else key)
         text = json.dumps(target, sort_keys=True)
         if text in same_dict:
             raise ConfigError(
@@ -353,6 +461,31 @@ def resolve_modes(cfg: dict) -> tuple[str, ...]:
         if mode not in trace_modes.MODES:
             raise ConfigError(f"config modes[{i}]: unknown mode {mode!r}; modes are {', '.join(trace_modes.MODES)}")
     return tuple(cfg["modes"])
+
+
+def check_installed_modes(
+    modes: tuple[str, ...], versions: tuple[str, ...], installed: str | None, source=None
+) -> None:
+    """Each configured mode must find its entry points (tilelang_source.ENTRY_POINTS) in the TileLang installed
+    beside the workflow, when jobs run with it: a release without them stops the run here, in one line, and a
+    release that lacks only what no configured mode needs runs (0.1.10 with modes [instrument]). A release
+    traced in its own environment gives such a job one unsupported row instead. source: that TileLang's
+    source (default: found on sys.path without importing it; none found: nothing to check)."""
+    if not installed or installed not in versions:
+        return
+    source = source if source is not None else tilelang_source.find_installed_source()
+    if source is None:
+        return
+    missing = tilelang_source.missing_for_modes(tilelang_source.locate_entry_points(source), trace_modes.MODES)
+    for i, mode in enumerate(modes):
+        if mode in missing:
+            served = [name for name in trace_modes.MODES if name not in missing]
+            lacks = "; ".join(f"{', '.join(loc.missing)} in {loc.relpath}" for loc in missing[mode])
+            raise ConfigError(
+                f"config modes[{i}]: mode {mode!r} needs what TileLang {source.release or installed} installed beside "
+                f"the workflow ({source.description}) lacks: {lacks}; it serves {', '.join(served)}: drop the mode "
+                "or install a release that has it (gemm_lower_trace.py --static-only lists what it has)"
+            )
 
 
 def resolve_api_passes(cfg: dict, modes: tuple[str, ...]) -> tuple[str, ...]:
@@ -406,16 +539,18 @@ def trace_args(
     return tuple(args)
 
 
-def build_grid(cfg: dict, installed: str | None = None) -> Grid:
+def build_grid(cfg: dict, installed: str | None = None, source=None) -> Grid:
     """Every trace job of a schema-validated config: releases x targets x shapes x modes, in config order.
 
-    installed: the TileLang release beside the workflow (default: read from the package metadata).
+    installed: the TileLang release beside the workflow (default: read from the package metadata); source: its
+    tilelang_source.SourceTree (default: found on sys.path).
     """
     installed = installed if installed is not None else release_envs.installed_release()
     versions = resolve_versions(cfg, installed)
     shapes = resolve_shapes(cfg)
     targets = resolve_targets(cfg)
     modes = resolve_modes(cfg)
+    check_installed_modes(modes, versions, installed, source)
     api_passes = resolve_api_passes(cfg, modes)
     check_path_key(cfg, "release_env_dir")
     kernel_configs = resolve_kernels(cfg, shapes)
@@ -466,7 +601,7 @@ def check_job_arguments(cfg: dict, grid: Grid) -> None:
         problem = trace_cli.job_argument_problem(job.args)
         if problem is None:
             continue
-        option = re.match(r"argument (--[\w-]+)", problem)
+        option = re.fullmatch(r"argument (--[\w-]+).*", problem, re.S)
         option = option.group(1) if option else None
         if job.shape in grid.kernel_configs:
             key = f"kernels (kernel {grid.kernel_configs[job.shape].kernel!r}, folder {job.shape!r})"

@@ -1,7 +1,8 @@
 """The kernel contract: a Python file whose function ``build(**params)`` returns a ``T.prim_func``.
 
 The config check reads a kernel's signature from its source (``ast``: no import, so no TileLang, and a file
-that does not parse is named before any job); the trace run imports the file and calls the function.
+that does not parse is named before any job); the trace run imports the file and calls the function. Both read
+the file as Python does (its coding line, a BOM); the import puts its folder first on ``sys.path``, as for a script.
 
 Optional GPU hooks (the GPU stage, config ``gpu: true``, lowering/gpu_bench.py), module-level in the same file;
 each takes the parameter set as one dict (the params of ``build``, defaults filled in by the caller when given
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import hashlib
 import importlib.util
 import json
 import re
@@ -93,11 +95,7 @@ def read_signature(file: str | Path, function: str = DEFAULT_FUNCTION) -> Signat
 def _read_signature(file: str, function: str) -> Signature:
     path = Path(file)
     try:
-        source = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise KernelError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    try:
-        tree = ast.parse(source, filename=str(path))
+        tree = ast.parse(read_source(path), filename=str(path))
     except SyntaxError as exc:
         raise KernelError(f"{path}, line {exc.lineno}: does not parse ({exc.msg})") from None
     found = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == function]
@@ -106,6 +104,10 @@ def _read_signature(file: str, function: str) -> Signature:
         raise KernelError(
             f"{path}: no function {function!r} at its top level (functions: {', '.join(names) or 'none'})"
         )
+    for decorator in found[-1].decorator_list:
+        problem = _decorator_problem(decorator, function)
+        if problem:
+            raise KernelError(f"{function}() in {path} {problem}")
     args = found[-1].args
     positional = [*args.posonlyargs, *args.args]
     defaults = [REQUIRED] * (len(positional) - len(args.defaults)) + list(args.defaults)
@@ -115,6 +117,52 @@ def _read_signature(file: str, function: str) -> Signature:
     for arg, default in [*zip(positional, defaults), *zip(args.kwonlyargs, keyword)]:
         params[arg.arg] = REQUIRED if default is REQUIRED else _literal(default)
     return Signature(path, function, params, takes_any=args.kwarg is not None)
+
+
+def read_source(path: Path) -> str:
+    """The text of a Python file as Python reads it when it imports it: its coding line, else a BOM, else UTF-8."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise KernelError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        return importlib.util.decode_source(data)
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise KernelError(
+            f"{path}, line {line}: cannot be read as {exc.encoding} (byte {data[exc.start]:#04x}); save it as "
+            "UTF-8 or declare its encoding in a coding line (# -*- coding: latin-1 -*-)"
+        ) from None
+    except SyntaxError as exc:  # a coding line naming an unknown encoding, or one that contradicts a BOM
+        raise KernelError(f"{path}: cannot be read ({exc.msg})") from None
+
+
+# what the contract wants, said once for every function that is not it
+CONTRACT = "the contract wants a plain function {f}(**params) that returns a T.prim_func"
+
+
+def _decorator_problem(node, function: str) -> str | None:
+    """Why a decorator of the kernel's function breaks the contract: @T.prim_func or @tilelang.jit, else None."""
+    name = ast.unparse(node.func if isinstance(node, ast.Call) else node)
+    last = name.rsplit(".", 1)[-1]
+    contract = CONTRACT.format(f=function)
+    if last == "prim_func":
+        return (
+            f"is decorated with @{name}: it is a prim_func itself, not a function that builds one; {contract} "
+            "(define the @T.prim_func inside it and return it)"
+        )
+    if last in ("jit", "lazy_jit") and name.split(".")[0] in ("tilelang", "jit", "lazy_jit"):
+        return (
+            f"is decorated with @{name}, which compiles the kernel when called; {contract}: remove the decorator "
+            "(the trace lowers the prim_func itself, the GPU stage compiles it)"
+        )
+    return None
+
+
+def file_digests(files) -> dict[str, str]:
+    """The sha256 of each kernel file: a param of its batches' rule, so that an edit retraces them whatever its
+    mtime (cp -p, rsync -t and tar x keep an older one, which Snakemake's mtime check does not see)."""
+    return {str(file): hashlib.sha256(Path(file).read_bytes()).hexdigest() for file in files}
 
 
 def _literal(node):
@@ -131,25 +179,85 @@ def canonical(params: dict) -> str:
 
 def label(kernel: str, params: dict, defaults: dict) -> str:
     """A readable configuration label: the kernel and the parameters it sets away from the defaults, e.g.
-    ``flash_attention(is_causal=True)``; ``rmsnorm`` when every parameter is the default."""
-    changed = [f"{name}={params[name]}" for name in params if name not in defaults or defaults[name] != params[name]]
+    ``flash_attention(is_causal=True)``; ``rmsnorm`` when every parameter is the default. Compared by type
+    (64.0 is not the default 64, which the job would get); a string that would read as another value is quoted
+    (``'256'``, not ``256``)."""
+    changed = [
+        f"{name}={_shown(params[name])}"
+        for name in params
+        if not same_value(defaults.get(name, REQUIRED), params[name])
+    ]
     return f"{kernel}({', '.join(changed)})" if changed else kernel
+
+
+def same_value(a, b) -> bool:
+    """Equal and of the same JSON type: 64 and 64.0, 1 and True, 256 and "256" differ."""
+    if a is REQUIRED or b is REQUIRED:
+        return a is b
+    try:
+        return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    except (TypeError, ValueError):  # a set or another literal JSON has no spelling for
+        return type(a) is type(b) and a == b
+
+
+def _shown(value) -> str:
+    if isinstance(value, str) and (not value.isidentifier() or value in ("True", "False", "None")):
+        return repr(value)
+    return str(value)
+
+
+# a folder id longer than this is cut, with a stable hash of what it stands for: the file names of a job stay far
+# under NAME_MAX whatever its parameters hold (the tables keep the full params and label)
+MAX_FOLDER_ID = 120
 
 
 def folder_id(kernel: str, params: dict, defaults: dict) -> str:
     """The folder of a parameter set under results/runs/<version>/<target>/: the kernel's name, plus each
-    parameter set away from the defaults (rmsnorm_N1152), reduced to the characters a folder name allows."""
-    parts = [kernel] + [f"{name}{params[name]}" for name in params if defaults.get(name, REQUIRED) != params[name]]
-    return re.sub(r"[^A-Za-z0-9_.+-]", "", "_".join(parts))
+    parameter set away from the defaults (rmsnorm_N1152), reduced to the characters a folder name allows;
+    past MAX_FOLDER_ID characters, its start and a hash of the kernel and those parameters."""
+    changed = {name: params[name] for name in params if defaults.get(name, REQUIRED) != params[name]}
+    folder = re.sub(r"[^A-Za-z0-9_.+-]", "", "_".join([kernel] + [f"{name}{value}" for name, value in changed.items()]))
+    if len(folder) <= MAX_FOLDER_ID:
+        return folder
+    digest = hashlib.sha256(f"{kernel}\n{canonical(changed)}".encode()).hexdigest()[:16]
+    return f"{folder[: MAX_FOLDER_ID - len(digest) - 1]}_{digest}"
 
 
 def load_function(file: str | Path, function: str = DEFAULT_FUNCTION):
-    """Import the kernel file (as a module of its own name, not on sys.path) and return its function."""
+    """Import the kernel file (as a module of its own name) and return its function."""
     path = Path(file).resolve()
     built = getattr(load_module(path), function, None)
     if not callable(built):
         raise KernelError(f"{path}: no function {function!r}")
+    what = _not_a_builder(built)
+    if what:
+        raise KernelError(f"{function}() in {path} {what}; {CONTRACT.format(f=function)}")
     return built
+
+
+def primfunc_types() -> tuple[type, ...]:
+    """TVM's PrimFunc class of the imported TileLang: tvm.tirx.PrimFunc in 0.1.15, tvm.tir.PrimFunc before."""
+    import tilelang  # noqa: F401 - puts its TVM on the path
+
+    found = []
+    for name in ("tvm.tirx", "tvm.tir"):
+        try:
+            found.append(importlib.import_module(name).PrimFunc)
+        except (ImportError, AttributeError):
+            pass
+    return tuple(found)
+
+
+def _not_a_builder(built) -> str | None:
+    """What the function is when it is no builder: a prim_func itself, or a @tilelang.jit wrapper (real types,
+    not names: a decorator under another name reaches here past the config check)."""
+    if isinstance(built, primfunc_types()):
+        return "is a T.prim_func itself (decorated with @T.prim_func), not a function that builds one"
+    jit = sys.modules.get("tilelang.jit")
+    kinds = tuple(kind for kind in (getattr(jit, "JITImpl", None), getattr(jit, "_JitImplementation", None)) if kind)
+    if kinds and isinstance(built, kinds):
+        return f"is a @tilelang.jit kernel ({type(built).__name__}), which compiles when called"
+    return None
 
 
 @dataclass(frozen=True)
@@ -164,11 +272,14 @@ class GpuHooks:
 
 
 def load_module(file: str | Path):
-    """Import the kernel file as a module of its own name (not on sys.path)."""
+    """Import the kernel file as a module of its own name, its folder first on sys.path as Python puts a script's
+    (its sibling modules import)."""
     path = Path(file).resolve()
     spec = importlib.util.spec_from_file_location(f"tlchurn_kernel_{path.stem}", path)
     if spec is None or spec.loader is None:
         raise KernelError(f"{path}: not a Python file")
+    if str(path.parent) not in sys.path:
+        sys.path.insert(0, str(path.parent))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -182,10 +293,23 @@ def gpu_hooks(module) -> GpuHooks:
 
 
 def build(file: str | Path, function: str, params: dict):
-    """FUNCTION(**params) of the kernel file; a KernelError unless it returns a PrimFunc."""
-    func = load_function(file, function)(**params)
-    if type(func).__name__ != "PrimFunc":
-        raise KernelError(f"{function}() in {file} returned {type(func).__name__}, not a T.prim_func (PrimFunc)")
+    """FUNCTION(**params) of the kernel file; a KernelError unless it returns a PrimFunc (TVM's own type: a class
+    of another module named PrimFunc is none)."""
+    try:
+        func = load_function(file, function)(**params)
+    except SystemExit as exc:  # sys.exit(), exit() in the kernel's code: the job records it instead of ending
+        said = "" if exc.code is None or isinstance(exc.code, int) else f": {exc.code}"
+        status = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+        raise KernelError(
+            f"the code of {function}() in {file} ended the process (SystemExit, status {status}{said}) instead of "
+            "returning a T.prim_func"
+        ) from None
+    real = primfunc_types()
+    if not isinstance(func, real):
+        kind = type(func)
+        where = "" if kind.__module__ == "builtins" else f" ({kind.__module__}.{kind.__qualname__})"
+        wanted = f"{real[0].__module__}.{real[0].__qualname__}" if real else "PrimFunc"
+        raise KernelError(f"{function}() in {file} returned {kind.__name__}{where}, not a T.prim_func ({wanted})")
     return func
 
 

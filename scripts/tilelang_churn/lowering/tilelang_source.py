@@ -9,17 +9,25 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import re
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-# The entry points the book names: label, file, the names to find in it.
+# The entry points the book names: label, file, the names to find in it, the trace modes that need it
+# (core/trace_modes.py; instrument needs none of them, so every release serves it).
 ENTRY_POINTS = (
-    ("TL_LOWER_TRACE / TL_LOWER_TRACE_DIR", "tilelang/env.py", ("TL_LOWER_TRACE", "TL_LOWER_TRACE_DIR")),
-    ("lower_trace()", "tilelang/tools/lower_trace/__init__.py", ("lower_trace",)),
-    ("enable() / disable()", "tilelang/tools/lower_trace/core.py", ("enable", "disable")),
-    ("pass_diff()", "tilelang/utils/pass_diff.py", ("pass_diff",)),
-    ("transform.Simplify", "tilelang/transform/simplify.py", ("Simplify",)),
+    (
+        "TL_LOWER_TRACE / TL_LOWER_TRACE_DIR",
+        "tilelang/env.py",
+        ("TL_LOWER_TRACE", "TL_LOWER_TRACE_DIR"),
+        ("trace-env",),
+    ),
+    ("lower_trace()", "tilelang/tools/lower_trace/__init__.py", ("lower_trace",), ("trace-env", "trace-api")),
+    ("enable() / disable()", "tilelang/tools/lower_trace/core.py", ("enable", "disable"), ("trace-env", "trace-api")),
+    ("pass_diff()", "tilelang/utils/pass_diff.py", ("pass_diff",), ("pass-diff",)),
+    # the default pass list of trace-api and pass-diff names it
+    ("transform.Simplify", "tilelang/transform/simplify.py", ("Simplify",), ("trace-api", "pass-diff")),
 )
 
 # Modules whose pass factories --passes may name, in lookup order (the first match wins, so
@@ -37,9 +45,10 @@ PASS_MODULES = (
 class SourceTree:
     """Files of one TileLang source, addressed by paths relative to the folder holding ``tilelang/``."""
 
-    def __init__(self, description: str, reader):
+    def __init__(self, description: str, reader, release: str | None = None):
         self.description = description
         self._reader = reader
+        self.release = release  # Version of the tilelang-*.dist-info beside tilelang/, None without one
 
     def read(self, relpath: str) -> str | None:
         return self._reader(relpath)
@@ -55,10 +64,12 @@ class SourceTree:
             def read_member(relpath: str) -> str | None:
                 return archive.read(relpath).decode("utf-8") if relpath in members else None
 
-            tree = cls(str(path), read_member)
+            metadata = sorted(m for m in members if re.fullmatch(r"tilelang-[^/]+\.dist-info/METADATA", m))
+            release = _metadata_version(read_member(metadata[0])) if metadata else None
+            tree = cls(str(path), read_member, release)
         elif path.is_dir():
             root = path.parent if (path / "env.py").is_file() and path.name == "tilelang" else path
-            tree = cls(str(path), lambda relpath: _read_text(root / relpath))
+            tree = cls(str(path), lambda relpath: _read_text(root / relpath), _dist_release(root))
         else:
             raise ValueError(f"--tilelang-src {str(path)!r} is neither a directory nor a .whl file")
         if tree.read("tilelang/__init__.py") is None:
@@ -96,6 +107,18 @@ def _read_text(path: Path) -> str | None:
     return path.read_text(encoding="utf-8") if path.is_file() else None
 
 
+def _metadata_version(text: str | None) -> str | None:
+    found = re.search(r"^Version:[ \t]*(\S+)[ \t]*$", text or "", re.M)
+    return found.group(1) if found else None
+
+
+def _dist_release(root: Path) -> str | None:
+    """The release of the tilelang distribution installed in root (a site-packages folder), from its METADATA."""
+    for metadata in sorted(root.glob("tilelang-*.dist-info/METADATA")):
+        return _metadata_version(_read_text(metadata))
+    return None
+
+
 def find_installed_source() -> SourceTree | None:
     """The tilelang package on sys.path, located by importlib without running its __init__."""
     try:
@@ -107,7 +130,8 @@ def find_installed_source() -> SourceTree | None:
     package_dir = Path(list(spec.submodule_search_locations)[0])
     if not (package_dir / "__init__.py").is_file():
         return None
-    return SourceTree(str(package_dir), lambda relpath: _read_text(package_dir.parent / relpath))
+    root = package_dir.parent
+    return SourceTree(str(package_dir), lambda relpath: _read_text(root / relpath), _dist_release(root))
 
 
 @dataclass(frozen=True)
@@ -117,6 +141,7 @@ class Location:
     first_line: int | None  # None: not found
     last_line: int | None
     missing: tuple[str, ...]
+    modes: tuple[str, ...] = ()  # the trace modes that need it
 
     @property
     def found(self) -> bool:
@@ -146,21 +171,27 @@ def _definitions(tree: ast.AST) -> dict[str, ast.AST]:
 
 def locate_entry_points(source: SourceTree) -> list[Location]:
     locations = []
-    for label, relpath, names in ENTRY_POINTS:
+    for label, relpath, names, modes in ENTRY_POINTS:
         text = source.read(relpath)
         if text is None:
-            locations.append(Location(label, relpath, None, None, names))
+            locations.append(Location(label, relpath, None, None, names, modes))
             continue
         defs = _definitions(ast.parse(text, filename=relpath))
         missing = tuple(name for name in names if name not in defs)
         if missing:
-            locations.append(Location(label, relpath, None, None, missing))
+            locations.append(Location(label, relpath, None, None, missing, modes))
             continue
         nodes = [defs[name] for name in names]
         # one name: its "def" (or assignment) line, as the book prints it; several: the span covering them
         last_line = nodes[0].lineno if len(nodes) == 1 else max(n.end_lineno for n in nodes)
-        locations.append(Location(label, relpath, nodes[0].lineno, last_line, ()))
+        locations.append(Location(label, relpath, nodes[0].lineno, last_line, (), modes))
     return locations
+
+
+def missing_for_modes(locations: list[Location], modes) -> dict[str, list[Location]]:
+    """Mode -> the entry points it needs that the source lacks, for each of modes that lacks any."""
+    missing = {mode: [loc for loc in locations if not loc.found and mode in loc.modes] for mode in modes}
+    return {mode: locs for mode, locs in missing.items() if locs}
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,10 @@ trace-env job; the job grid (job_grid.py) makes its batches that way. Exit statu
 or a status given by --tolerate (e.g. 1, a recorded pass failure); otherwise the highest job status, with one
 line per such job on stderr. A job killed by a signal (SIGBUS from a broken shared library, SIGKILL) is named
 with its signal and environment on stderr and in its own log; the children die with the batch (SIGKILL on Linux),
-so none writes after the batch is gone.
+so none writes after the batch is gone. Each child leads a process group of its own, killed when the job ends: no
+process its kernel's code forked writes after it. A job that ends without its record (the kernel's code called
+os._exit) or runs past --job-timeout (config job_timeout_s) is killed, recorded by the batch as a failed setup row
+naming the kernel, and counted failed (status 3); a job failing before any pass is named on stderr.
 """
 
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file
@@ -21,6 +24,7 @@ import argparse
 import ctypes
 import json
 import os
+import select
 import shlex
 import signal
 import sys
@@ -164,11 +168,132 @@ def report_signal(jobs: list, index: int, number: int, environment: str) -> None
         print(f"{PROG}: error: cannot append to {job['log']}: {exc}", file=sys.stderr, flush=True)
 
 
-def run_jobs(jobs: list, workers: int, process: dict, environment: str | None = None) -> list:
-    """Fork one child per job, at most ``workers`` at a time; the exit status of each job, in job order."""
+def job_out(job: dict) -> Path:
+    return Path(os.path.abspath(job["args"][job["args"].index("--out") + 1]))
+
+
+def kernel_of(args: list) -> str:
+    """The job's kernel in words, from its arguments: the console line names it."""
+
+    def value(option: str) -> str | None:
+        return args[args.index(option) + 1] if option in args[:-1] else None
+
+    name = (
+        value("--kernel-name")
+        or value("--kernel")
+        or (Path(value("--kernel-file")).stem if value("--kernel-file") else None)
+    )
+    if name is None:
+        return "the GEMM"
+    return f"kernel {name!r}" + (f" ({value('--kernel-file')})" if value("--kernel-file") else "")
+
+
+def say(jobs: list, index: int, line: str) -> None:
+    """A line about one job on stderr (the batch log and Snakemake's console) and at the end of its own log."""
+    job = jobs[index]
+    print(f"{PROG}: {line} (log: {job['log']})", file=sys.stderr, flush=True)
+    try:
+        Path(job["log"]).parent.mkdir(parents=True, exist_ok=True)
+        with open(job["log"], "a", encoding="utf-8") as log:
+            log.write(f"{PROG}: {line}\n")
+    except OSError as exc:
+        print(f"{PROG}: error: cannot append to {job['log']}: {exc}", file=sys.stderr, flush=True)
+
+
+def record_unfinished(jobs: list, index: int, what: str, process: dict) -> int:
+    """A job that ended without its record (the kernel's code called os._exit, or it ran past its time limit):
+    the batch writes its failed setup row and run.json, names it, and counts it failed (exit 3)."""
+    from tilelang_churn.lowering import trace_job
+
+    job = jobs[index]
+    where = f"job {index + 1} of {len(jobs)}, {kernel_of(job['args'])}"
+    out = trace_job.record_unfinished(
+        job["args"], what, trace_cli.EXIT_NOT_RECORDED, {**process, "job_in_process": index + 1}
+    )
+    recorded = f"a failed setup row in {out / 'passes.csv'}" if out else "nothing recorded"
+    say(jobs, index, f"error: {where}: {what}; {recorded}")
+    return trace_cli.EXIT_NOT_RECORDED
+
+
+def warn_setup_failure(jobs: list, index: int) -> None:
+    """A job that failed before any pass (its kernel not importable, raising, no PrimFunc): its row is data, but
+    the console hears of it, since no pass ran at all."""
+    try:
+        failure = json.loads((job_out(jobs[index]) / "run.json").read_text(encoding="utf-8")).get("failure") or {}
+    except (OSError, ValueError):
+        return
+    if failure.get("pass") == "setup":
+        where = f"job {index + 1} of {len(jobs)}, {kernel_of(jobs[index]['args'])}"
+        print(
+            f"{PROG}: warning: {where}: failed before any pass: {failure.get('error')} (a failed setup row in "
+            f"{job_out(jobs[index]) / 'passes.csv'}; log: {jobs[index]['log']})",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def _kill_group(pid: int, number: int) -> None:
+    """Signal the job's process group (the job and whatever its kernel's code forked), else the job alone."""
+    try:
+        os.killpg(pid, number)
+    except (ProcessLookupError, PermissionError):
+        try:
+            os.kill(pid, number)
+        except ProcessLookupError:
+            pass
+
+
+def _wait_any(running: dict) -> tuple[int, bool]:
+    """The pid of a job that ended, still a zombie, so that its group id is not reused before its group is
+    killed; or of one past its deadline (True)."""
+    while True:
+        now = time.monotonic()
+        late = [pid for pid, job in running.items() if job["deadline"] is not None and job["deadline"] <= now]
+        if late:
+            return late[0], True
+        deadlines = [job["deadline"] - now for job in running.values() if job["deadline"] is not None]
+        wait = min(deadlines, default=None)
+        if all(job["pidfd"] is not None for job in running.values()):
+            ready, _, _ = select.select([job["pidfd"] for job in running.values()], [], [], wait)
+            for pid, job in running.items():
+                if job["pidfd"] in ready:
+                    return pid, False
+        else:  # no pidfd (not Linux): poll
+            for pid in running:
+                if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                    return pid, False
+            time.sleep(min(0.02, wait) if wait is not None else 0.02)
+
+
+def _pidfd(pid: int):
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
+def _reported(fd: int) -> int | None:
+    """The status the child wrote when its job returned; None when its process ended some other way."""
+    os.set_blocking(fd, False)
+    try:
+        text = os.read(fd, 64)
+    except BlockingIOError:
+        text = b""
+    finally:
+        os.close(fd)
+    return int(text) if text.strip().lstrip(b"-").isdigit() else None
+
+
+def run_jobs(
+    jobs: list, workers: int, process: dict, environment: str | None = None, timeout: float | None = None
+) -> list:
+    """Fork one child per job, at most ``workers`` at a time; the exit status of each job, in job order.
+
+    Each child leads a process group of its own: when it ends (or runs past ``timeout`` seconds) the group is
+    killed, so no process its kernel's code forked writes after the job."""
     environment = environment or sys.prefix
     statuses = [None] * len(jobs)
-    running: dict[int, int] = {}  # pid -> job index
+    running: dict[int, dict] = {}  # pid -> {index, pipe, deadline, pidfd}
     pending = list(range(len(jobs)))
     prctl, parent = _prctl(), os.getpid()
     try:
@@ -177,8 +302,11 @@ def run_jobs(jobs: list, workers: int, process: dict, environment: str | None = 
                 index = pending.pop(0)
                 sys.stdout.flush()
                 sys.stderr.flush()
+                read_end, write_end = os.pipe()
                 pid = os.fork()
                 if pid == 0:  # the child never returns into this loop
+                    os.close(read_end)
+                    os.setpgid(0, 0)
                     die_with_parent(prctl, parent)
                     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # stopped at once, as the script alone would be
                     code = 3
@@ -187,21 +315,46 @@ def run_jobs(jobs: list, workers: int, process: dict, environment: str | None = 
                     finally:
                         sys.stdout.flush()
                         sys.stderr.flush()
+                        os.write(write_end, str(code).encode())  # the job returned: its own record is written
                         os._exit(code)
-                running[pid] = index
-            pid, wait_status = os.wait()
-            index = running.pop(pid)
+                os.close(write_end)
+                try:
+                    os.setpgid(pid, pid)  # here too: the group exists before the parent may kill it
+                except OSError:
+                    pass
+                deadline = time.monotonic() + timeout if timeout else None
+                running[pid] = {"index": index, "pipe": read_end, "deadline": deadline, "pidfd": _pidfd(pid)}
+            pid, timed_out = _wait_any(running)
+            job = running.pop(pid)  # ended or about to be: the finally below has no more to stop
+            _kill_group(pid, signal.SIGKILL)
+            _, wait_status = os.waitpid(pid, 0)
+            if job["pidfd"] is not None:
+                os.close(job["pidfd"])
+            index, reported = job["index"], _reported(job["pipe"])
             statuses[index] = os.waitstatus_to_exitcode(wait_status)  # -N: killed by signal N
-            if statuses[index] < 0:
+            if timed_out:
+                what = f"timed out after {timeout:g} s (config job_timeout_s) and was killed"
+                statuses[index] = record_unfinished(jobs, index, what, process)
+            elif statuses[index] < 0:
                 report_signal(jobs, index, -statuses[index], environment)
+            elif reported is None:
+                what = (
+                    f"the kernel's code ended the process (exit status {statuses[index]}: os._exit or the like) "
+                    "before the job recorded its run"
+                )
+                statuses[index] = record_unfinished(jobs, index, what, process)
+            elif statuses[index] == trace_cli.EXIT_PASS_FAILED:
+                warn_setup_failure(jobs, index)
     finally:  # interrupted (SIGINT, SIGTERM): no child outlives the batch
         for pid in running:
-            try:
-                os.kill(pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
+            _kill_group(pid, signal.SIGTERM)
         for pid in list(running):
-            os.waitpid(pid, 0)
+            try:
+                os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)  # ended, not reaped: its group id is still its own
+                _kill_group(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
     return statuses
 
 
@@ -219,7 +372,9 @@ def check_release(jobs: list, environment: str | None) -> None:
         print(f"{PROG}: error: {problem}", file=sys.stderr, flush=True)
 
 
-def run_batch(jobs: list, workers: int, tolerate: tuple = (), release_env: str | None = None) -> int:
+def run_batch(
+    jobs: list, workers: int, tolerate: tuple = (), release_env: str | None = None, job_timeout: float | None = None
+) -> int:
     lower_trace_env = check_jobs(jobs)
     started = time.perf_counter()
     os.environ["TILELANG_CACHE_DIR"] = str(cache_dir(jobs))
@@ -231,7 +386,7 @@ def run_batch(jobs: list, workers: int, tolerate: tuple = (), release_env: str |
         + (f", failed ({process['import_error']})" if process["import_error"] else "")
     )
     check_release(jobs, release_env)
-    statuses = run_jobs(jobs, max(1, workers), process, release_env)
+    statuses = run_jobs(jobs, max(1, workers), process, release_env, job_timeout)
     bad = [(job, status) for job, status in zip(jobs, statuses) if status != 0 and status not in tolerate]
     for job, status in zip(jobs, statuses):
         how = f"{status} ({signal_name(-status)})" if status < 0 else status
@@ -242,6 +397,16 @@ def run_batch(jobs: list, workers: int, tolerate: tuple = (), release_env: str |
         print(f"{PROG}: error: job {how}; see {job['log']}", file=sys.stderr)
     # a job killed by a signal recorded nothing: the batch says so as the script does, with status 3
     return max((status if status > 0 else trace_cli.EXIT_NOT_RECORDED for _, status in bad), default=0)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0")
+    return value
 
 
 def _terminate(signum, frame):
@@ -258,11 +423,14 @@ def main(argv=None) -> int:
     parser.add_argument("--workers", type=int, default=1, help="jobs traced at the same time (default 1)")
     parser.add_argument("--tolerate", type=int, action="append", default=[], help="a job status that is no failure")
     parser.add_argument("--release-env", help="run in this TileLang release environment (release_envs.py)")
+    parser.add_argument(
+        "--job-timeout", type=_seconds, metavar="S", help="kill a job running longer, a failed row (default: none)"
+    )
     args = parser.parse_args(argv)
     text = sys.stdin.read() if args.jobs == "-" else Path(args.jobs).read_text(encoding="utf-8")
     signal.signal(signal.SIGTERM, _terminate)
     try:
-        return run_batch(json.loads(text), args.workers, tuple(args.tolerate), args.release_env)
+        return run_batch(json.loads(text), args.workers, tuple(args.tolerate), args.release_env, args.job_timeout)
     except ValueError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return trace_cli.EXIT_BAD_ARGUMENTS
@@ -275,7 +443,9 @@ def _tee(source, *sinks) -> None:
             sink.flush()
 
 
-def run_in_own_process(job_specs, workers: int, tolerate, release_env: str | None, batch_log: str) -> int:
+def run_in_own_process(
+    job_specs, workers: int, tolerate, release_env: str | None, batch_log: str, job_timeout: float | None = None
+) -> int:
     """The trace rules' batch, run in a process of its own (in the release's environment
     when the version has one), reading its jobs from standard input: no command line is long enough for 10,000.
     Its stdout goes to the batch log, its stderr (the error lines) to the batch log and to Snakemake's console.
@@ -288,6 +458,7 @@ def run_in_own_process(job_specs, workers: int, tolerate, release_env: str | Non
     command = [sys.executable, str(SCRIPT), "--jobs", "-", "--workers", str(workers)]
     command += [f"--tolerate={status}" for status in tolerate]
     command += ["--release-env", release_env] if release_env else []
+    command += ["--job-timeout", str(job_timeout)] if job_timeout else []
     environment = release_env or sys.prefix
     console = sys.stderr
     prctl, parent = _prctl(), os.getpid()

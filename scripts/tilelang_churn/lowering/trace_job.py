@@ -40,7 +40,9 @@ PROCESS: dict = {}
 
 
 def static_only(tilelang_src: str | None) -> int:
-    """py_compile the project's scripts, then locate the book's entry points in a TileLang source."""
+    """py_compile the project's scripts, then locate the book's entry points in a TileLang source and say
+    which trace modes that release serves. A missing entry point is a finding, not a failure (0.1.10 has no
+    lower_trace, and its instrument jobs are fine): the config check stops a run whose modes need one."""
     scripts = sorted(SCRIPT_DIR.rglob("*.py"))
     with tempfile.TemporaryDirectory() as scratch:
         for index, path in enumerate(scripts):
@@ -64,7 +66,7 @@ def static_only(tilelang_src: str | None) -> int:
             raise NotRecorded(f"a module named tilelang at {shadow} shadows the TileLang package: nothing verified")
     if source is None:
         print("Entry points to check against the pinned TileLang:")
-        for label, relpath, _ in tilelang_source.ENTRY_POINTS:
+        for label, relpath, *_ in tilelang_source.ENTRY_POINTS:
             print(f"  {label:<38} {relpath} (not located)")
         print(
             "(no TileLang source found: tilelang is not installed here and --tilelang-src was not given; "
@@ -72,16 +74,29 @@ def static_only(tilelang_src: str | None) -> int:
         )
         return 0
 
-    print(f"Entry points to check against the pinned TileLang (source: {source.description}):")
+    release = source.release or "(release unknown)"
+    print(f"Entry points to check against the pinned TileLang (source: {source.description}, release {release}):")
     locations = tilelang_source.locate_entry_points(source)
     for location in locations:
         print(f"  {location.label:<38} {location.where()}")
-    missing = [location for location in locations if not location.found]
-    if missing:
-        names = "; ".join(f"{', '.join(m.missing)} in {m.relpath}" for m in missing)
-        print(f"{PROG}: entry point missing: {names}", file=sys.stderr)
-        return 1
-    print(f"(all {len(locations)} entry points found by parsing {source.description}.)")
+    missing = tilelang_source.missing_for_modes(locations, trace_modes.MODE_NAMES)
+    print(f"Trace modes of TileLang {release}:")
+    for mode in trace_modes.MODE_NAMES:
+        needs = [location.label for location in locations if mode in location.modes]
+        if mode in missing:
+            lacks = ", ".join(location.label for location in missing[mode])
+            print(f"  {mode:<12} not served: lacks {lacks}")
+        else:
+            print(f"  {mode:<12} served" + (f" ({', '.join(needs)})" if needs else " (needs none of these)"))
+    found = sum(location.found for location in locations)
+    if found < len(locations):
+        names = "; ".join(f"{', '.join(m.missing)} in {m.relpath}" for m in locations if not m.found)
+        print(
+            f"({found} of {len(locations)} entry points found by parsing {source.description}; missing: {names}. "
+            "The workflow stops before any job when a configured mode needs a missing one.)"
+        )
+    else:
+        print(f"(all {len(locations)} entry points found by parsing {source.description}.)")
     return 0
 
 
@@ -147,8 +162,18 @@ def foreign_libraries(release_env: str, libraries: list[str]) -> str | None:
     return f"{problem}: start it without a variable naming another install ({names}), as the workflow does"
 
 
+def stop_if_forked(job_pid: int) -> None:
+    """A process that the kernel's code forked, back in the job's code: it ends here, so that only the job's
+    own process writes its files (a copy that lived on would rewrite passes.csv after the tables were built)."""
+    if os.getpid() != job_pid:
+        print(f"{PROG}: error: a process forked by the kernel's code (pid {os.getpid()}) stops here", file=sys.stderr)
+        sys.stderr.flush()
+        os._exit(trace_cli.EXIT_NOT_RECORDED)
+
+
 def trace(args) -> int:
     spec = args.spec
+    job_pid = os.getpid()
     try:
         out_dir, trace_dir = configure_environment(args)
         log = open(out_dir / "tilelang.log", "w", encoding="utf-8")
@@ -209,6 +234,7 @@ def trace(args) -> int:
             else:
                 try:
                     func = tilelang_trace.build_kernel(spec)
+                    stop_if_forked(job_pid)
                     runner = getattr(tilelang_trace, mode.runner)
                     rows, error, extra = runner(spec, func, target, out_dir, trace_dir)
                     run_info.update(extra)
@@ -237,6 +263,7 @@ def trace(args) -> int:
     run_info["exit_status"] = status
     run_info["failure"] = failed and {"step": failed["step"], "pass": failed["pass"], "error": failed.get("error")}
     run_info["wall_seconds"] = round(time.perf_counter() - started, 4)
+    stop_if_forked(job_pid)
     removed = files_not_kept(args.keep, status, out_dir, trace_dir)
     run_info["removed_after_run"] = [str(path) for path in removed]
     try:
@@ -264,6 +291,41 @@ def trace(args) -> int:
             file=sys.stderr,
         )
     return status
+
+
+def record_unfinished(argv: list[str], error: str, status: int, process: dict) -> Path | None:
+    """For trace_batch.py: the record of a job that ended without writing its own (the kernel's code called
+    os._exit, or the job ran past its time limit): a failed setup row with ERROR, and a run.json with STATUS.
+    The job folder, or None when its arguments do not parse (the job then said why in its log)."""
+    try:
+        args = trace_cli.parse_args(list(argv))
+    except SystemExit:
+        return None
+    spec = args.spec
+    out_dir = Path(args.out or os.path.join("tmp", "gemm_lower_trace", args.mode)).resolve()
+    row = {"step": 0, "phase": spec.mode, "pass": "setup", "status": passes_table.STATUS_FAILED, "error": error}
+    found = versions()
+    rows = [{**row, **spec.provenance(found["tilelang"] or "")}]
+    run_info = {
+        "command": [sys.executable, str(ENTRY), *argv],
+        "command_line": shlex.join([sys.executable, str(ENTRY), *argv]),
+        "cwd": os.getcwd(),
+        "spec": spec.as_dict(),
+        "out_dir": str(out_dir),
+        "process": process,
+        "versions": found,
+        "exit_status": status,
+        "failure": {"step": 0, "pass": "setup", "error": error},
+        "recorded_by": "trace_batch.py: the job ended without its record",
+    }
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        passes_table.write_rows(out_dir / "passes.csv", rows)
+        run_info["passes_csv"] = passes_table.fingerprint(out_dir / "passes.csv")
+        files.write_json(out_dir / "run.json", run_info)
+    except OSError:
+        return None
+    return out_dir
 
 
 def files_not_kept(keep: str, status: int, out_dir: Path, trace_dir: Path) -> list[Path]:
