@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import SCRIPTS
+from conftest import SCRIPTS, require_tilelang
 from tilelang_churn.core import passes_table as pt
 
 BATCH_SCRIPT = SCRIPTS / "trace_batch.py"
@@ -97,7 +97,7 @@ def wait_for(what, timeout: float = 300, step: float = 0.02):
 
 
 def test_a_job_killed_by_a_signal_is_named_with_signal_job_and_environment(tmp_path):
-    pytest.importorskip("tilelang")
+    require_tilelang()
     # the default 1024^3 GEMM: each job lowers for about a second, long enough to be caught running
     jobs = [job(tmp_path, f"j{i}", "--mode", "instrument", "--target", "cuda-sm80") for i in range(3)]
     batch = start_batch(jobs, "--workers", "2")
@@ -137,7 +137,7 @@ raise SystemExit(trace_batch.run_in_own_process(spec["jobs"], 1, [1], "", spec["
 def test_a_batch_killed_while_importing_tilelang_is_named_and_fails_with_3(tmp_path):
     """The issue's SIGBUS in `import tilelang` (a corrupted shared library): Snakemake's script wrapper, given
     the params the trace rules pass, names the signal, the jobs and the environment, and exits 3, not 249."""
-    pytest.importorskip("tilelang")
+    require_tilelang()
     jobs = [[["--mode", "instrument"], str(tmp_path / name), str(tmp_path / "logs" / f"{name}.log")] for name in "ab"]
     batch_log = tmp_path / "batch.log"
     wrapper = start(
@@ -160,7 +160,7 @@ def test_a_batch_killed_while_importing_tilelang_is_named_and_fails_with_3(tmp_p
 
 
 def test_children_die_with_a_batch_killed_by_sigkill(tmp_path):
-    pytest.importorskip("tilelang")
+    require_tilelang()
     # trace-env jobs of the default 1024^3 GEMM write TileLang's run record for a few seconds each
     jobs = [job(tmp_path, f"j{i}", "--mode", "trace-env", "--target", "cuda-sm90") for i in range(6)]
     batch = start_batch(jobs, "--workers", "2")

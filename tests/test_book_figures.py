@@ -23,6 +23,7 @@ from conftest import (
     job_provenance,
     make_row,
     make_workdir,
+    require_tilelang,
     rule_counts,
     trace_batch_counts,
     version_of,
@@ -361,7 +362,7 @@ modes: [trace-env]
 
 @pytest.mark.slow  # a workflow run
 def test_a_grid_of_the_reference_alone_runs_to_the_end_without_figure_4(tmp_path):
-    pytest.importorskip("tilelang")
+    require_tilelang()
     workdir = make_workdir(tmp_path / "run")
     (workdir / "config" / "one_configuration.yaml").write_text(ONE_CONFIGURATION)
     run = WorkflowRun(workdir, ["config/test_config.yaml", "config/one_configuration.yaml"])

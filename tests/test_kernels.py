@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, make_workdir, rule_counts, run_script, snakemake, trace_batch_counts
+from conftest import REPO, make_workdir, require_tilelang, rule_counts, run_script, snakemake, trace_batch_counts
 from test_trace_env import report_passes, report_view
 from tilelang_churn.core import passes_table
 from tilelang_churn.core.jobs import JOB_KEY
@@ -59,7 +59,7 @@ def kernel_config(user_file: str) -> dict:
 
 @pytest.fixture(scope="session")
 def kernels_run(tmp_path_factory):
-    pytest.importorskip("tilelang")
+    require_tilelang()
     root = tmp_path_factory.mktemp("kernels")
     user_file = root / "my kernels" / "scale.py"  # outside the repository and the working directory
     user_file.parent.mkdir()
@@ -290,7 +290,7 @@ def test_a_duplicate_kernel_or_parameter_set_is_refused(tmp_path):
 )
 def test_a_kernel_that_raises_or_returns_no_primfunc_is_a_failed_row(tmp_path, body, error):
     """For one release a function may fail (an old release lacks a language feature): data, not a crash."""
-    pytest.importorskip("tilelang")
+    require_tilelang()
     kernel = tmp_path / "odd.py"
     kernel.write_text(f"def build(N=8):\n{body}")
     out = tmp_path / "out"

@@ -6,6 +6,7 @@ import difflib
 from pathlib import Path
 
 import pytest
+from conftest import require_tilelang
 from tilelang_churn.core import line_churn, passes_table
 from tilelang_churn.lowering import run_record
 from tilelang_churn.tables import frames
@@ -48,7 +49,7 @@ def test_a_pass_that_only_reindents_has_raw_churn_and_no_stripped_churn(tmp_path
 
 
 def test_a_real_run_records_stripped_counts_equal_an_independent_recount(trace_runs):
-    pytest.importorskip("tilelang")
+    require_tilelang()
     proc, out = trace_runs.get("--mode", "trace-env", "--target", "cuda-sm90")
     assert proc.returncode == 0, proc.stderr
     rows = {row["step"]: row for row in passes_table.read_rows(out / "passes.csv")}
@@ -67,7 +68,7 @@ def test_a_real_run_records_stripped_counts_equal_an_independent_recount(trace_r
 
 
 def test_instrument_counts_whitespace_as_trace_env_does(trace_runs):
-    pytest.importorskip("tilelang")
+    require_tilelang()
     _, env_out = trace_runs.get("--mode", "trace-env", "--target", "cuda-sm90")
     proc, out = trace_runs.get("--mode", "instrument", "--target", "cuda-sm90")
     assert proc.returncode == 0, proc.stderr
@@ -80,7 +81,7 @@ def test_instrument_counts_whitespace_as_trace_env_does(trace_runs):
 @pytest.mark.parametrize(("mode", "tool_counts_with_line_ends"), [("trace-api", True), ("pass-diff", False)])
 def test_the_api_modes_count_stripped_lines_the_tools_way(trace_runs, mode, tool_counts_with_line_ends):
     """Recounting the tool's own texts the tool's way gives its raw numbers, so the stripped ones are comparable."""
-    pytest.importorskip("tilelang")
+    require_tilelang()
     import contextlib
     import io
 
@@ -106,7 +107,7 @@ def test_the_api_modes_count_stripped_lines_the_tools_way(trace_runs, mode, tool
 
 
 def test_the_heatmap_can_show_either_count(trace_runs):
-    pytest.importorskip("tilelang")
+    require_tilelang()
     import numpy as np
     from tilelang_churn.figures import plot_churn
 

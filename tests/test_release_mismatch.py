@@ -14,7 +14,7 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
-from conftest import SCRIPTS, run_script
+from conftest import SCRIPTS, require_tilelang, run_script
 from tilelang_churn.core import passes_table as pt
 from tilelang_churn.lowering import release_envs
 
@@ -23,7 +23,7 @@ KERNEL = ("--shape", "64,64,64", "--block", "32,32,32")
 
 @pytest.fixture(scope="module")
 def installed() -> str:
-    pytest.importorskip("tilelang")
+    require_tilelang()
     return metadata.version("tilelang")
 
 

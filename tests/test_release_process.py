@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+from conftest import require_tilelang
 from tilelang_churn.lowering import release_process
 
 EXPORTED = (
@@ -22,7 +22,7 @@ EXPORTED = (
 
 def exported_by_tilelang() -> dict:
     """What the installed TileLang's import writes into os.environ, as its own process reports it."""
-    pytest.importorskip("tilelang")
+    require_tilelang()
     return dict(_exported_by_tilelang())
 
 
@@ -71,7 +71,7 @@ def test_a_library_reached_through_a_link_is_the_release_own(tmp_path):
 
 
 def test_the_installed_tilelang_loads_only_its_own_libraries():
-    pytest.importorskip("tilelang")
+    require_tilelang()
     code = (
         "import json, sys; sys.path.insert(0, sys.argv[1]); import tilelang;"
         "from tilelang_churn.lowering import release_process as r;"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import require_tilelang
 from tilelang_churn.lowering import run_record
 
 
@@ -15,7 +16,9 @@ def write_pair(run_dir: Path, phase: str, stem: str, before: str, after: str, af
 
 
 def test_counts_equal_tilelangs_own_counter_on_a_real_run(trace_runs):
-    core = pytest.importorskip("tilelang.tools.lower_trace.core")
+    require_tilelang()
+    import tilelang.tools.lower_trace.core as core
+
     proc, out = trace_runs.get("--mode", "trace-env", "--target", "cuda-sm90")
     assert proc.returncode == 0, proc.stderr
     run_dir = Path(trace_runs.run_info(out)["run_record"])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import re
 import shutil
@@ -183,8 +182,9 @@ def old_release(tmp_path_factory):
         )
         assert proc.returncode == 0, proc.stderr
         marker = Path(proc.stdout.strip())
-    python = Path(json.loads(marker.read_text())["python"])
-    site = next(python.parent.parent.glob("lib/python*/site-packages"))
+    # the environment's own folder: the marker records the path it was built at, which may have been a link
+    python = marker.parent / "bin" / "python"
+    site = next(marker.parent.glob("lib/python*/site-packages"))
     assert (site / f"tilelang-{version}.dist-info").is_dir()
     return version, python, site
 

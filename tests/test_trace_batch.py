@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -11,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import SCRIPTS, run_script
+from conftest import SCRIPTS, require_tilelang, run_script
 from tilelang_churn.core import passes_table as pt
 
 BATCH_SCRIPT = SCRIPTS / "trace_batch.py"
@@ -59,7 +60,7 @@ def test_a_bad_job_list_exits_2_naming_the_job(jobs, message):
 
 
 def test_each_job_writes_what_the_script_alone_writes(tmp_path, trace_runs):
-    pytest.importorskip("tilelang")
+    require_tilelang()
     kinds = [("instrument", "cuda-sm90"), ("trace-api", "hip"), ("pass-diff", "cuda-sm90")]
     jobs = [job(tmp_path, f"{mode}-{target}", "--mode", mode, "--target", target, *KERNEL) for mode, target in kinds]
     proc = run_batch(jobs, "--workers", "2")
@@ -81,7 +82,7 @@ def test_each_job_writes_what_the_script_alone_writes(tmp_path, trace_runs):
 
 
 def test_a_recorded_pass_failure_fails_the_batch_unless_tolerated(tmp_path):
-    pytest.importorskip("tilelang")
+    require_tilelang()
     jobs = [job(tmp_path, "llvm", "--mode", "pass-diff", "--target", "llvm", *KERNEL)]
     strict = run_batch(jobs)
     assert strict.returncode == 1
@@ -93,7 +94,7 @@ def test_a_recorded_pass_failure_fails_the_batch_unless_tolerated(tmp_path):
 
 
 def test_each_trace_env_job_keeps_its_own_run_record(tmp_path):
-    pytest.importorskip("tilelang")
+    require_tilelang()
     jobs = [job(tmp_path, t, "--mode", "trace-env", "--target", t, *KERNEL) for t in ("cuda-sm90", "hip")]
     proc = subprocess.run(
         [sys.executable, str(BATCH_SCRIPT), "--jobs", "-", "--workers", "2"],
@@ -112,7 +113,7 @@ def test_each_trace_env_job_keeps_its_own_run_record(tmp_path):
 
 
 def test_sigterm_stops_the_batch_and_its_children(tmp_path):
-    pytest.importorskip("tilelang")
+    require_tilelang()
     jobs = [job(tmp_path, f"j{i}", "--mode", "instrument", "--target", "cuda-sm80", *KERNEL) for i in range(6)]
     batch = subprocess.Popen(
         [sys.executable, str(BATCH_SCRIPT), "--jobs", "-", "--workers", "2"],
@@ -138,7 +139,7 @@ def test_sigterm_stops_the_batch_and_its_children(tmp_path):
 
 
 def test_keep_tables_leaves_only_what_the_readers_need_with_the_same_rows(tmp_path, trace_runs):
-    pytest.importorskip("tilelang")
+    require_tilelang()
     jobs = [
         job(tmp_path, "env", "--mode", "trace-env", "--target", "cuda-sm90", *KERNEL, "--keep", "tables"),
         job(tmp_path, "llvm", "--mode", "trace-env", "--target", "llvm", *KERNEL, "--keep", "tables"),
@@ -215,7 +216,7 @@ JOB_TIMEOUT = 4
 @pytest.fixture(scope="module")
 def odd_batch(tmp_path_factory):
     """One batch of a job per kernel of ODD_KERNELS (their folder on no path), pass failures tolerated."""
-    pytest.importorskip("tilelang")
+    require_tilelang()
     root = tmp_path_factory.mktemp("odd")
     kernels_dir = root / "my kernels"
     kernels_dir.mkdir()
@@ -245,9 +246,9 @@ def test_a_build_that_calls_sys_exit_is_a_failed_row_with_its_message(odd_batch)
         assert f"warning: job {list(jobs).index(name) + 1} of {len(jobs)}, kernel {name!r}" in proc.stderr
 
 
-def test_a_build_that_ends_the_process_is_recorded_by_the_batch_and_fails_it(odd_batch):
+def test_a_build_that_ends_the_process_is_recorded_by_the_batch_as_a_failed_row(odd_batch):
     proc, jobs, outs = odd_batch
-    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert proc.returncode == 0, proc.stdout + proc.stderr  # every failure recorded, 1 tolerated
     number, file = list(jobs).index("osexit") + 1, jobs["osexit"]["args"][3]
     line = (
         f"trace_batch.py: error: job {number} of {len(jobs)}, kernel 'osexit' ({file}): the kernel's code ended the "
@@ -257,9 +258,9 @@ def test_a_build_that_ends_the_process_is_recorded_by_the_batch_and_fails_it(odd
     assert line in proc.stderr.splitlines(), proc.stderr
     assert "the kernel's code ended the process" in setup_row(outs["osexit"])["error"]
     run = json.loads((outs["osexit"] / "run.json").read_text())
-    assert run["exit_status"] == 3 and run["spec"]["kernel"] == "osexit"
+    assert run["exit_status"] == 1 and run["spec"]["kernel"] == "osexit"
     assert pt.fingerprint(outs["osexit"] / "passes.csv") == run["passes_csv"]
-    assert f"job exited 3; see {jobs['osexit']['log']}" in proc.stderr
+    assert f"trace_batch.py: exit 1: gemm_lower_trace.py {shlex.join(jobs['osexit']['args'])}" in proc.stdout
 
 
 def test_a_build_past_the_job_timeout_is_killed_and_recorded_naming_the_key(odd_batch):
@@ -268,7 +269,7 @@ def test_a_build_past_the_job_timeout_is_killed_and_recorded_naming_the_key(odd_
     assert said in setup_row(outs["hang"])["error"]
     assert f"kernel 'hang' ({jobs['hang']['args'][3]}): {said}" in proc.stderr
     assert said in Path(jobs["hang"]["log"]).read_text()
-    assert json.loads((outs["hang"] / "run.json").read_text())["exit_status"] == 3
+    assert json.loads((outs["hang"] / "run.json").read_text())["exit_status"] == 1
 
 
 def test_no_process_forked_by_a_build_outlives_or_writes_after_its_job(odd_batch, tmp_path):

@@ -21,6 +21,7 @@ from conftest import (  # noqa: F401 - also imported from here by other tests
     SNAKEMAKE,
     checkout_copy,
     make_workdir,
+    require_tilelang,
     rule_counts,
     snakemake,
     trace_batch_counts,
@@ -259,7 +260,7 @@ def compared_run(tmp_path_factory):
     non-ASCII characters (`snakemake --cores 2` in that folder), with a release_env_dir named to run commands
     if any rule let config text reach a shell unquoted. That folder links to the repository's .envs, so the
     release environments are built once for every test."""
-    pytest.importorskip("tilelang")
+    require_tilelang()
     root = tmp_path_factory.mktemp("compare")
     checkout = checkout_copy(root / "dir with spaces ü" / "tilelang churn")
     canary = root / "canary"
@@ -414,7 +415,7 @@ def test_the_comparison_pages_of_the_real_run(compared_run, tmp_path):
 def test_the_workflow_runs_as_a_module_of_another_project(tmp_path):
     """`module tlchurn: snakefile: ...; config: config` and `use rule * from tlchurn as tlchurn_*`, as the
     Snakemake workflow catalog asks: the rules find their scripts through the module's own files."""
-    pytest.importorskip("tilelang")
+    require_tilelang()
     host = tmp_path / "host project"
     (host / "config").mkdir(parents=True)
     shape = {"M": 200, "N": 200, "K": 200, "block": [64, 64, 32]}

@@ -19,6 +19,7 @@ from conftest import (
     SNAKEMAKE,
     copy_of_finished_run,
     make_workdir,
+    require_tilelang,
     rule_counts,
     snakemake,
     trace_batch_counts,
@@ -107,7 +108,7 @@ def test_an_interrupted_run_resumes_to_the_same_churn_table(finished_run, tmp_pa
 
 
 def test_parallel_trace_env_jobs_keep_their_own_report_and_codegen(tmp_path):
-    pytest.importorskip("tilelang")
+    require_tilelang()
     workdir = make_workdir(tmp_path / "wf")
     sizes = [64 * (i + 1) for i in range(8)]
     shapes = "".join(f"  - {{M: {m}, N: 128, K: 64}}\n" for m in sizes)
@@ -139,7 +140,7 @@ def test_a_broken_environment_fails_the_job_instead_of_reporting_success(tmp_pat
 
 @pytest.mark.parametrize("fatal", [False, True])
 def test_a_failed_pass_is_data_unless_pass_failures_are_made_fatal(tmp_path, fatal):
-    pytest.importorskip("tilelang")
+    require_tilelang()
     workdir = make_workdir(tmp_path / "wf")
     grid = [*grid_file(workdir, "shapes: [{M: 64, N: 64, K: 64}]\ntargets: [llvm]\nmodes: [trace-env]\n")]
     if fatal:

@@ -215,7 +215,7 @@ def folder_id(kernel: str, params: dict, defaults: dict) -> str:
     """The folder of a parameter set under results/runs/<version>/<target>/: the kernel's name, plus each
     parameter set away from the defaults (rmsnorm_N1152), reduced to the characters a folder name allows;
     past MAX_FOLDER_ID characters, its start and a hash of the kernel and those parameters."""
-    changed = {name: params[name] for name in params if defaults.get(name, REQUIRED) != params[name]}
+    changed = {name: params[name] for name in params if not same_value(defaults.get(name, REQUIRED), params[name])}
     folder = re.sub(r"[^A-Za-z0-9_.+-]", "", "_".join([kernel] + [f"{name}{value}" for name, value in changed.items()]))
     if len(folder) <= MAX_FOLDER_ID:
         return folder

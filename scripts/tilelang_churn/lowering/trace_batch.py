@@ -202,17 +202,18 @@ def say(jobs: list, index: int, line: str) -> None:
 
 def record_unfinished(jobs: list, index: int, what: str, process: dict) -> int:
     """A job that ended without its record (the kernel's code called os._exit, or it ran past its time limit):
-    the batch writes its failed setup row and run.json, names it, and counts it failed (exit 3)."""
+    the batch writes its failed setup row and run.json and names it. Recorded, it is the kernel's failure, data
+    like a build() that raises (exit 1: the other jobs' results stay); unrecorded, the batch fails (exit 3)."""
     from tilelang_churn.lowering import trace_job
 
     job = jobs[index]
     where = f"job {index + 1} of {len(jobs)}, {kernel_of(job['args'])}"
     out = trace_job.record_unfinished(
-        job["args"], what, trace_cli.EXIT_NOT_RECORDED, {**process, "job_in_process": index + 1}
+        job["args"], what, trace_cli.EXIT_PASS_FAILED, {**process, "job_in_process": index + 1}
     )
     recorded = f"a failed setup row in {out / 'passes.csv'}" if out else "nothing recorded"
     say(jobs, index, f"error: {where}: {what}; {recorded}")
-    return trace_cli.EXIT_NOT_RECORDED
+    return trace_cli.EXIT_PASS_FAILED if out else trace_cli.EXIT_NOT_RECORDED
 
 
 def warn_setup_failure(jobs: list, index: int) -> None:
