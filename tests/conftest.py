@@ -26,7 +26,7 @@ SLOW_FIXTURES |= {"no_gpu_run"}  # tests/test_gpu_stage.py: a real (one-job) wor
 SLOW_MODULES = {"test_workflow_failures", "test_trace_batch", "test_batch_signals", "test_release_mismatch"}
 
 
-# The tests run on two pytest-xdist workers (`-n 2 --dist loadgroup`, pyproject.toml): the tests that share an
+# The tests run on three pytest-xdist workers (`-n 3 --dist loadgroup`, pyproject.toml): the tests that share an
 # expensive fixture go to one worker, so it is built once, and the rest spread over both.
 SHARED_FIXTURES = ("finished_run", "book_run", "compared_run", "kernels_run", "trace_runs", "api_runs", "cluster")
 SHARED_FIXTURES += ("built_0_1_14",)
