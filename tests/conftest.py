@@ -27,7 +27,7 @@ SLOW_MODULES = {"test_workflow_failures", "test_trace_batch", "test_batch_signal
 
 
 # The tests run on three pytest-xdist workers (`-n 3 --dist loadgroup`, pyproject.toml): the tests that share an
-# expensive fixture go to one worker, so it is built once, and the rest spread over both.
+# expensive fixture go to one worker, so it is built once, and the rest spread over all three.
 SHARED_FIXTURES = ("finished_run", "book_run", "compared_run", "kernels_run", "trace_runs", "api_runs", "cluster")
 SHARED_FIXTURES += ("built_0_1_14",)
 
