@@ -252,16 +252,25 @@ def test_a_page_name_fits_a_file_name_and_keeps_the_whole_label_apart(tmp_path):
     )  # short names as before
 
 
-def test_a_configuration_of_300_characters_gets_its_page(tmp_path):
+def long_label_pages(out: Path) -> tuple[list, list[Path]]:
+    """The pages of one configuration whose label holds an unbroken 300-character value."""
     tag = "x" * 300
     kernel = {"kernel": "tagged", "params": json.dumps({"tag": tag}), "kernel_label": f"tagged(tag={tag})"}
     old = job_rows("0.1.14", [run("P0")], **kernel)
     new = job_rows("0.1.15", [run("P0")], **kernel)
     churn = frame(old, new)
     configs = cr.configurations(churn)
-    assert len(configs[0].label) > 300
     edits = compare_pages.pass_edits.EditCache({})
-    index, page = compare_pages.write_pages(configs, cr.divergence(churn, {}, edits), edits, tmp_path)
+    return configs, compare_pages.write_pages(configs, cr.divergence(churn, {}, edits), edits, out)
+
+
+def long_label_index(out: Path) -> Path:
+    return long_label_pages(out)[1][0]
+
+
+def test_a_configuration_of_300_characters_gets_its_page(tmp_path):
+    configs, (index, page) = long_label_pages(tmp_path)
+    assert len(configs[0].label) > 300
     assert page.is_file() and len(page.name.encode()) <= compare_pages.MAX_PAGE_NAME
     assert f'href="pages/{page.name}"' in index.read_text()
 
@@ -342,8 +351,14 @@ def test_a_page_whose_ir_holds_html_opens_in_chromium_and_a_pass_can_be_chosen(t
             selected = page.locator("#seq tbody tr.sel").inner_text()
             new_diff = page.inner_text("#new-diff")
             page.screenshot(path=str(tmp_path / "nasty.png"))
+            # an unbroken 300-character label wraps: the index's columns stay in a 1400-px window
+            index = long_label_index(tmp_path / "long")
+            page.goto(index.as_uri())
+            page.wait_for_load_state("load")
+            index_width = page.evaluate("document.documentElement.scrollWidth")
         finally:
             browser.close()
     assert errors == []
     assert "P0" in selected
     assert f"+{NASTY}" in new_diff.splitlines()
+    assert index_width <= 1400, index_width

@@ -330,6 +330,9 @@ def test_a_label_compares_by_type_and_quotes_a_string_that_reads_as_a_number():
     assert kernels.label("k", {"causal": 0}, defaults) == "k(causal=0)"
     assert kernels.label("k", {"block": "256", "dtype": "float32"}, defaults) == "k(block='256', dtype=float32)"
     assert kernels.label("k", {"block": 256}, defaults) == "k(block=256)"
+    # a string is shown as written, backslashes and dollars included, in the quote it does not hold
+    assert kernels.label("k", {"tag": "cost$\\frac{$usd"}, defaults) == "k(tag='cost$\\frac{$usd')"
+    assert kernels.label("k", {"tag": "it's"}, defaults) == """k(tag="it's")"""
 
 
 def test_the_signature_is_read_without_importing_the_file(tmp_path):

@@ -59,7 +59,8 @@ a{color:#0969da}
 table{border-collapse:collapse}
 th,td{padding:2px 6px;border-bottom:1px solid #eaeef2;text-align:left;white-space:nowrap}
 th{background:#f6f8fa;position:sticky;top:0;z-index:1;font-weight:600}
-#pairs th,#pairs td.wrap{white-space:normal}#pairs th{vertical-align:bottom}#pairs td:first-child{min-width:22em}
+#pairs th,#pairs td.wrap{white-space:normal;overflow-wrap:anywhere}#pairs th{vertical-align:bottom}
+#pairs td:first-child{min-width:22em;max-width:40em}h1{overflow-wrap:anywhere}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 .yes{color:#cf222e;font-weight:600}.no{color:#1a7f37}.na{color:#8c959f}
 #filter{margin:8px 0;padding:4px 8px;width:28em;font:inherit}

@@ -201,8 +201,10 @@ def same_value(a, b) -> bool:
 
 
 def _shown(value) -> str:
+    """A parameter's value in a label: a string as written, quoted where it could read as another value."""
     if isinstance(value, str) and (not value.isidentifier() or value in ("True", "False", "None")):
-        return repr(value)
+        quote = "'" if "'" not in value else '"'
+        return f"{quote}{value}{quote}" if quote not in value else repr(value)
     return str(value)
 
 
