@@ -162,9 +162,10 @@ def test_a_syntax_error_in_the_scripts_fails_py_compile(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def old_release(tmp_path_factory):
-    """A real release without lower_trace: the comparison's 0.1.12 environment under .envs when it is sound,
-    else one built here with uv (seconds from uv's cache). Returns (its python, its site-packages)."""
+def old_release():
+    """A real release without lower_trace: the repository's .envs/tilelang-0.1.12, built there with uv when it is
+    missing or unsound, where the comparison run (test_workflow.compared_run, the same xdist group: never both
+    at once) finds it and builds it no second time. Returns (its python, its site-packages)."""
     from tilelang_churn.lowering import release_envs
 
     version = "0.1.12"
@@ -172,7 +173,7 @@ def old_release(tmp_path_factory):
     if not marker.is_file() or release_envs.stale_reason(marker):
         if release_envs.find_uv() is None:
             pytest.skip("uv is missing: no release environment can be built")
-        root = tmp_path_factory.mktemp("old_release")
+        root = REPO / ".envs"
         proc = subprocess.run(
             [sys.executable, str(REPO / "scripts" / "release_envs.py"), "build", "--version", version]
             + ["--root", str(root)],
@@ -189,9 +190,9 @@ def old_release(tmp_path_factory):
     return version, python, site
 
 
-# a release environment: slow, and one build for both tests
+# a release environment: slow, and one build for both tests and the comparison run (its xdist group)
 @pytest.mark.slow
-@pytest.mark.xdist_group("old_release")
+@pytest.mark.xdist_group("compared_run")
 def test_an_older_release_is_checked_mode_by_mode_and_passes(old_release):
     from tilelang_churn.core import trace_modes
     from tilelang_churn.lowering import release_envs
@@ -220,9 +221,9 @@ def old_release_as_the_workflows_own(tmp_path: Path, site: Path, version: str) -
     return dict(os.environ, PYTHONPATH=str(front))
 
 
-# a release environment: slow, and one build for both tests
+# a release environment: slow, and one build for both tests and the comparison run (its xdist group)
 @pytest.mark.slow
-@pytest.mark.xdist_group("old_release")
+@pytest.mark.xdist_group("compared_run")
 def test_the_workflow_on_an_older_release_fails_before_any_job_only_for_a_mode_it_lacks(old_release, tmp_path):
     version, _, site = old_release
     env = old_release_as_the_workflows_own(tmp_path, site, version)
