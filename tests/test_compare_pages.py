@@ -4,6 +4,7 @@ follow a link, choose a pass and see both releases' diff of it."""
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import re
@@ -73,61 +74,71 @@ def chromium_path() -> str:
     return found
 
 
-def drive(compare_dir: Path, link_text: str, screenshot: Path | None = None, both_changed: bool = False) -> dict:
-    """Open index.html, follow the link whose row contains link_text, choose the first divergent edit (else the
-    first row whose edits differ; with both_changed, the first row whose edits differ and whose two runs both
-    changed the IR); return what the page showed and how long it took."""
+@contextlib.contextmanager
+def chromium_page(viewport: dict):
+    """A page of headless Chromium (Debian's, through Playwright) and the list its errors are collected into:
+    uncaught exceptions, console errors and, when asked, dialogs and requests that leave the file system."""
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=chromium_path(), args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
         )
         try:
-            page = browser.new_page(viewport={"width": 1600, "height": 1000})
+            page = browser.new_page(viewport=viewport)
             errors: list[str] = []
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.on("pageerror", lambda exc: errors.append(f"pageerror {exc}"))
+            page.on("console", lambda msg: errors.append(f"console {msg.text}") if msg.type == "error" else None)
+            page.on("dialog", lambda dialog: (errors.append(f"dialog {dialog.message}"), dialog.dismiss()))
             page.on(
                 "request",
                 lambda request: (
-                    errors.append("request " + request.url) if not request.url.startswith("file:") else None
+                    errors.append(f"request {request.url}") if not request.url.startswith("file:") else None
                 ),
             )
-            page.goto((compare_dir / "index.html").as_uri())
-            row = page.locator("#pairs tbody tr", has_text=link_text).first
-            row.locator("a").click()
-            page.wait_for_load_state("load")
-            load_ms = page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd")
-            target = page.locator("#seq tbody tr.firstedit")
-            if both_changed:
-                index = page.evaluate(
-                    """() => [...document.querySelectorAll('#seq tbody tr')].findIndex(tr =>
-                        tr.querySelector('td.mark.diff') &&
-                        [...tr.querySelectorAll('td.oldc, td.newc')].every(td => !/^\\+0 -0$/.test(td.textContent)))"""
-                )
-                assert index >= 0, "no pass whose two runs both changed the IR and edit differently"
-                target = page.locator("#seq tbody tr").nth(index)
-            if not target.count():
-                target = page.locator("#seq tbody tr", has=page.locator("td.mark.diff"))
-            target.first.click()
-            shown = {
-                "url": page.url,
-                "load_ms": load_ms,
-                "selected": page.locator("#seq tbody tr.sel").inner_text(),
-                "old_title": page.inner_text("#old-title"),
-                "new_title": page.inner_text("#new-title"),
-                "old_diff": page.inner_text("#old-diff"),
-                "new_diff": page.inner_text("#new-diff"),
-                "source_diff": page.inner_text("#source-diff"),
-                "errors": errors,
-            }
-            page.keyboard.press("ArrowUp")
-            shown["after_arrow"] = page.locator("#seq tbody tr.sel").inner_text()
-            if screenshot is not None:
-                target.first.click()
-                page.screenshot(path=str(screenshot))
-            return shown
+            yield page, errors
         finally:
             browser.close()
+
+
+def drive(compare_dir: Path, link_text: str, screenshot: Path | None = None, both_changed: bool = False) -> dict:
+    """Open index.html, follow the link whose row contains link_text, choose the first divergent edit (else the
+    first row whose edits differ; with both_changed, the first row whose edits differ and whose two runs both
+    changed the IR); return what the page showed and how long it took."""
+    with chromium_page({"width": 1600, "height": 1000}) as (page, errors):
+        page.goto((compare_dir / "index.html").as_uri())
+        row = page.locator("#pairs tbody tr", has_text=link_text).first
+        row.locator("a").click()
+        page.wait_for_load_state("load")
+        load_ms = page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd")
+        target = page.locator("#seq tbody tr.firstedit")
+        if both_changed:
+            index = page.evaluate(
+                """() => [...document.querySelectorAll('#seq tbody tr')].findIndex(tr =>
+                    tr.querySelector('td.mark.diff') &&
+                    [...tr.querySelectorAll('td.oldc, td.newc')].every(td => !/^\\+0 -0$/.test(td.textContent)))"""
+            )
+            assert index >= 0, "no pass whose two runs both changed the IR and edit differently"
+            target = page.locator("#seq tbody tr").nth(index)
+        if not target.count():
+            target = page.locator("#seq tbody tr", has=page.locator("td.mark.diff"))
+        target.first.click()
+        shown = {
+            "url": page.url,
+            "load_ms": load_ms,
+            "selected": page.locator("#seq tbody tr.sel").inner_text(),
+            "old_title": page.inner_text("#old-title"),
+            "new_title": page.inner_text("#new-title"),
+            "old_diff": page.inner_text("#old-diff"),
+            "new_diff": page.inner_text("#new-diff"),
+            "source_diff": page.inner_text("#source-diff"),
+            "errors": errors,
+        }
+        page.keyboard.press("ArrowUp")
+        shown["after_arrow"] = page.locator("#seq tbody tr.sel").inner_text()
+        if screenshot is not None:
+            target.first.click()
+            page.screenshot(path=str(screenshot))
+        return shown
 
 
 @pytest.mark.slow  # a browser: left out of make check, as the other browser tests
@@ -332,32 +343,20 @@ def test_a_mode_that_keeps_no_ir_is_still_the_reason_given(tmp_path):
 
 @pytest.mark.slow  # a browser
 def test_a_page_whose_ir_holds_html_opens_in_chromium_and_a_pass_can_be_chosen(tmp_path):
-    sync_api = pytest.importorskip("playwright.sync_api")
     page_path = nasty_pair(tmp_path)[1]
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=chromium_path(), args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
-        )
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 700})
-            errors: list[str] = []
-            page.on("pageerror", lambda exc: errors.append(f"pageerror {exc}"))
-            page.on("console", lambda msg: errors.append(f"console {msg.text}") if msg.type == "error" else None)
-            page.on("dialog", lambda dialog: (errors.append(f"dialog {dialog.message}"), dialog.dismiss()))
-            page.goto(page_path.as_uri())
-            page.wait_for_load_state("load")
-            assert errors == []  # no 'Bad escaped character in JSON', and the IR's script never ran (no alert)
-            page.locator("#seq tbody tr").first.click()
-            selected = page.locator("#seq tbody tr.sel").inner_text()
-            new_diff = page.inner_text("#new-diff")
-            page.screenshot(path=str(tmp_path / "nasty.png"))
-            # an unbroken 300-character label wraps: the index's columns stay in a 1400-px window
-            index = long_label_index(tmp_path / "long")
-            page.goto(index.as_uri())
-            page.wait_for_load_state("load")
-            index_width = page.evaluate("document.documentElement.scrollWidth")
-        finally:
-            browser.close()
+    with chromium_page({"width": 1400, "height": 700}) as (page, errors):
+        page.goto(page_path.as_uri())
+        page.wait_for_load_state("load")
+        assert errors == []  # no 'Bad escaped character in JSON', and the IR's script never ran (no alert)
+        page.locator("#seq tbody tr").first.click()
+        selected = page.locator("#seq tbody tr.sel").inner_text()
+        new_diff = page.inner_text("#new-diff")
+        page.screenshot(path=str(tmp_path / "nasty.png"))
+        # an unbroken 300-character label wraps: the index's columns stay in a 1400-px window
+        index = long_label_index(tmp_path / "long")
+        page.goto(index.as_uri())
+        page.wait_for_load_state("load")
+        index_width = page.evaluate("document.documentElement.scrollWidth")
     assert errors == []
     assert "P0" in selected
     assert f"+{NASTY}" in new_diff.splitlines()

@@ -16,18 +16,16 @@ import json
 import re
 from pathlib import Path
 
-from tilelang_churn.core import files, trace_modes
+from tilelang_churn.core import files, statuses, trace_modes
 
-# status of a step: changed/noop are IR-to-IR passes; codegen compares TIR with generated source and is never
-# churn; failed is a pass (or codegen, or the set-up) that raised, its text in ``error``; unsupported is the one
-# row of a job whose mode the TileLang release lacks (e.g. lower_trace before 0.1.13), the reason in ``error``.
-STATUS_CHANGED = "changed"
-STATUS_NOOP = "noop"
-STATUS_FAILED = "failed"
-STATUS_CODEGEN = "codegen"
-STATUS_UNSUPPORTED = "unsupported"
-STATUSES = (STATUS_CHANGED, STATUS_NOOP, STATUS_FAILED, STATUS_CODEGEN, STATUS_UNSUPPORTED)
-CHURN_STATUSES = (STATUS_CHANGED, STATUS_NOOP)
+# status of a step: the vocabulary is core/statuses.py's (the meanings are there); these names are its
+STATUS_CHANGED = statuses.STATUS_CHANGED
+STATUS_NOOP = statuses.STATUS_NOOP
+STATUS_FAILED = statuses.STATUS_FAILED
+STATUS_CODEGEN = statuses.STATUS_CODEGEN
+STATUS_UNSUPPORTED = statuses.STATUS_UNSUPPORTED
+STATUSES = statuses.STATUSES
+CHURN_STATUSES = statuses.CHURN_STATUSES
 
 # Per-step columns, then provenance columns (who/what produced the numbers).
 STEP_COLUMNS = [

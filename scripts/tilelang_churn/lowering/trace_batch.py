@@ -15,8 +15,8 @@ line per such job on stderr. A job killed by a signal (SIGBUS from a broken shar
 with its signal and environment on stderr and in its own log; the children die with the batch (SIGKILL on Linux),
 so none writes after the batch is gone. Each child leads a process group of its own, killed when the job ends: no
 process its kernel's code forked writes after it. A job that ends without its record (the kernel's code called
-os._exit) or runs past --job-timeout (config job_timeout_s) is killed, recorded by the batch as a failed setup row
-naming the kernel, and counted failed (status 3); a job failing before any pass is named on stderr.
+os._exit) or runs past --job-timeout (config job_timeout_s) is killed and recorded by the batch as a failed setup
+row naming the kernel (status 1, data, as a build() that raises); a job failing before any pass is named on stderr.
 """
 
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file
@@ -160,10 +160,15 @@ def report_signal(jobs: list, index: int, number: int, environment: str) -> None
         file=sys.stderr,
         flush=True,
     )
+    append_to_log(job, f"error: this job {what}; nothing was recorded")
+
+
+def append_to_log(job: dict, line: str) -> None:
+    """A line of the batch's at the end of a job's own log (said on stderr when the log cannot take it)."""
     try:
         Path(job["log"]).parent.mkdir(parents=True, exist_ok=True)
         with open(job["log"], "a", encoding="utf-8") as log:
-            log.write(f"{PROG}: error: this job {what}; nothing was recorded\n")
+            log.write(f"{PROG}: {line}\n")
     except OSError as exc:
         print(f"{PROG}: error: cannot append to {job['log']}: {exc}", file=sys.stderr, flush=True)
 
@@ -192,12 +197,7 @@ def say(jobs: list, index: int, line: str) -> None:
     """A line about one job on stderr (the batch log and Snakemake's console) and at the end of its own log."""
     job = jobs[index]
     print(f"{PROG}: {line} (log: {job['log']})", file=sys.stderr, flush=True)
-    try:
-        Path(job["log"]).parent.mkdir(parents=True, exist_ok=True)
-        with open(job["log"], "a", encoding="utf-8") as log:
-            log.write(f"{PROG}: {line}\n")
-    except OSError as exc:
-        print(f"{PROG}: error: cannot append to {job['log']}: {exc}", file=sys.stderr, flush=True)
+    append_to_log(job, line)
 
 
 def record_unfinished(jobs: list, index: int, what: str, process: dict) -> int:
