@@ -15,6 +15,9 @@ report: "workflow/report/workflow.rst"
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/environment.smk"
+include: "workflow/rules/trace_common.smk"
+include: "workflow/rules/gpu_common.smk"
 include: "workflow/rules/book_common.smk"
 
 

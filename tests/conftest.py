@@ -120,7 +120,7 @@ def rule_counts(output: str) -> dict[str, int]:
 
 
 def trace_batch_counts(output: str) -> dict[str, int]:
-    """Jobs of the trace batch rules (trace_<release>_<n>, trace_env_<release>_<n>) in Snakemake's job table."""
+    """Jobs of the trace batch rules (trace_..., job_grid.batch_name) in Snakemake's job table."""
     return {rule: n for rule, n in rule_counts(output).items() if rule.startswith("trace_")}
 
 

@@ -54,25 +54,65 @@ def test_batches_hold_every_job_once_trace_env_apart_and_at_most_trace_batch_siz
         assert {job.mode == "trace-env" for job in batch.jobs} == {batch.lower_trace_env}
     # 14 trace-env jobs in batches of 5, 5, 4; then the 28 others: 5 x 5 and 3
     assert [len(b.jobs) for b in grid.batches] == [5, 5, 4, 5, 5, 5, 5, 5, 3]
+    # named from what each holds (one target, or several), then its part of its group
     assert [b.name for b in grid.batches][:4] == [
-        "trace_env_0_1_15_1",
-        "trace_env_0_1_15_2",
-        "trace_env_0_1_15_3",
-        "trace_0_1_15_1",
+        "trace_env_0_1_15_gemm_hip_1",
+        "trace_env_0_1_15_gemm_2",
+        "trace_env_0_1_15_gemm_cuda_sm90_3",
+        "trace_0_1_15_gemm_hip_1",
     ]
 
 
 def test_a_grid_without_trace_env_has_no_trace_env_batch_and_the_default_size_is_50():
     grid = grid_of(modes=["trace-api", "pass-diff"], shapes=[{"M": 64 * (i + 1), "N": 64, "K": 64} for i in range(30)])
-    assert [(b.name, len(b.jobs)) for b in grid.batches] == [("trace_0_1_15_1", 50), ("trace_0_1_15_2", 10)]
+    assert [(b.name, len(b.jobs)) for b in grid.batches] == [
+        ("trace_0_1_15_gemm_cuda_sm90_1", 50),
+        ("trace_0_1_15_gemm_cuda_sm90_2", 10),
+    ]
 
 
 def test_each_release_has_batches_of_its_own():
     grid = grid_of(versions=["0.1.14", "0.1.15"], modes=["instrument"])
     assert [(b.name, b.version, [j.version for j in b.jobs]) for b in grid.batches] == [
-        ("trace_0_1_14_1", "0.1.14", ["0.1.14"]),
-        ("trace_0_1_15_1", "0.1.15", ["0.1.15"]),
+        ("trace_instrument_0_1_14_gemm_cuda_sm90", "0.1.14", ["0.1.14"]),
+        ("trace_instrument_0_1_15_gemm_cuda_sm90", "0.1.15", ["0.1.15"]),
     ]
+
+
+def test_batch_names_say_what_the_batch_holds_and_stay_when_other_parts_of_the_grid_change(tmp_path):
+    shapes = [{"M": 64 * (i + 1), "N": 64, "K": 64} for i in range(3)]
+    modes = ["trace-env", "trace-api", "instrument"]
+    grid = grid_of(shapes=shapes, targets=["hip", "cuda-sm90"], modes=modes)
+    # release, mode (trace-env apart; one mode: its name) and the one kernel and target it holds, or none
+    assert [b.name for b in grid.batches] == ["trace_env_0_1_15_gemm", "trace_0_1_15_gemm"]
+    assert [b.name for b in grid_of(shapes=shapes, targets=["hip"], modes=["pass-diff"]).batches] == [
+        "trace_pass_diff_0_1_15_gemm_hip"
+    ]
+    # the shapes reordered, or a kernel of the user's added: the GEMM's batches keep their names, the kernel's
+    # batches are named after it
+    assert [b.name for b in grid_of(shapes=shapes[::-1], targets=["hip", "cuda-sm90"], modes=modes).batches] == [
+        "trace_env_0_1_15_gemm",
+        "trace_0_1_15_gemm",
+    ]
+    kernels = [{"name": "my_k", "file": user_kernel(tmp_path), "params": [{}, {"N": 2}]}]
+    added = grid_of(shapes=shapes, targets=["hip", "cuda-sm90"], modes=modes, kernels=kernels)
+    assert [b.name for b in added.batches] == [
+        "trace_env_0_1_15_gemm",
+        "trace_env_0_1_15_my_k",
+        "trace_0_1_15_gemm",
+        "trace_0_1_15_my_k",
+    ]
+    # one group in several batches: a part number, the same wherever the shapes are
+    split = [b.name for b in grid_of(shapes=shapes, targets=["hip"], modes=modes, trace_batch_size=2).batches]
+    assert split == ["trace_env_0_1_15_gemm_hip_1", "trace_env_0_1_15_gemm_hip_2"] + [
+        f"trace_0_1_15_gemm_hip_{n}" for n in (1, 2, 3)
+    ]
+    again = grid_of(shapes=shapes[::-1], targets=["hip"], modes=modes, trace_batch_size=2)
+    assert [b.name for b in again.batches] == split
+    # every name a rule name of its own, short whatever the kernel's name
+    long = [{"name": "k" * 200, "file": user_kernel(tmp_path), "params": [{}]}]
+    names = [b.name for b in grid_of(shapes=shapes, targets=["hip"], modes=modes, kernels=long).batches]
+    assert len(set(names)) == len(names) and all(name.isidentifier() and len(name) <= 64 for name in names)
 
 
 def test_a_jobs_arguments_parse_back_to_its_spec_with_the_trace_scripts_own_parser():

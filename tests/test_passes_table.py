@@ -79,3 +79,24 @@ def test_the_atomic_writer_removes_its_temporary_on_any_error(tmp_path):
             raise OSError(28, "No space left on device")
     assert str(caught.value) == f"cannot write {path}: no space left on device" and isinstance(caught.value, OSError)
     assert not list(tmp_path.iterdir())
+
+
+def test_one_failed_row_for_every_maker():
+    """passes_table.failed_row is the failed row of tilelang_trace, pass_instrument and trace_job alike: no
+    counts, an exception as its error_text, a given text as it is (trace_batch's record of an unfinished job)."""
+    error = RuntimeError("Check failed: layout\n  --> k.py:12:1\n")
+    row = passes_table.failed_row(3, "pipeline_cuda", "LowerTileOp", error, depth=0, seconds=0.5)
+    assert row == {
+        "step": 3,
+        "phase": "pipeline_cuda",
+        "pass": "LowerTileOp",
+        "status": passes_table.STATUS_FAILED,
+        "changed": None,
+        "added": None,
+        "deleted": None,
+        "depth": 0,
+        "seconds": 0.5,
+        "error": "RuntimeError: Check failed: layout",
+    }
+    assert passes_table.failed_row(0, "trace-env", "setup", "ran past\n  --> x")["error"] == "ran past\n  --> x"
+    assert list(passes_table.PassRow.__annotations__) == passes_table.COLUMNS  # the typed row is the schema's

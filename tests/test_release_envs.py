@@ -502,6 +502,22 @@ def test_two_tilelang_installs_are_stale_and_named(tmp_path):
     )
 
 
+def test_a_stale_marker_is_dropped_with_its_warning_but_kept_in_a_dry_run(tmp_path):
+    marker = fake_env(tmp_path)
+    assert release_envs.drop_stale_marker(marker, "0.1.14", dry_run=False) is None and marker.exists()  # sound
+    python = marker.parent / "bin" / "python"
+    python.unlink()
+    assert release_envs.drop_stale_marker(marker, "0.1.14", dry_run=True) == (
+        f"The environment of TileLang 0.1.14 will be rebuilt: {python} is missing"
+    )
+    assert marker.exists()  # a dry run changes nothing
+    assert release_envs.drop_stale_marker(marker, "0.1.14", dry_run=False) == (
+        f"Rebuilding the environment of TileLang 0.1.14: {python} is missing"
+    )
+    assert not marker.exists()  # so that rule release_env rebuilds the environment
+    assert release_envs.drop_stale_marker(marker, "0.1.14", dry_run=False) is None  # none yet: nothing to say
+
+
 def test_the_stale_check_is_cheap_enough_for_every_parse(tmp_path):
     marker = fake_env(tmp_path)
     start = time.perf_counter()

@@ -48,7 +48,7 @@ SMALL_GRID = {
 RELEASE = release_envs.installed_release().replace(".", "_")
 # rules that must run as Slurm jobs, and how many jobs each: the trace-env job and the trace-api job are batches
 # of their own (TL_LOWER_TRACE is read at import)
-CLUSTER_RULES = {f"trace_{RELEASE}_1": 1, f"trace_env_{RELEASE}_1": 1, "static_check": 1}
+CLUSTER_RULES = {f"trace_api_{RELEASE}_gemm_cuda_sm90": 1, f"trace_env_{RELEASE}_gemm_cuda_sm90": 1, "static_check": 1}
 LOCAL_RULES = (  # rule names, or the start of the names of per-batch rules
     "churn_table",
     "plot_job_churn_",
@@ -221,7 +221,7 @@ def test_slurm_jobs_ran_the_workflows_venv_python(slurm_run, local_run):
     assert len(job_logs) == sum(CLUSTER_RULES.values())
     for job_log in job_logs:
         assert command_runs(job_log.read_text(errors="replace"), SNAKEMAKE_MAIN), job_log
-    # and the rules' `python3` too: common.smk puts the venv's bin/ first on PATH, exported with the job
+    # and the rules' `python3` too: environment.smk puts the venv's bin/ first on PATH, exported with the job
     for run_dir in (workdir, local_run):
         run_jsons = sorted((run_dir / "results" / "runs").glob("*/*/*/*/run.json"))
         assert len(run_jsons) == 2

@@ -96,7 +96,7 @@ def test_every_trace_job_has_its_log_and_every_batch_its_log_and_benchmark(finis
     assert len(job_logs) == 12  # 2 targets x 2 shapes x 3 modes
     for log in job_logs:  # the job's own output, as the script alone writes it
         assert "pass=" in log.read_text() and "gemm_lower_trace.py" not in log.read_text().split("\n")[0]
-    batches = {f"trace_{release.replace('.', '_')}_1", f"trace_env_{release.replace('.', '_')}_1"}
+    batches = {f"trace_{release.replace('.', '_')}_gemm", f"trace_env_{release.replace('.', '_')}_gemm"}
     assert {p.stem for p in (finished_run / "logs" / "trace" / release).glob("*.log")} == batches
     assert {p.stem for p in (finished_run / "results" / "benchmarks" / "trace" / release).glob("*.tsv")} == batches
 
@@ -208,7 +208,7 @@ def test_the_default_config_asks_for_132_trace_jobs_the_static_check_and_the_boo
     release = release_envs.installed_release().replace(".", "_")
     # (5 GEMM shapes + 3 FlashAttention + 3 RMSNorm parameter sets) x 3 targets: 33 trace-env jobs in one batch,
     # the 99 of trace-api, pass-diff and instrument in two (at most trace_batch_size, 50, each)
-    expected = {f"trace_{release}_1": 1, f"trace_{release}_2": 1, f"trace_env_{release}_1": 1}
+    expected = {f"trace_{release}_1": 1, f"trace_{release}_2": 1, f"trace_env_{release}": 1}
     assert trace_batch_counts(proc.stdout) == expected
     assert counts["static_check"] == 1 and counts["book_figures_render"] == 1
     proc = snakemake(REPO, "-n", "--forceall")

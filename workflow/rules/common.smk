@@ -4,14 +4,9 @@ The logic lives in scripts/tilelang_churn/lowering/job_grid.py (unit-tested on i
 any job, with a message naming the config key and the bad value.
 """
 
-import json
-import math
-import os
 import re
 import sys
 from pathlib import Path
-
-from snakemake.logging import logger
 
 # Rules reach their scripts through this file's own location (not workflow.basedir, the main Snakefile's folder),
 # so `-s PATH/Snakefile --directory OTHER` works, and so does this workflow as a module of another project.
@@ -43,14 +38,6 @@ COMPARE_DIR = "results/compare"
 RELEASE_ENV_MARKER = f"{GRID.release_env_dir}/tilelang-{{version}}/environment.json"
 
 
-# Jobs run `python3` from PATH: this Snakemake's own venv first, as activating it would (with --sdm conda the
-# rule's env comes first). The interpreter's path is no param, so Snakemake from another venv reruns nothing.
-envvars:
-    "PATH",
-
-
-INHERITED_PATH = os.environ["PATH"]
-os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), INHERITED_PATH])
 TRACE_SCRIPT = f"{SCRIPTS}/gemm_lower_trace.py"
 REQUIREMENTS = str(PROJECT / "requirements.txt")
 
@@ -92,43 +79,6 @@ def get_gpu_outputs() -> list:
     return tables + [f"results/gpu/figures/{kernel}.{ext}" for kernel in GPU_KERNELS for ext in ("png", "svg")]
 
 
-def gpu_site_args(version: str) -> list:
-    """gpu_bench.py's --site of a release: none for the installed release; else the release's GPU site (TileLang
-    and its pins without dependencies, put in front of the machine's CUDA torch; rule gpu_release_site)."""
-    if GRID.release_env(version) is None:
-        return []
-    return ["--site", str(Path(GPU_SITE_MARKER.format(version=version)).parent.absolute())]
-
-
-def gpu_kernel_file(configuration: str) -> list:
-    """The user's kernel file of a configuration (an input of its GPU jobs), none for the GEMM or a shipped kernel."""
-    config_ = GRID.kernel_configs.get(configuration)
-    return [config_.source] if config_ is not None and config_.user_file else []
-
-
-GPU_SITE_MARKER = f"{GRID.release_env_dir}/gpu/tilelang-{{version}}/gpu_site.json"
-GPU_DIR = job_grid.GPU_DIR
-GPU_JOB = job_grid.GPU_JOB  # the config check knows the length of each file name it makes
-GPU_BENCH = f"{SCRIPTS}/gpu_bench.py"
-
-
-def gpu_device_arch() -> str:
-    """The arch of the GPU the checkpoint found (sm_90)."""
-    with open(checkpoints.gpu_device.get().output[0]) as handle:
-        return json.load(handle)["gpu_arch"]
-
-
-def gpu_speed_files(wildcards) -> list:
-    """speed.json of every GPU job of the GPU's arch (after the checkpoint ran)."""
-    return [
-        f"{GPU_DIR}/runs/{version}/{target}/{shape}/speed.json"
-        for version, target, shape in gpu_bench.gpu_jobs(GRID, gpu_device_arch())
-    ]
-
-
-GPU_JOBS = gpu_bench.gpu_jobs(GRID)  # every CUDA target's: the rule's params look a job up here
-
-
 def get_compare_outputs() -> list:
     tables = ("churn_by_version.csv", "pass_alignment.csv", "divergence.csv")
     figures = [f"{stem}.{ext}" for stem in ("release_heatmap", "release_trend") for ext in ("png", "svg")]
@@ -147,47 +97,3 @@ def get_all_passes_csv(wildcards=None) -> list:
 
 def get_heatmap_paths() -> list:
     return [f"{FIGURE_DIR}/churn_heatmap.{ext}" for ext in config["heatmap_formats"]]
-
-
-def batch_paths(batch, pattern: str) -> list:
-    """pattern filled for every job of a trace batch."""
-    return [pattern.format(**job.wildcards) for job in batch.jobs]
-
-
-def batch_jobs_param(batch) -> list:
-    """The batch rule's params.jobs: (trace arguments, --out folder, log) of each of its jobs."""
-    return [(list(job.args), job.run_dir, job.trace_log) for job in batch.jobs]
-
-
-def batch_threads(wildcards) -> int:
-    """An equal share of the cores for each batch (at least one core): the batches run side by side, so one
-    batch's import of TileLang (one core, 2-5 s) overlaps another's lowering instead of idling a core.
-    Evaluated per job, when the cores are known (--max-threads caps it, e.g. on Slurm)."""
-    cores = workflow._cores or 1
-    return max(1, cores // min(len(GRID.batches), cores))
-
-
-def batch_runtime(jobs: int, seconds_per_job: float, floor_minutes: int):
-    """A batch rule's runtime in minutes for its threads (as the executor sets them, --max-threads included)."""
-    return lambda wildcards, threads: floor_minutes + math.ceil(jobs * seconds_per_job / 60 / threads)
-
-
-def get_release_env(version: str):
-    """The input function of a batch: its release's environment marker, built by rule release_env (none for the
-    installed release). Evaluated as the DAG is built, when Snakemake knows whether this is a dry run: a marker
-    whose environment lost its python or holds another TileLang is removed then, so that rule release_env
-    rebuilds the environment instead of the trace jobs running in it."""
-
-    def release_env_marker(wildcards) -> list:
-        if GRID.release_env(version) is None:
-            return []
-        marker = Path(RELEASE_ENV_MARKER.format(version=version))
-        reason = release_envs.stale_reason(marker) if marker.exists() else None
-        if reason and workflow.dryrun:
-            logger.warning(f"The environment of TileLang {version} will be rebuilt: {reason}")
-        elif reason:
-            logger.warning(f"Rebuilding the environment of TileLang {version}: {reason}")
-            marker.unlink(missing_ok=True)
-        return [str(marker)]
-
-    return release_env_marker

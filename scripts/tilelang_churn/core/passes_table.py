@@ -15,17 +15,20 @@ import hashlib
 import json
 import re
 from pathlib import Path
+from typing import TypedDict
 
-from tilelang_churn.core import files, statuses, trace_modes
+from tilelang_churn.core import files, trace_modes
 
-# status of a step: the vocabulary is core/statuses.py's (the meanings are there); these names are its
-STATUS_CHANGED = statuses.STATUS_CHANGED
-STATUS_NOOP = statuses.STATUS_NOOP
-STATUS_FAILED = statuses.STATUS_FAILED
-STATUS_CODEGEN = statuses.STATUS_CODEGEN
-STATUS_UNSUPPORTED = statuses.STATUS_UNSUPPORTED
-STATUSES = statuses.STATUSES
-CHURN_STATUSES = statuses.CHURN_STATUSES
+# status of a step: core/statuses.py's vocabulary (the meanings are there), re-exported under the names callers use
+from tilelang_churn.core.statuses import (  # noqa: F401
+    CHURN_STATUSES,
+    STATUS_CHANGED,
+    STATUS_CODEGEN,
+    STATUS_FAILED,
+    STATUS_NOOP,
+    STATUS_UNSUPPORTED,
+    STATUSES,
+)
 
 # Per-step columns, then provenance columns (who/what produced the numbers).
 STEP_COLUMNS = [
@@ -72,6 +75,18 @@ PROVENANCE_INT_COLUMNS = ("M", "N", "K", "block_M", "block_N", "block_K", "threa
 INT_COLUMNS = ("step", "added", "deleted", "added_stripped", "deleted_stripped", "depth") + PROVENANCE_INT_COLUMNS
 BOOL_COLUMNS = ("changed",)
 FLOAT_COLUMNS = ("seconds",)
+
+
+def _cell_type(column: str):
+    for columns, kind in ((INT_COLUMNS, int), (BOOL_COLUMNS, bool), (FLOAT_COLUMNS, float)):
+        if column in columns:
+            return kind if column == "step" else kind | None
+    return str
+
+
+# One row as its producer builds it: every key a column (a key left out, or None, is an empty cell), ``status``
+# one of STATUSES, the cells typed as read_rows types them. Typing only: a row is a plain dict, written as before.
+PassRow = TypedDict("PassRow", {column: _cell_type(column) for column in COLUMNS}, total=False)
 
 # The respects in which one job's kernel can differ from another's, each with its provenance columns (the
 # book's figure 4 shows the configurations that differ from the reference in exactly one; the workflow decides
@@ -171,6 +186,23 @@ def error_text(error: BaseException | str) -> str:
         text = error
     lines = [line for line in text.splitlines() if line.strip() and not _SOURCE_EXCERPT.match(line)]
     return " ".join(line.strip() for line in lines[:3])
+
+
+def failed_row(step: int, phase: str, name: str, error: BaseException | str, **columns) -> PassRow:
+    """The one failed row, whoever makes it (a pass that raised, a failure outside every pass, the set-up): no
+    counts, ``error`` the exception's ``error_text`` or the given text as it is. ``columns`` adds the maker's
+    other cells (depth, seconds); a cell left out is empty in passes.csv."""
+    return {
+        "step": step,
+        "phase": phase,
+        "pass": name,
+        "status": STATUS_FAILED,
+        "changed": None,
+        "added": None,
+        "deleted": None,
+        **columns,
+        "error": error_text(error) if isinstance(error, BaseException) else error,
+    }
 
 
 def fingerprint(path: str | Path) -> dict:

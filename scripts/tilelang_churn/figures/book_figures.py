@@ -279,15 +279,15 @@ def plot_reference(job: list[dict], out_dir: Path, language: str, width_cm: floa
     """fig1: the reference job's passes in execution order, no-op runs collapsed into one row each."""
     words = _words(language)
     first = job[0]
-    entries = []  # ("pass", row) | ("noop", [rows]) | ("codegen", row)
+    entries = []  # ("pass", row) | (STATUS_NOOP, [rows]) | (STATUS_CODEGEN, row)
     for row in job:
         if row["status"] == pt.STATUS_NOOP:
-            if entries and entries[-1][0] == "noop":
+            if entries and entries[-1][0] == pt.STATUS_NOOP:
                 entries[-1][1].append(row)
             else:
-                entries.append(("noop", [row]))
+                entries.append((pt.STATUS_NOOP, [row]))
         elif row["status"] == pt.STATUS_CODEGEN:
-            entries.append(("codegen", row))
+            entries.append((pt.STATUS_CODEGEN, row))
         elif row["status"] in (pt.STATUS_CHANGED, pt.STATUS_FAILED):
             entries.append(("pass", row))
     if not entries:
@@ -317,7 +317,7 @@ def plot_reference(job: list[dict], out_dir: Path, language: str, width_cm: floa
                     if d:
                         ax.text(-d - widest * 0.01, yy, f"\u2212{d}", va="center", ha="right", fontsize=5.5)
                 labels.append((f"{item['step']}  {item['pass']}", "black" if item["changed"] else fs.FAILED_COLOR))
-            elif kind == "noop":
+            elif kind == pt.STATUS_NOOP:
                 n = len(item)
                 steps = f"{item[0]['step']}" if n == 1 else f"{item[0]['step']}\u2013{item[-1]['step']}"
                 text = words["noop_one"] if n == 1 else words["noop_run"].format(n=n)

@@ -35,6 +35,7 @@ import pandas as pd
 
 from tilelang_churn.core import files
 from tilelang_churn.core.releases import release_text
+from tilelang_churn.core.statuses import STATUS_FAILED, STATUS_NOOP
 from tilelang_churn.core.trace_modes import KEEPS_IR
 from tilelang_churn.tables import pass_edits
 from tilelang_churn.tables.pass_edits import normalize_ir
@@ -268,7 +269,7 @@ def _side(run, edit: pass_edits.RunEdit | None, table: LineTable) -> dict | None
         "added": None if _na(run["added"]) else int(run["added"]),
         "deleted": None if _na(run["deleted"]) else int(run["deleted"]),
     }
-    if run["status"] == "failed" and str(run.get("error") or ""):
+    if run["status"] == STATUS_FAILED and str(run.get("error") or ""):
         out["error"] = str(run["error"])
     if edit is None:
         out["why"] = "no IR archive"
@@ -281,7 +282,7 @@ def _side(run, edit: pass_edits.RunEdit | None, table: LineTable) -> dict | None
 
 def _failure(job) -> dict | None:
     """The job's first failed row (step, pass, error), or None."""
-    failed = job.rows[job.rows["status"] == "failed"]
+    failed = job.rows[job.rows["status"] == STATUS_FAILED]
     if not len(failed):
         return None
     first = failed.iloc[0]
@@ -336,7 +337,7 @@ def pair_page(config: Configuration, old, new, row: dict, edits: pass_edits.Edit
             int(run_new["step"]) if run_new is not None else None,
         )
         classes = [op]
-        if all(run is None or run["status"] == "noop" for run in (run_old, run_new)):
+        if all(run is None or run["status"] == STATUS_NOOP for run in (run_old, run_new)):
             classes.append("noop")
         if op == KEPT and not _na(first_pass[0]) and steps == (int(first_pass[0]), int(first_pass[1])):
             classes.append("firstpass")
@@ -357,7 +358,7 @@ def pair_page(config: Configuration, old, new, row: dict, edits: pass_edits.Edit
                 counts = (
                     f'<span class="plus">+{int(run["added"])}</span> <span class="minus">-{int(run["deleted"])}</span>'
                 )
-            elif run["status"] == "failed":
+            elif run["status"] == STATUS_FAILED:
                 counts = '<span class="yes">failed</span>'
             name = f"{int(run['step'])} {html.escape(str(run['pass']))}"
             cells.append(f'<td class="{side}">{name}</td><td class="{side}c num">{counts}</td>')

@@ -312,7 +312,7 @@ def plot_job_bars(rows_or_df, path, measure: str = "raw") -> None:
         f"tilelang {first['tilelang_version']}",
     ]
     sub_parts = [
-        f"changed {int((status == 'changed').sum())} / {churn_rows} IR passes",
+        f"changed {int((status == pt.STATUS_CHANGED).sum())} / {churn_rows} IR passes",
         f"({n} step{'s' if n != 1 else ''}: {int(noop.sum())} no-op, {int(failed.sum())} failed, "
         f"{int(codegen.sum())} codegen)",
         f"+{int(added.sum())} added / -{int(deleted.sum())} deleted lines ({measure_words})",

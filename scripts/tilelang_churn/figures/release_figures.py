@@ -56,6 +56,7 @@ from tilelang_churn.tables.release_tables import (
     FAILED,
     KEPT,
     OUTPUT_TABLES,
+    UNSUPPORTED,
     Configuration,
     ReleaseJob,
     align_passes,
@@ -182,9 +183,9 @@ def release_matrix(churn_df: pd.DataFrame, configuration: str | None = None) -> 
         if job is None:
             states.append("no job")
         elif job.unsupported:
-            states.append("unsupported")
+            states.append(UNSUPPORTED)
         elif job.failed:
-            states.append("failed")
+            states.append(FAILED)
         elif len(job.runs) and len(jobs) > 1 and not (present[:, c] & (present.sum(axis=1) > 1)).any():
             states.append("shares no pass")
         else:
@@ -219,9 +220,9 @@ def plot_release_heatmap(churn_df: pd.DataFrame, paths, configuration: str | Non
         fig, ax = plt.subplots(figsize=(max(7.0, width), max(4.5, height)), layout="constrained")
         mesh, norm = heatmap.draw_cells(ax, values, failed)
         for c, state in enumerate(states):  # whole columns without pass data say why
-            if state not in ("unsupported", "no job"):
+            if state not in (UNSUPPORTED, "no job"):
                 continue
-            unsupported = state == "unsupported"
+            unsupported = state == UNSUPPORTED
             ax.add_patch(
                 Rectangle(
                     (c - 0.5, -0.5),
@@ -248,7 +249,7 @@ def plot_release_heatmap(churn_df: pd.DataFrame, paths, configuration: str | Non
             )
         fs.matrix_axes(ax, row_labels, col_labels, row_fontsize=8, col_fontsize=8.5)  # first pass on top
         for tick, state in zip(ax.get_xticklabels(), states):
-            if state == "failed":
+            if state == FAILED:
                 tick.set_color(FAILED_COLOR)
             elif state:
                 tick.set_color(UNSUPPORTED_EDGE)

@@ -30,6 +30,7 @@ import matplotlib.ticker as mticker
 import matplotlib.transforms as mtransforms
 
 from tilelang_churn.core.releases import release_sort_key
+from tilelang_churn.core.statuses import STATUS_WRONG
 from tilelang_churn.figures import figure_style as fs
 from tilelang_churn.tables import kernel_speed
 
@@ -77,7 +78,7 @@ def plot_kernel(rows: list[dict], kernel: str, paths) -> None:
         releases = sorted({row["tilelang_version"] for row in rows}, key=release_sort_key)
         colour = {config: fs.SERIES_COLORS[i % len(fs.SERIES_COLORS)] for i, config in enumerate(configs)}
         marker = {release: MARKERS[i % len(MARKERS)] for i, release in enumerate(releases)}
-        timed = [row for row in rows if row.get("latency_ms") is not None and row.get("status") != "wrong"]
+        timed = [row for row in rows if row.get("latency_ms") is not None and row.get("status") != STATUS_WRONG]
         scatter, by_release, churn_axis = axes
         on_floor = mtransforms.blended_transform_factory(scatter.transData, scatter.transAxes)
         for row in rows:

@@ -52,6 +52,16 @@ import traceback
 from pathlib import Path
 
 from tilelang_churn.core import files, jobs, passes_table
+
+# a configuration's status in kernel_speed.csv: core/statuses.py's GPU vocabulary (the meanings are there)
+from tilelang_churn.core.statuses import GPU_STATUSES as STATUSES  # noqa: F401
+from tilelang_churn.core.statuses import (  # noqa: F401
+    STATUS_BUILD_FAILED,
+    STATUS_COMPILE_FAILED,
+    STATUS_LAUNCH_FAILED,
+    STATUS_OK,
+    STATUS_WRONG,
+)
 from tilelang_churn.lowering import kernels, release_process, trace_cli
 
 REPEATS = 7
@@ -62,12 +72,6 @@ COMPILE_TARGET = "cuda"  # TileLang's target for the visible GPU: its own arch (
 EXIT_NO_DEVICE = 4
 CONFIG_KEY = "gpu"
 
-STATUS_OK = "ok"  # compiled, launched, and right (or launched, for a kernel without a reference)
-STATUS_WRONG = "wrong"  # its result is off the reference by more than the tolerance
-STATUS_BUILD_FAILED = "build_failed"  # the kernel file's function raised, or TileLang is not the release's own
-STATUS_COMPILE_FAILED = "compile_failed"  # tilelang.compile (lowering, codegen or nvcc) raised
-STATUS_LAUNCH_FAILED = "launch_failed"  # inputs, the launch, the reference or the timing raised
-STATUSES = (STATUS_OK, STATUS_WRONG, STATUS_BUILD_FAILED, STATUS_COMPILE_FAILED, STATUS_LAUNCH_FAILED)
 CHECK_REFERENCE = "reference"
 CHECK_LAUNCH_ONLY = "launch-only"
 

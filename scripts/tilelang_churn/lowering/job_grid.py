@@ -9,12 +9,13 @@ the bad value, before any job runs.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tilelang_churn.core import jobs, trace_modes
@@ -54,7 +55,7 @@ class Batch:
     outputs than that (its lookup of a file's producer goes through every output of the rule).
     """
 
-    name: str  # the Snakemake rule that runs it, e.g. trace_env_0_1_15_1
+    name: str  # the Snakemake rule that runs it, from what it holds (batch_name), e.g. trace_env_0_1_15
     version: str
     lower_trace_env: bool
     jobs: tuple[Job, ...]
@@ -620,11 +621,46 @@ def check_job_arguments(cfg: dict, grid: Grid) -> None:
         raise ConfigError(f"config {key}: {problem} (the job of shape {job.shape!r} on target {job.target!r})")
 
 
+# a batch name's part longer than this is cut and given a hash of the whole, so names stay short (Slurm, file names)
+MAX_NAME_PART = 24
+
+
+def name_part(text: str) -> str:
+    """A release, mode, kernel or target as part of a Snakemake rule name: letters, digits and _ only."""
+    part = re.sub(r"[^A-Za-z0-9]", "_", text)
+    if len(part) > MAX_NAME_PART:
+        part = f"{part[: MAX_NAME_PART - 9]}_{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+    return part
+
+
+def batch_name(grid: Grid, version: str, lower_trace_env: bool, jobs: list[Job], user_file: bool) -> str:
+    """trace_<mode>_<release>[_<kernel>][_<target>] from what the batch holds: the mode is env for trace-env
+    batches, the mode itself when the batch holds one only, else none; the kernel and the target when it
+    holds one only (a user's kernel file: its kernels, always). Nothing positional, so the name stays when
+    other parts of the grid change (another kernel, the shapes reordered)."""
+    modes = list(dict.fromkeys(job.mode for job in jobs))
+    mode = "env" if lower_trace_env else modes[0].removeprefix("trace-") if len(modes) == 1 else None
+    kernels_ = list(dict.fromkeys(kernel_of(grid, job.shape) for job in jobs))
+    targets = list(dict.fromkeys(job.target for job in jobs))
+    kernel = "_".join(kernels_) if len(kernels_) == 1 or user_file else None
+    target = targets[0] if len(targets) == 1 else None
+    parts = ["trace", mode, version, kernel, target]
+    return "_".join(name_part(part) for part in parts if part)
+
+
+def kernel_of(grid: Grid, config_id: str) -> str:
+    """The kernel of a configuration: gemm for the GEMM's shapes."""
+    config_ = grid.kernel_configs.get(config_id)
+    return config_.kernel if config_ is not None else GEMM
+
+
 def make_batches(grid: Grid, size: int) -> list[Batch]:
-    """The jobs of each release, trace-env jobs apart, in grid order, cut into batches of at most size jobs."""
+    """The jobs of each release, trace-env jobs apart, in grid order, cut into batches of at most size jobs.
+
+    Each is named from what it holds (batch_name), then _<part> where its group needs several batches."""
     batches = []
     for version in grid.versions:
-        for kind, lower_trace_env in (("trace_env", True), ("trace", False)):
+        for lower_trace_env in (True, False):
             jobs = [
                 job
                 for job in grid.jobs.values()
@@ -635,12 +671,19 @@ def make_batches(grid: Grid, size: int) -> list[Batch]:
             by_file: dict[str | None, list[Job]] = {}
             for job in jobs:
                 by_file.setdefault(job.kernel_file, []).append(job)
-            number = 0
-            for group in by_file.values():
-                for start in range(0, len(group), size):
-                    number += 1
-                    name = f"{kind}_{version.replace('.', '_')}_{number}"
-                    batches.append(Batch(name, version, lower_trace_env, tuple(group[start : start + size])))
+            for kernel_file, group in by_file.items():
+                parts = [group[start : start + size] for start in range(0, len(group), size)]
+                for number, part in enumerate(parts, 1):
+                    name = batch_name(grid, version, lower_trace_env, part, kernel_file is not None)
+                    name += f"_{number}" if len(parts) > 1 else ""
+                    batches.append(Batch(name, version, lower_trace_env, tuple(part)))
+    # two names alike (kernel names that differ only in . + -, or a kernel named like another's kernel and
+    # target together): the later ones numbered, so that every rule has a name of its own
+    seen: dict[str, int] = {}
+    for i, batch in enumerate(batches):
+        seen[batch.name] = seen.get(batch.name, 0) + 1
+        if seen[batch.name] > 1:
+            batches[i] = replace(batch, name=f"{batch.name}_b{seen[batch.name]}")
     return batches
 
 

@@ -359,7 +359,8 @@ class PassRecorder:
             after_text = self._text_of(mod)
             changed = after_text != run.before_text
             added, deleted = run_record.count_line_changes(run.before_text, after_text) if changed else (0, 0)
-            run.row.update(status="changed" if changed else "noop", changed=changed, added=added, deleted=deleted)
+            status = passes_table.STATUS_CHANGED if changed else passes_table.STATUS_NOOP
+            run.row.update(status=status, changed=changed, added=added, deleted=deleted)
             # the whitespace-insensitive count is made after lowering, outside the passes' timed windows
             self.changed_texts.append((run.row, run.before_text, after_text) if changed else (run.row, "", ""))
             if self.store is not None:
@@ -397,7 +398,13 @@ class PassRecorder:
                 )
 
     def _fail(self, run: _OpenRun, error: BaseException | str, ended: float) -> None:
-        run.row.update(status="failed", changed=None, added=None, deleted=None, error=passes_table.error_text(error))
+        run.row.update(
+            status=passes_table.STATUS_FAILED,
+            changed=None,
+            added=None,
+            deleted=None,
+            error=passes_table.error_text(error),
+        )
         if run.row.get("seconds") is None:
             run.row["seconds"] = self._own_seconds(run, ended) if run.started else None
         if self.store is not None:
@@ -516,7 +523,9 @@ def run_instrument(func, target, *, keep_ir: bool = False) -> tuple[list[dict], 
     if error is not None and not failed_runs:
         # outside every pass: TileLang's trace records a codegen failure as a failed "codegen" record
         phase, name = _failure_place(error)
-        rows.append(_failure_row(len(rows), phase, name, error, round(lowered - last_pass_ended, 6)))
+        rows.append(
+            passes_table.failed_row(len(rows), phase, name, error, depth=0, seconds=round(lowered - last_pass_ended, 6))
+        )
     kernel_source = getattr(artifact, "kernel_source", None) if artifact is not None else None
     if artifact is not None and recorder.final_ir_text is not None:
         # as TileLang's run record: the IR handed to codegen (what the last pass returned) against the source
@@ -525,7 +534,7 @@ def run_instrument(func, target, *, keep_ir: bool = False) -> tuple[list[dict], 
                 "step": len(rows),
                 "phase": CODEGEN_PHASE,
                 "pass": "codegen",
-                "status": "codegen",
+                "status": passes_table.STATUS_CODEGEN,
                 "changed": True,
                 **run_record.churn_columns(recorder.final_ir_text, kernel_source or ""),
                 "depth": 0,
@@ -546,18 +555,3 @@ def run_instrument(func, target, *, keep_ir: bool = False) -> tuple[list[dict], 
     if keep_ir:
         info["ir"] = recorder.ir_archive(kernel_source)
     return rows, error, info
-
-
-def _failure_row(step: int, phase: str, name: str, error: BaseException, seconds: float) -> dict:
-    return {
-        "step": step,
-        "phase": phase,
-        "pass": name,
-        "status": "failed",
-        "changed": None,
-        "added": None,
-        "deleted": None,
-        "depth": 0,
-        "seconds": seconds,
-        "error": passes_table.error_text(error),
-    }

@@ -414,7 +414,7 @@ def stale_reason(marker_path: str | Path) -> str | None:
     or None while it can: the marker unreadable, the environment's bin/python missing or not executable, or its
     installed tilelang (read from the package metadata) not the marker's release. A missing marker has a
     reason too. Fast (a few file checks, no interpreter started): Snakemake calls it for every release each
-    time it builds the DAG, and deletes a stale marker so that rule release_env rebuilds the environment."""
+    time it builds the DAG, and drop_stale_marker deletes a stale marker so that rule release_env rebuilds it."""
     marker = Path(marker_path)
     env = marker.parent
     if not marker.exists():
@@ -441,6 +441,20 @@ def stale_reason(marker_path: str | Path) -> str | None:
     if releases.base_version(installed[0]) != version:
         return f"{env} holds tilelang {installed[0]}, not the release {version} of its marker"
     return None
+
+
+def drop_stale_marker(marker_path: str | Path, version: str, dry_run: bool) -> str | None:
+    """The warning for the environment of an existing but stale marker (stale_reason), else None; unless
+    dry_run, the marker is removed, so that rule release_env rebuilds the environment instead of trace jobs
+    running in it. The workflow calls it as it builds the DAG (the trace batches' input function)."""
+    marker = Path(marker_path)
+    reason = stale_reason(marker) if marker.exists() else None
+    if reason is None:
+        return None
+    if dry_run:
+        return f"The environment of TileLang {version} will be rebuilt: {reason}"
+    marker.unlink(missing_ok=True)
+    return f"Rebuilding the environment of TileLang {version}: {reason}"
 
 
 class _StepRunner:

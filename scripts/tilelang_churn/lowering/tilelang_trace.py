@@ -51,7 +51,7 @@ def resolve_passes(spec: TraceSpec, target) -> list[tuple[str, object]]:
     return named
 
 
-def _step_row(step: int, phase: str, result: dict) -> dict:
+def _step_row(step: int, phase: str, result: dict) -> passes_table.PassRow:
     """A passes.csv row from one dict of lower_trace() / pass_diff(): the tool's own counts, and the
     whitespace-insensitive ones counted the tool's way (unified diff) when the dict holds the IR texts."""
     changed = bool(result["changed"])
@@ -127,29 +127,15 @@ def run_api_tool(tool_name: str, func, named_passes: list) -> tuple[list[dict], 
     except Exception as exc:  # noqa: BLE001 - a failing pass is data
         failed_step = running["step"]
         if failed_step is None:  # nothing ran: the tool failed on its own
-            return [_failed_row(0, tool_name, tool_name, exc)], exc
+            return [passes_table.failed_row(0, tool_name, tool_name, exc, depth=0)], exc
         try:
             results = tool(func, named_passes[:failed_step], mode="terminal") if failed_step else []
         except Exception:  # noqa: BLE001 - the prefix failing on its own is unexpected: keep the first error
             results = []
         rows = [_step_row(i, tool_name, result) for i, result in enumerate(results)]
-        rows.append(_failed_row(len(rows), tool_name, named_passes[failed_step][0], exc))
+        rows.append(passes_table.failed_row(len(rows), tool_name, named_passes[failed_step][0], exc, depth=0))
         return rows, exc
     return [_step_row(i, tool_name, result) for i, result in enumerate(results)], None
-
-
-def _failed_row(step: int, phase: str, name: str, error: BaseException | str, depth: int | None = 0) -> dict:
-    return {
-        "step": step,
-        "phase": phase,
-        "pass": name,
-        "status": passes_table.STATUS_FAILED,
-        "changed": None,
-        "added": None,
-        "deleted": None,
-        "depth": depth,
-        "error": passes_table.error_text(error),
-    }
 
 
 def _direct_lower_trace_to(trace_dir: Path) -> None:
@@ -199,7 +185,7 @@ def run_trace_env(
                 error or (record.error_msg if record is not None else "") or "failed"
             )
     if error is not None and not any(row["status"] == passes_table.STATUS_FAILED for row in rows):
-        rows.append(_failed_row(len(rows), "tilelang.lower", "lower", error, depth=None))
+        rows.append(passes_table.failed_row(len(rows), "tilelang.lower", "lower", error, depth=None))
     info = {"run_record": str(run_dir) if run_dir else None}
     if artifact is not None:
         info["kernel_source_lines"] = len((artifact.kernel_source or "").splitlines())

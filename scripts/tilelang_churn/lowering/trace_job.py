@@ -247,15 +247,7 @@ def trace(args) -> int:
             run_info["lower_cpu_seconds"] = round(time.process_time() - lower_cpu_started, 4)
     run_info["versions"] = versions()
     if error is not None and not any(row["status"] == passes_table.STATUS_FAILED for row in rows):
-        rows.append(
-            {
-                "step": len(rows),
-                "phase": spec.mode,
-                "pass": "setup",
-                "status": passes_table.STATUS_FAILED,
-                "error": passes_table.error_text(error),
-            }
-        )
+        rows.append(passes_table.failed_row(len(rows), spec.mode, "setup", error))
     provenance = spec.provenance(run_info["versions"]["tilelang"] or "")
     rows = [{**row, **provenance} for row in rows]
     failed = next((row for row in rows if row["status"] == passes_table.STATUS_FAILED), None)
@@ -303,7 +295,7 @@ def record_unfinished(argv: list[str], error: str, status: int, process: dict) -
         return None
     spec = args.spec
     out_dir = Path(args.out or os.path.join("tmp", "gemm_lower_trace", args.mode)).resolve()
-    row = {"step": 0, "phase": spec.mode, "pass": "setup", "status": passes_table.STATUS_FAILED, "error": error}
+    row = passes_table.failed_row(0, spec.mode, "setup", error)
     found = versions()
     rows = [{**row, **spec.provenance(found["tilelang"] or "")}]
     run_info = {
@@ -341,7 +333,7 @@ def files_not_kept(keep: str, status: int, out_dir: Path, trace_dir: Path) -> li
     return removed
 
 
-def unsupported_row(spec, mode) -> dict:
+def unsupported_row(spec, mode) -> passes_table.PassRow:
     return {
         "step": 0,
         "phase": spec.mode,

@@ -44,8 +44,8 @@ from pathlib import Path
 import pandas as pd
 
 from tilelang_churn.core import ir_archive, line_churn
+from tilelang_churn.core.statuses import STATUS_FAILED, STATUS_NOOP
 
-CHANGED, NOOP, FAILED = "changed", "noop", "failed"
 COUNTED_BY = "pass_instrument"  # the source whose added/deleted count exactly as the edit's opcodes
 CONTEXT = 3
 
@@ -183,9 +183,9 @@ def job_edits(runs, archive: dict | None, problem: str = "") -> dict[int, RunEdi
             item.before = ir_archive.text_at(archive, archive.get("initial"))
         elif not depth and last_top is not None:
             item.before = last_top.after
-        if status == FAILED:
+        if status == STATUS_FAILED:
             item.reason = "the pass failed"
-        elif status == NOOP:
+        elif status == STATUS_NOOP:
             item.edit = Edit()
             if item.before is None:
                 item.before = item.after
@@ -218,8 +218,8 @@ def same_edit(old: RunEdit | None, new: RunEdit | None) -> bool | None:
     """Whether two runs made the same edit: None when unknown, False when only one side failed."""
     if old is None or new is None:
         return None
-    if old.status == FAILED or new.status == FAILED:
-        return True if old.status == new.status == FAILED else False
+    if old.status == STATUS_FAILED or new.status == STATUS_FAILED:
+        return True if old.status == new.status == STATUS_FAILED else False
     if old.edit is None or new.edit is None:
         return None
     return old.edit == new.edit

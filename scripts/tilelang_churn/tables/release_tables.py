@@ -146,7 +146,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tilelang_churn.core import ir_archive
+from tilelang_churn.core import ir_archive, statuses
 from tilelang_churn.core import passes_table as pt
 from tilelang_churn.core.jobs import CONFIG_KEY, JOB_KEY, config_key, config_label, job_key
 from tilelang_churn.core.releases import release_sort_key, release_text
@@ -158,7 +158,7 @@ CODEGEN = pt.STATUS_CODEGEN
 CHANGED = pt.STATUS_CHANGED
 UNSUPPORTED = pt.STATUS_UNSUPPORTED
 CHURN_STATUSES = pt.CHURN_STATUSES
-PASS_RUN_STATUSES = CHURN_STATUSES + (FAILED,)
+PASS_RUN_STATUSES = statuses.PASS_RUN_STATUSES
 SECONDS_COLUMN = "seconds"
 SOURCE_LINES_COLUMNS = ("generated_source_lines", "kernel_source_lines")
 
