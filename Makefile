@@ -12,38 +12,40 @@ CORES ?= 4
 FIND_LINKS := $(shell python3 -m pip config get global.find-links 2>/dev/null || echo "$$PIP_FIND_LINKS")
 UV_FIND_LINKS_ARGS := $(foreach dir,$(FIND_LINKS),--find-links $(dir))
 
+# Bytecode is cached by every process the targets start, whatever the caller's PYTHONDONTWRITEBYTECODE: where it is
+# set (as on this machine) every process compiled the modules it imports again (snakemake -n: 5.0 s against 2.3 s);
+# compiling the whole venv at install instead costs 27 s, most of it modules nothing imports
+WRITE_BYTECODE := env -u PYTHONDONTWRITEBYTECODE
+
 .PHONY: test check system-packages run bench static clean-results
 
 $(STAMP): requirements.txt
 	test -x $(PY) || python3 -m venv $(VENV)
 	# uv itself comes from the pins, then installs the rest in seconds from its cache
 	$(PY) -m pip install --quiet --disable-pip-version-check "$$(grep -E '^uv==' requirements.txt)"
-	# bytecode compiled once here: with PYTHONDONTWRITEBYTECODE set (as on this machine) every process would compile
-	# the modules it imports again (snakemake -n: 5.0 s -> 2.3 s)
-	$(UV) pip install --quiet --compile-bytecode --python $(PY) $(UV_FIND_LINKS_ARGS) -r requirements.txt
-	$(PY) -c "import torch, sys; sys.exit(0 if torch.__version__.endswith('+cpu') or not torch.version.cuda else 'torch is a CUDA build: ' + torch.__version__)"
+	$(UV) pip install --quiet --python $(PY) $(UV_FIND_LINKS_ARGS) -r requirements.txt
+	$(WRITE_BYTECODE) $(PY) -c "import torch, sys; sys.exit(0 if torch.__version__.endswith('+cpu') or not torch.version.cuda else 'torch is a CUDA build: ' + torch.__version__)"
 	touch $@
 
-# the tests' own processes cache bytecode (the release environments', the scripts') whatever the caller's setting
 test: $(STAMP) system-packages
-	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest
+	$(WRITE_BYTECODE) $(PY) -m pytest
 
 check: $(STAMP)
-	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -m "not slow"
+	$(WRITE_BYTECODE) $(PY) -m pytest -m "not slow"
 
 # root with apt-get: installs what is missing; otherwise says what the tests will skip
 system-packages:
 	python3 tests/system_packages.py install
 
 run: $(STAMP)
-	$(VENV)/bin/snakemake --cores $(CORES)
+	$(WRITE_BYTECODE) $(VENV)/bin/snakemake --cores $(CORES)
 
 static: $(STAMP)
-	$(VENV)/bin/snakemake --cores $(CORES) static
+	$(WRITE_BYTECODE) $(VENV)/bin/snakemake --cores $(CORES) static
 
 # make bench: the performance goals (minutes); numbers to results/bench/*.csv and README.md's table
 bench: $(STAMP)
-	$(PY) -m pytest -q -n 0 -p no:cacheprovider benchmarks
+	$(WRITE_BYTECODE) $(PY) -m pytest -q -n 0 -p no:cacheprovider benchmarks
 	$(PY) benchmarks/bench_table.py README.md
 
 clean-results:

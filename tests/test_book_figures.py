@@ -156,11 +156,28 @@ def test_every_figure_of_the_project_uses_the_style_module(tmp_path):
 # ------------------------------------------------------------------------------------------------ figures
 
 
+@pytest.fixture(scope="module")
+def book_sets(tmp_path_factory) -> dict:
+    """The book drawn once per language from hand-made tables, as the command line draws it:
+    {"churn": ..., "reference": ..., language: (its out dir, the completed process)}."""
+    root = tmp_path_factory.mktemp("book_sets")
+    churn, ref = tables(root)
+    drawn = {"churn": churn, "reference": ref}
+    for language in fs.LANGUAGES:
+        out = root / language
+        args = ("--churn", str(churn), "--reference", str(ref), "--out-dir", str(out), "--language", language)
+        drawn[language] = out, run_cli(*args)
+    return drawn
+
+
+# the tests that read the drawn sets share one worker, so that the sets are drawn once
+book_sets_group = pytest.mark.xdist_group("book_sets")
+
+
+@book_sets_group
 @pytest.mark.parametrize("language", fs.LANGUAGES)
-def test_the_set_is_written_and_documented(tmp_path, language):
-    churn, ref = tables(tmp_path)
-    out = tmp_path / language
-    proc = run_cli("--churn", str(churn), "--reference", str(ref), "--out-dir", str(out), "--language", language)
+def test_the_set_is_written_and_documented(book_sets, language):
+    out, proc = book_sets[language]
     assert proc.returncode == 0, proc.stderr
     assert {p.name for p in out.iterdir()} == expected_files(FIGURES_WITHOUT_RELEASES)
     assert "missing from font" not in proc.stdout + proc.stderr
@@ -192,10 +209,9 @@ def test_regeneration_is_byte_identical(tmp_path, language):
     assert set(runs[0]) == expected_files(book_figures.FIGURES)
 
 
-def test_the_chinese_pdf_embeds_noto_sans_cjk(tmp_path):
-    churn, ref = tables(tmp_path)
-    out = tmp_path / "zh"
-    proc = run_cli("--churn", str(churn), "--reference", str(ref), "--out-dir", str(out), "--language", "zh")
+@book_sets_group
+def test_the_chinese_pdf_embeds_noto_sans_cjk(book_sets):
+    out, proc = book_sets["zh"]
     assert proc.returncode == 0, proc.stderr
     assert "missing from font" not in proc.stdout + proc.stderr and "findfont" not in proc.stderr
     for stem in FIGURES_WITHOUT_RELEASES:
@@ -204,8 +220,8 @@ def test_the_chinese_pdf_embeds_noto_sans_cjk(tmp_path):
         assert b"NotoSansCJKsc-Regular" in fonts, (stem, fonts)
         assert b"/FontFile2" in pdf  # the font program itself, not just its name
     # and the English set uses no CJK font at all
-    en = tmp_path / "en"
-    assert run_cli("--churn", str(churn), "--reference", str(ref), "--out-dir", str(en)).returncode == 0
+    en, proc = book_sets["en"]
+    assert proc.returncode == 0, proc.stderr
     assert b"NotoSansCJK" not in (en / "fig1_reference_passes.pdf").read_bytes()
 
 
@@ -294,19 +310,10 @@ def test_without_a_one_change_configuration_figure_4_is_not_made_and_why(tmp_pat
     assert "fig4_variants not made: no configuration" in proc.stdout
 
 
-@pytest.fixture(scope="module")
-def drawn_book(tmp_path_factory):
-    """The book drawn once from hand-made tables: (churn, reference, out dir)."""
-    root = tmp_path_factory.mktemp("drawn_book")
-    churn, ref = tables(root)
-    out = root / "book"
-    assert run_cli("--churn", str(churn), "--reference", str(ref), "--out-dir", str(out)).returncode == 0
-    return churn, ref, out
-
-
+@book_sets_group
 @pytest.mark.parametrize("width", ["nan", "inf", "-inf", "0", "4", "40.5"])
-def test_a_width_not_finite_or_out_of_range_is_refused_before_drawing(drawn_book, tmp_path, width):
-    churn, ref, out = drawn_book
+def test_a_width_not_finite_or_out_of_range_is_refused_before_drawing(book_sets, tmp_path, width):
+    churn, ref, (out, _) = book_sets["churn"], book_sets["reference"], book_sets["en"]
     before = digests(out)
     proc = run_cli("--churn", str(churn), "--reference", str(ref), "--out-dir", str(out), f"--width-cm={width}")
     assert proc.returncode == 2 and proc.stdout == ""
