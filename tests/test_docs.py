@@ -38,3 +38,52 @@ def test_a_name_that_does_not_exist_is_caught(tmp_path):
     named = named_tests("| a | b | `test_x.py::test_here[p]`, `test_x.py::test_gone@run` |")
     assert named == [("test_x.py", "test_gone"), ("test_x.py", "test_here")]
     assert [name for _, name in named if name not in defined_tests(tmp_path / "test_x.py")] == ["test_gone"]
+
+
+# ------------------------------------------------------------------------------- README.md's layout section
+REPO = TESTS.parent
+PACKAGE = REPO / "scripts" / "tilelang_churn"
+
+
+def layout_section() -> str:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    return text[text.index("\n## Layout\n") : text.index("\n## ", text.index("\n## Layout\n") + 1)]
+
+
+def layer_paragraphs(section: str) -> dict[str, str]:
+    """{layer: its paragraph} of the package drawing: a line `    <layer>/  ...` and the lines indented under it."""
+    found, layer = {}, None
+    for line in section.splitlines():
+        head = re.match(r"^    (\w+)/\s", line)
+        if head:
+            layer = head.group(1)
+            found[layer] = line
+        elif layer and re.match(r"^ {8,}\S", line):
+            found[layer] += " " + line.strip()
+        else:
+            layer = None
+    return found
+
+
+def test_the_layout_names_every_module_entry_file_and_rule_file():
+    section = layout_section()
+    words = set(re.findall(r"[\w.]+", section))
+    layers = layer_paragraphs(section)
+    assert set(layers) == {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").is_file()}
+    unnamed = [
+        f"{layer}/{module.stem}"
+        for layer, paragraph in layers.items()
+        for module in sorted((PACKAGE / layer).glob("*.py"))
+        if module.stem != "__init__" and module.stem not in re.findall(r"\w+", paragraph)
+    ]
+    unnamed += [f"scripts/{p.name}" for p in sorted((REPO / "scripts").glob("*.py")) if p.name not in words]
+    rules = {p.stem for p in (REPO / "workflow" / "rules").glob("*.smk")}
+    unnamed += [
+        f"workflow/rules/{stem}.smk" for stem in sorted(rules) if stem not in words and f"{stem}.smk" not in words
+    ]
+    assert not unnamed, "README.md's layout section does not name: " + ", ".join(unnamed)
+    drawing = section[section.index("scripts/\n") :]
+    drawing = drawing[: drawing.index("```")]  # the package drawing: every .py it names is a file
+    named_scripts = set(re.findall(r"\b(\w+\.py)\b", drawing))
+    gone = sorted(name for name in named_scripts if not list((REPO / "scripts").rglob(name)))
+    assert not gone, f"README.md's layout section names files that do not exist: {gone}"
