@@ -8,9 +8,20 @@ figures all go through it. Standard library only.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
+
+
+def short_name(name: str, limit: int, whole: str, digits: int = 16) -> str:
+    """name when it has at most limit characters; else its start and the first digits of the sha256 of whole
+    (what the name stands for), limit characters in all: a stable file or rule name that two long texts do not
+    share."""
+    if len(name) <= limit:
+        return name
+    digest = hashlib.sha256(whole.encode("utf-8")).hexdigest()[:digits]
+    return f"{name[: limit - digits - 1]}_{digest}"
 
 
 class WriteError(OSError):

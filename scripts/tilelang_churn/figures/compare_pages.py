@@ -23,7 +23,6 @@ deterministic (no dates). Text churn is a clue to locate, not proof of a semanti
 from __future__ import annotations
 
 import difflib
-import hashlib
 import html
 import json
 import re
@@ -147,12 +146,7 @@ def slug(text: str) -> str:
 def page_name(text: str) -> str:
     """A page's file stem: ``slug(text)``, cut with a stable hash of the whole text where it is too long for a
     file name (a kernel parameter of 300 characters), so that two long labels still get two pages."""
-    name = slug(text)
-    limit = MAX_PAGE_NAME - len(".html")
-    if len(name) <= limit:  # slug is ASCII: characters are bytes
-        return name
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-    return f"{name[: limit - len(digest) - 1]}_{digest}"
+    return files.short_name(slug(text), MAX_PAGE_NAME - len(".html"), text)  # slug is ASCII: characters are bytes
 
 
 # characters that JSON may hold as they are but HTML's script parser (or old JavaScript) reads: as \uXXXX

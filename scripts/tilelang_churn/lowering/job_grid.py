@@ -9,7 +9,6 @@ the bad value, before any job runs.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
@@ -18,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from tilelang_churn.core import jobs, trace_modes
+from tilelang_churn.core import files, jobs, trace_modes
 from tilelang_churn.core.jobs import GEMM, Job
 from tilelang_churn.lowering import kernels, release_envs, tilelang_source, trace_cli
 
@@ -627,10 +626,7 @@ MAX_NAME_PART = 24
 
 def name_part(text: str) -> str:
     """A release, mode, kernel or target as part of a Snakemake rule name: letters, digits and _ only."""
-    part = re.sub(r"[^A-Za-z0-9]", "_", text)
-    if len(part) > MAX_NAME_PART:
-        part = f"{part[: MAX_NAME_PART - 9]}_{hashlib.sha256(text.encode()).hexdigest()[:8]}"
-    return part
+    return files.short_name(re.sub(r"[^A-Za-z0-9]", "_", text), MAX_NAME_PART, text, digits=8)
 
 
 def batch_name(grid: Grid, version: str, lower_trace_env: bool, jobs: list[Job], user_file: bool) -> str:

@@ -35,6 +35,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from tilelang_churn.core import files
+
 REPO = Path(__file__).resolve().parents[3]
 SHIPPED_DIR = REPO / "workflow" / "kernels"
 DEFAULT_FUNCTION = "build"
@@ -159,10 +161,10 @@ def _decorator_problem(node, function: str) -> str | None:
     return None
 
 
-def file_digests(files) -> dict[str, str]:
+def file_digests(paths) -> dict[str, str]:
     """The sha256 of each kernel file: a param of its batches' rule, so that an edit retraces them whatever its
     mtime (cp -p, rsync -t and tar x keep an older one, which Snakemake's mtime check does not see)."""
-    return {str(file): hashlib.sha256(Path(file).read_bytes()).hexdigest() for file in files}
+    return {str(path): hashlib.sha256(Path(path).read_bytes()).hexdigest() for path in paths}
 
 
 def _literal(node):
@@ -219,10 +221,7 @@ def folder_id(kernel: str, params: dict, defaults: dict) -> str:
     past MAX_FOLDER_ID characters, its start and a hash of the kernel and those parameters."""
     changed = {name: params[name] for name in params if not same_value(defaults.get(name, REQUIRED), params[name])}
     folder = re.sub(r"[^A-Za-z0-9_.+-]", "", "_".join([kernel] + [f"{name}{value}" for name, value in changed.items()]))
-    if len(folder) <= MAX_FOLDER_ID:
-        return folder
-    digest = hashlib.sha256(f"{kernel}\n{canonical(changed)}".encode()).hexdigest()[:16]
-    return f"{folder[: MAX_FOLDER_ID - len(digest) - 1]}_{digest}"
+    return files.short_name(folder, MAX_FOLDER_ID, f"{kernel}\n{canonical(changed)}")
 
 
 def load_function(file: str | Path, function: str = DEFAULT_FUNCTION):

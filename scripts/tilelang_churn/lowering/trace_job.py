@@ -100,9 +100,14 @@ def static_only(tilelang_src: str | None) -> int:
     return 0
 
 
+def out_dir_of(args) -> Path:
+    """The job's folder: --out, else the book's tmp/gemm_lower_trace/<mode>."""
+    return Path(args.out or os.path.join("tmp", "gemm_lower_trace", args.mode)).resolve()
+
+
 def configure_environment(args) -> tuple[Path, Path]:
     """Set TileLang's environment before it is imported; every file of the run lands under DIR."""
-    out_dir = Path(args.out or os.path.join("tmp", "gemm_lower_trace", args.mode)).resolve()
+    out_dir = out_dir_of(args)
     out_dir.mkdir(parents=True, exist_ok=True)
     # The book's TL_LOWER_TRACE_DIR=... form still works when no --out is given.
     if args.out is None and os.environ.get("TL_LOWER_TRACE_DIR"):
@@ -294,7 +299,7 @@ def record_unfinished(argv: list[str], error: str, status: int, process: dict) -
     except SystemExit:
         return None
     spec = args.spec
-    out_dir = Path(args.out or os.path.join("tmp", "gemm_lower_trace", args.mode)).resolve()
+    out_dir = out_dir_of(args)
     row = passes_table.failed_row(0, spec.mode, "setup", error)
     found = versions()
     rows = [{**row, **spec.provenance(found["tilelang"] or "")}]
