@@ -238,7 +238,7 @@ def nasty_pair(tmp_path: Path) -> list[Path]:
 
 def test_any_text_survives_the_data_block_as_json():
     data = {"lines": [NASTY, SEPARATORS, "<!--", "-->", "</script>", "<script>", "a&b", "<\\!--"], "start": 0}
-    page = compare_pages._page("t", "<main></main>", "", data)
+    page = compare_pages.html_page("t", "<main></main>", "", data)
     assert data_block(page) == data
     assert page.count("<script") == 1 and page.count("</script>") == 1  # only the data block's own tags
 

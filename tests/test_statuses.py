@@ -13,7 +13,7 @@ SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 PACKAGE = SCRIPTS / "tilelang_churn"
 VOCABULARY_MODULE = PACKAGE / "core" / "statuses.py"
 README = Path(__file__).resolve().parents[1] / "config" / "README.md"
-VOCABULARY = frozenset(statuses.STATUSES + statuses.GPU_STATUSES)
+VOCABULARY = frozenset(statuses.STATUSES + statuses.GPU_STATUSES + statuses.KNOCKOUT_STATUSES)
 
 
 def _literals(node: ast.AST) -> list[ast.Constant]:
@@ -144,3 +144,4 @@ def _documented_values(section_heading: str) -> list[str]:
 def test_the_vocabulary_is_what_config_readme_documents():
     assert sorted(_documented_values("## passes.csv and churn.csv")) == sorted(statuses.STATUSES)
     assert sorted(_documented_values("### kernel_speed.csv")) == sorted(statuses.GPU_STATUSES)
+    assert sorted(_documented_values("### knockout.csv")) == sorted(statuses.KNOCKOUT_STATUSES)

@@ -66,6 +66,7 @@ def get_final_output() -> list:
         *get_heatmap_paths(),
         *(get_compare_outputs() if GRID.compares_releases else []),
         *(get_gpu_outputs() if config["gpu"] else []),
+        *(get_knockout_outputs() if GRID.knockout else []),
     ]
 
 

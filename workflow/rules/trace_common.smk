@@ -48,3 +48,36 @@ def batch_threads(wildcards) -> int:
 def batch_runtime(jobs: int, seconds_per_job: float, floor_minutes: int):
     """A batch rule's runtime in minutes for its threads (as the executor sets them, --max-threads included)."""
     return lambda wildcards, threads: floor_minutes + math.ceil(jobs * seconds_per_job / 60 / threads)
+
+
+# The pass knockout (knockout.smk): its folders, one per configuration x target x release
+KNOCKOUT_DIR = job_grid.KNOCKOUT_DIR
+
+
+def knockout_threads(wildcards) -> int:
+    """Every core (--max-threads caps it): a knockout batch forks hundreds of short lowerings."""
+    try:
+        return workflow.cores or 1
+    except WorkflowError:
+        return 1
+
+
+def batch_knockout_paths(batch, name: str) -> list:
+    """A file of every configuration of a knockout batch (knockout.csv, knockout.json, sources.json.gz)."""
+    return [f"{job_grid.knockout_dir(job)}/{name}" for job in batch.jobs]
+
+
+def get_knockout_records(wildcards=None) -> list:
+    return [path for batch in GRID.knockout_batches for path in batch_knockout_paths(batch, "knockout.json")]
+
+
+def knockout_figure_paths() -> list:
+    """(job, figure) of every knockout configuration."""
+    return [
+        (job, job_grid.KNOCKOUT_FIGURE.format(**job.wildcards)) for batch in GRID.knockout_batches for job in batch.jobs
+    ]
+
+
+def get_knockout_outputs() -> list:
+    figures = [path for _, path in knockout_figure_paths()]
+    return [f"{KNOCKOUT_DIR}/knockout.csv", *figures, f"{KNOCKOUT_DIR}/index.html", f"{KNOCKOUT_DIR}/pages"]

@@ -28,3 +28,11 @@ STATUS_BUILD_FAILED = "build_failed"  # the kernel file's function raised, or Ti
 STATUS_COMPILE_FAILED = "compile_failed"  # tilelang.compile (lowering, codegen or nvcc) raised
 STATUS_LAUNCH_FAILED = "launch_failed"  # inputs, the launch, the reference or the timing raised
 GPU_STATUSES = (STATUS_OK, STATUS_WRONG, STATUS_BUILD_FAILED, STATUS_COMPILE_FAILED, STATUS_LAUNCH_FAILED)
+
+# results/knockout/knockout.csv (pass_knockout.py): the status of one lowering of a configuration, the baseline or
+# a pass knocked out.
+STATUS_LOWERED = "lowered"  # tilelang.lower returned: the generated source is in the row's hash
+STATUS_LOWER_FAILED = "lower_failed"  # tilelang.lower (or the kernel's build) raised: its first line in error
+STATUS_TIMEOUT = "timeout"  # the lowering ran past knockout.timeout_s and was killed
+STATUS_CRASHED = "crashed"  # the lowering's process died (a signal: abort, segfault) or ended without a result
+KNOCKOUT_STATUSES = (STATUS_LOWERED, STATUS_LOWER_FAILED, STATUS_TIMEOUT, STATUS_CRASHED)

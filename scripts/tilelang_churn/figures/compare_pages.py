@@ -159,7 +159,7 @@ def _json_script(data) -> str:
     return re.sub("[<>&\u2028\u2029]", lambda m: _SCRIPT_UNSAFE[m.group()], text)
 
 
-def _page(title: str, body: str, script: str = "", data=None) -> str:
+def html_page(title: str, body: str, script: str = "", data=None) -> str:
     parts = [
         "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>",
         '<meta name=viewport content="width=device-width,initial-scale=1">',
@@ -215,14 +215,14 @@ def _first_edit_cell(row: dict, tag: str = "td") -> str:
     return f'<{tag} class="no wrap">none: every kept pass edits alike</{tag}>'
 
 
-def _text_diff(old: str | None, new: str | None, old_name: str, new_name: str, normalize) -> list[str] | None:
+def text_diff(old: str | None, new: str | None, old_name: str, new_name: str, normalize) -> list[str] | None:
     if old is None or new is None:
         return None
     a, b = normalize(old).splitlines(), normalize(new).splitlines()
     return list(difflib.unified_diff(a, b, old_name, new_name, n=3, lineterm=""))
 
 
-def _line_class(line: str) -> str:
+def diff_line_class(line: str) -> str:
     if line.startswith(("+++", "---")):
         return ""
     return {"+": "a", "-": "d", "@": "h"}.get(line[:1], "")
@@ -383,14 +383,14 @@ def pair_page(config: Configuration, old, new, row: dict, edits: pass_edits.Edit
 
     def pre(lines, empty, ident=""):
         inner = (
-            "".join(f'<span class="{_line_class(ln)}">{html.escape(ln)}</span>' for ln in lines)
+            "".join(f'<span class="{diff_line_class(ln)}">{html.escape(ln)}</span>' for ln in lines)
             if lines
             else f'<span class="m">{html.escape(empty)}</span>'
         )
         return f'<pre class="diff"{f" id={ident!r}" if ident else ""}>{inner}</pre>'
 
-    init_diff = _text_diff(init_old, init_new, f"{o} initial IR", f"{n} initial IR", normalize_ir)
-    source_diff = _text_diff(source_old, source_new, f"{o} kernel source", f"{n} kernel source", _source_norm)
+    init_diff = text_diff(init_old, init_new, f"{o} initial IR", f"{n} initial IR", normalize_ir)
+    source_diff = text_diff(source_old, source_new, f"{o} kernel source", f"{n} kernel source", _source_norm)
     failures = [_failure(job) for job in (old, new)]
     reasons = [
         _no_ir_reason(job, archive, failure)
@@ -456,7 +456,7 @@ def pair_page(config: Configuration, old, new, row: dict, edits: pass_edits.Edit
 </div></details>
 </main>"""
     data = {"old": o, "new": n, "start": start, "rows": data_rows, "lines": table.lines}
-    return _page(f"{label}: {o} → {n}", body, PAGE_JS, data)
+    return html_page(f"{label}: {o} → {n}", body, PAGE_JS, data)
 
 
 def index_page(entries: Sequence[dict]) -> str:
@@ -493,7 +493,7 @@ performance change.</div></header>
 <th>kept/removed/added</th></tr></thead><tbody>
 {"".join(trs)}
 </tbody></table></main>"""
-    return _page("TileLang releases compared", body, INDEX_JS)
+    return html_page("TileLang releases compared", body, INDEX_JS)
 
 
 def write_pages(

@@ -28,8 +28,17 @@ REQUIREMENTS = REPO / "requirements.txt"
 # the GPU stage's files of a configuration (workflow/rules/gpu.smk)
 GPU_DIR = "results/gpu"
 GPU_JOB = "{version}/{target}/{shape}"
+# the pass knockout's files of a configuration (workflow/rules/knockout.smk)
+KNOCKOUT_DIR = "results/knockout"
+KNOCKOUT_JOB = "{version}/{target}/{shape}"
+KNOCKOUT_RUN_DIR = f"{KNOCKOUT_DIR}/runs/{KNOCKOUT_JOB}"
+KNOCKOUT_LOG = f"logs/knockout/{KNOCKOUT_JOB}.log"
+KNOCKOUT_FIGURE = f"{KNOCKOUT_DIR}/figures/{KNOCKOUT_JOB}.png"
 # Every path a grid value names ({kernel}: a kernel's name): the config check knows each file name's length.
 NAMED_PATHS = (
+    f"{KNOCKOUT_RUN_DIR}/knockout.csv",
+    KNOCKOUT_LOG,
+    KNOCKOUT_FIGURE,
     f"{jobs.RUN_DIR}/passes.csv",
     jobs.TRACE_LOG,
     jobs.JOB_FIGURE,
@@ -98,6 +107,9 @@ class Grid:
     batches: list[Batch] = field(default_factory=list)
     # every other kernel's configurations: folder id -> KernelConfig, config order
     kernel_configs: dict[str, KernelConfig] = field(default_factory=dict)
+    # config knockout, defaults filled (None: off) and its batches: one job per configuration x target x release
+    knockout: dict | None = None
+    knockout_batches: list[Batch] = field(default_factory=list)
 
     @property
     def configurations(self) -> list[str]:
@@ -498,6 +510,46 @@ def resolve_api_passes(cfg: dict, modes: tuple[str, ...]) -> tuple[str, ...]:
     return passes
 
 
+KNOCKOUT_DEFAULTS = {"passes": "changed", "occurrence": "all", "timeout_s": 120}
+_PASS_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+
+
+def resolve_knockout(cfg: dict) -> dict | None:
+    """config knockout with its defaults filled: None when off (false, the default); true is every default."""
+    value = cfg.get("knockout")
+    if value is None or value is False:
+        return None
+    settings = {**KNOCKOUT_DEFAULTS, **({} if value is True else value)}
+    if isinstance(settings["passes"], list):
+        for i, name in enumerate(settings["passes"]):
+            if not _PASS_NAME.fullmatch(name):
+                raise ConfigError(
+                    f"config knockout.passes[{i}]: {name!r} is not a pass name (a TVM or TileLang pass as "
+                    "passes.csv names it, e.g. LowerTileOp or tl.LowerTileOp)"
+                )
+        settings["passes"] = list(dict.fromkeys(settings["passes"]))
+    return settings
+
+
+def knockout_options(settings: dict) -> tuple[str, ...]:
+    """knockout_batch.py's options for config knockout."""
+    passes = settings["passes"]
+    return (
+        "--passes", passes if isinstance(passes, str) else ",".join(passes),
+        "--occurrence", settings["occurrence"],
+        "--timeout", str(settings["timeout_s"]),
+    )  # fmt: skip
+
+
+def knockout_dir(job: Job) -> str:
+    """A knockout job's folder (knockout.csv, knockout.json, sources.json.gz)."""
+    return KNOCKOUT_RUN_DIR.format(**job.wildcards)
+
+
+def knockout_log(job: Job) -> str:
+    return KNOCKOUT_LOG.format(**job.wildcards)
+
+
 # -------------------------------------------------------------------------------------------------- grid
 
 
@@ -554,7 +606,8 @@ def build_grid(cfg: dict, installed: str | None = None, source=None) -> Grid:
     api_passes = resolve_api_passes(cfg, modes)
     check_path_key(cfg, "release_env_dir")
     kernel_configs = resolve_kernels(cfg, shapes)
-    grid = Grid(versions, installed, cfg["release_env_dir"], shapes, targets, modes, jobs={})
+    grid = Grid(versions, installed, cfg["release_env_dir"], shapes, targets, modes, jobs={},
+                knockout=resolve_knockout(cfg))  # fmt: skip
     grid.kernel_configs.update(kernel_configs)
     # (folder id, the kernel's options, its user file) of every configuration, the GEMM's first
     configurations = [(shape, gemm_arguments(spec), None) for shape, spec in shapes.items()]
@@ -572,6 +625,17 @@ def build_grid(cfg: dict, installed: str | None = None, source=None) -> Grid:
                     grid.jobs[(version, target, config_id, mode)] = job
     check_job_arguments(cfg, grid)
     grid.batches.extend(make_batches(grid, cfg["trace_batch_size"]))
+    if grid.knockout is not None:
+        knockout_jobs = [
+            Job(version, target, config_id, "instrument",
+                trace_args(kernel_arguments, argument, "instrument", api_passes, grid.release_env(version),
+                           release=version),
+                grid.release_env(version), user_file)
+            for version in versions
+            for target, argument in targets.items()
+            for config_id, kernel_arguments, user_file in configurations
+        ]  # fmt: skip
+        grid.knockout_batches.extend(make_knockout_batches(grid, knockout_jobs, cfg["trace_batch_size"]))
     return grid
 
 
@@ -629,18 +693,21 @@ def name_part(text: str) -> str:
     return files.short_name(re.sub(r"[^A-Za-z0-9]", "_", text), MAX_NAME_PART, text, digits=8)
 
 
-def batch_name(grid: Grid, version: str, lower_trace_env: bool, jobs: list[Job], user_file: bool) -> str:
+def batch_name(
+    grid: Grid, version: str, lower_trace_env: bool, jobs: list[Job], user_file: bool, kind: str = "trace"
+) -> str:
     """trace_<mode>_<release>[_<kernel>][_<target>] from what the batch holds: the mode is env for trace-env
     batches, the mode itself when the batch holds one only, else none; the kernel and the target when it
     holds one only (a user's kernel file: its kernels, always). Nothing positional, so the name stays when
     other parts of the grid change (another kernel, the shapes reordered)."""
     modes = list(dict.fromkeys(job.mode for job in jobs))
     mode = "env" if lower_trace_env else modes[0].removeprefix("trace-") if len(modes) == 1 else None
+    mode = mode if kind == "trace" else None  # a knockout batch: its kind says what it does
     kernels_ = list(dict.fromkeys(kernel_of(grid, job.shape) for job in jobs))
     targets = list(dict.fromkeys(job.target for job in jobs))
     kernel = "_".join(kernels_) if len(kernels_) == 1 or user_file else None
     target = targets[0] if len(targets) == 1 else None
-    parts = ["trace", mode, version, kernel, target]
+    parts = [kind, mode, version, kernel, target]
     return "_".join(name_part(part) for part in parts if part)
 
 
@@ -673,14 +740,36 @@ def make_batches(grid: Grid, size: int) -> list[Batch]:
                     name = batch_name(grid, version, lower_trace_env, part, kernel_file is not None)
                     name += f"_{number}" if len(parts) > 1 else ""
                     batches.append(Batch(name, version, lower_trace_env, tuple(part)))
-    # two names alike (kernel names that differ only in . + -, or a kernel named like another's kernel and
-    # target together): the later ones numbered, so that every rule has a name of its own
+    return distinct_names(batches)
+
+
+def distinct_names(batches: list[Batch]) -> list[Batch]:
+    """Two names alike (kernel names that differ only in . + -, or a kernel named like another's kernel and
+    target together): the later ones numbered, so that every rule has a name of its own."""
     seen: dict[str, int] = {}
     for i, batch in enumerate(batches):
         seen[batch.name] = seen.get(batch.name, 0) + 1
         if seen[batch.name] > 1:
             batches[i] = replace(batch, name=f"{batch.name}_b{seen[batch.name]}")
     return batches
+
+
+def make_knockout_batches(grid: Grid, knockout_jobs: list[Job], size: int) -> list[Batch]:
+    """The knockout jobs (one per configuration x target x release) of each release, a user's kernel file's
+    apart, cut into batches of at most size configurations: knockout_<release>[_<kernel>][_<target>][_<n>]."""
+    batches = []
+    for version in grid.versions:
+        by_file: dict[str | None, list[Job]] = {}
+        for job in knockout_jobs:
+            if job.version == version:
+                by_file.setdefault(job.kernel_file, []).append(job)
+        for kernel_file, group in by_file.items():
+            parts = [group[start : start + size] for start in range(0, len(group), size)]
+            for number, part in enumerate(parts, 1):
+                name = batch_name(grid, version, False, part, kernel_file is not None, kind="knockout")
+                name += f"_{number}" if len(parts) > 1 else ""
+                batches.append(Batch(name, version, False, tuple(part)))
+    return distinct_names(batches)
 
 
 def main(argv: list[str] | None = None) -> int:

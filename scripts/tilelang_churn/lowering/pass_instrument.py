@@ -449,21 +449,23 @@ class PassRecorder:
         }
 
 
-_INSTRUMENT_CLASS = None
+_INSTRUMENT_CLASSES: dict = {}
 
 
-def make_instrument(recorder: PassRecorder):
-    """A TVM PassInstrument that hands each pass run to ``recorder``."""
-    global _INSTRUMENT_CLASS
-    if _INSTRUMENT_CLASS is None:
+def make_instrument(recorder: PassRecorder, knockout=None):
+    """A TVM PassInstrument that hands each pass run to ``recorder``; with ``knockout`` (an object whose
+    ``should_run(info) -> bool`` says whether TVM runs a pass: pass_knockout.Knockout) TVM skips the passes it
+    refuses, and a skipped pass gets no callback and no row."""
+    kind = "tracer" if knockout is None else "knockout"
+    if kind not in _INSTRUMENT_CLASSES:
         from tilelang import tvm
 
-        @tvm.ir.instrument.pass_instrument
         class PassTracer:
             """Forwards TVM's callbacks; the state lives in the recorder (older TVMs wrap the class)."""
 
-            def __init__(self, recorder: PassRecorder):
+            def __init__(self, recorder: PassRecorder, knockout=None):
                 self.recorder = recorder
+                self.knockout = knockout
 
             # enter_pass_ctx / exit_pass_ctx are left out on purpose: TileLang 0.1.14+ may re-attach
             # instruments mid-lowering (override_instruments), which exits and re-enters them.
@@ -473,8 +475,14 @@ def make_instrument(recorder: PassRecorder):
             def run_after_pass(self, mod, info):
                 self.recorder.pass_finished(mod, info)
 
-        _INSTRUMENT_CLASS = PassTracer
-    return _INSTRUMENT_CLASS(recorder)
+        if kind == "knockout":  # only then: TVM calls should_run for every pass of every traced lowering
+
+            def should_run(self, mod, info):
+                return self.knockout.should_run(info)
+
+            PassTracer.should_run = should_run
+        _INSTRUMENT_CLASSES[kind] = tvm.ir.instrument.pass_instrument(PassTracer)
+    return _INSTRUMENT_CLASSES[kind](recorder, knockout)
 
 
 def _outer_pass_context(tvm, instrument):
@@ -492,11 +500,15 @@ def _outer_pass_context(tvm, instrument):
         return tvm.transform.PassContext(instruments=[instrument])
 
 
-def run_instrument(func, target, *, keep_ir: bool = False) -> tuple[list[dict], BaseException | None, dict]:
+def run_instrument(
+    func, target, *, keep_ir: bool = False, knockout=None, keep_source: bool = False
+) -> tuple[list[dict], BaseException | None, dict]:
     """Lower ``func`` for ``target`` under the tracer: (rows, the exception tilelang.lower raised or None, info).
 
     info: ``kernel_source_lines`` (when lowering succeeded), ``phase_source``, ``prints`` (modules printed),
-    ``lower_seconds``, ``tracer_seconds``, ``tracer_errors`` and, with ``keep_ir``, ``ir`` (module docstring).
+    ``lower_seconds``, ``tracer_seconds``, ``tracer_errors``; with ``keep_ir``, ``ir`` (module docstring); with
+    ``keep_source``, ``kernel_source`` (the generated source, None when lowering failed). ``knockout``: the
+    passes TVM is to skip (``make_instrument``).
     """
     import tilelang
     from tilelang import tvm
@@ -506,7 +518,7 @@ def run_instrument(func, target, *, keep_ir: bool = False) -> tuple[list[dict], 
     artifact = None
     started = time.perf_counter()
     try:
-        with _outer_pass_context(tvm, make_instrument(recorder)):
+        with _outer_pass_context(tvm, make_instrument(recorder, knockout)):
             with target:
                 artifact = tilelang.lower(func, target=target)
     except Exception as exc:  # noqa: BLE001 - a failing pass is data
@@ -554,4 +566,6 @@ def run_instrument(func, target, *, keep_ir: bool = False) -> tuple[list[dict], 
         info["kernel_source_lines"] = len((kernel_source or "").splitlines())
     if keep_ir:
         info["ir"] = recorder.ir_archive(kernel_source)
+    if keep_source:
+        info["kernel_source"] = kernel_source
     return rows, error, info

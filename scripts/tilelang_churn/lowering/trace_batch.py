@@ -21,10 +21,9 @@ row naming the kernel (status 1, data, as a build() that raises); a job failing 
 
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file
 import argparse
-import ctypes
+import functools
 import json
 import os
-import select
 import shlex
 import signal
 import sys
@@ -33,39 +32,13 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 from tilelang_churn.core import trace_modes  # noqa: E402
-from tilelang_churn.lowering import release_process, trace_cli  # noqa: E402
+from tilelang_churn.lowering import fork_pool, release_process, trace_cli  # noqa: E402
+from tilelang_churn.lowering.fork_pool import die_with_parent, load_prctl, signal_name  # noqa: E402
 
 PROG = "trace_batch.py"
 SCRIPTS_DIR = Path(__file__).resolve().parents[2]  # the entry files
 SCRIPT = SCRIPTS_DIR / "trace_batch.py"
 TRACE_SCRIPT = SCRIPTS_DIR / "gemm_lower_trace.py"
-PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
-
-
-def signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
-
-
-def _prctl():
-    """libc's prctl on Linux, else None; loaded before forking, so a child only calls it."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        return ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-
-
-def die_with_parent(prctl, parent: int) -> None:
-    """In a child just forked from PARENT: SIGKILL when PARENT dies, so no job writes after the batch is gone.
-    The parent may have died before prctl ran: then exit at once."""
-    if prctl is not None:
-        prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
-    if os.getppid() != parent:
-        os._exit(trace_cli.EXIT_NOT_RECORDED)
 
 
 def job_mode(args: list) -> str:
@@ -233,129 +206,37 @@ def warn_setup_failure(jobs: list, index: int) -> None:
         )
 
 
-def _kill_group(pid: int, number: int) -> None:
-    """Signal the job's process group (the job and whatever its kernel's code forked), else the job alone."""
-    try:
-        os.killpg(pid, number)
-    except (ProcessLookupError, PermissionError):
-        try:
-            os.kill(pid, number)
-        except ProcessLookupError:
-            pass
-
-
-def _wait_any(running: dict) -> tuple[int, bool]:
-    """The pid of a job that ended, still a zombie, so that its group id is not reused before its group is
-    killed; or of one past its deadline (True)."""
-    while True:
-        now = time.monotonic()
-        late = [pid for pid, job in running.items() if job["deadline"] is not None and job["deadline"] <= now]
-        if late:
-            return late[0], True
-        deadlines = [job["deadline"] - now for job in running.values() if job["deadline"] is not None]
-        wait = min(deadlines, default=None)
-        if all(job["pidfd"] is not None for job in running.values()):
-            ready, _, _ = select.select([job["pidfd"] for job in running.values()], [], [], wait)
-            for pid, job in running.items():
-                if job["pidfd"] in ready:
-                    return pid, False
-        else:  # no pidfd (not Linux): poll
-            for pid in running:
-                if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
-                    return pid, False
-            time.sleep(min(0.02, wait) if wait is not None else 0.02)
-
-
-def _pidfd(pid: int):
-    try:
-        return os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        return None
-
-
-def _reported(fd: int) -> int | None:
-    """The status the child wrote when its job returned; None when its process ended some other way."""
-    os.set_blocking(fd, False)
-    try:
-        text = os.read(fd, 64)
-    except BlockingIOError:
-        text = b""
-    finally:
-        os.close(fd)
-    return int(text) if text.strip().lstrip(b"-").isdigit() else None
-
-
 def run_jobs(
     jobs: list, workers: int, process: dict, environment: str | None = None, timeout: float | None = None
 ) -> list:
     """Fork one child per job, at most ``workers`` at a time; the exit status of each job, in job order.
 
     Each child leads a process group of its own: when it ends (or runs past ``timeout`` seconds) the group is
-    killed, so no process its kernel's code forked writes after the job."""
+    killed, so no process its kernel's code forked writes after the job (fork_pool.py)."""
     environment = environment or sys.prefix
     statuses = [None] * len(jobs)
-    running: dict[int, dict] = {}  # pid -> {index, pipe, deadline, pidfd}
     pending = list(range(len(jobs)))
-    prctl, parent = _prctl(), os.getpid()
-    try:
-        while pending or running:
-            while pending and len(running) < workers:
+    with fork_pool.ForkPool(workers) as pool:
+        while pending or pool.running:
+            while pending and pool.has_room:
                 index = pending.pop(0)
-                sys.stdout.flush()
-                sys.stderr.flush()
-                read_end, write_end = os.pipe()
-                pid = os.fork()
-                if pid == 0:  # the child never returns into this loop
-                    os.close(read_end)
-                    os.setpgid(0, 0)
-                    die_with_parent(prctl, parent)
-                    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # stopped at once, as the script alone would be
-                    code = 3
-                    try:
-                        code = run_child(jobs[index], {**process, "job_in_process": index + 1})
-                    finally:
-                        sys.stdout.flush()
-                        sys.stderr.flush()
-                        os.write(write_end, str(code).encode())  # the job returned: its own record is written
-                        os._exit(code)
-                os.close(write_end)
-                try:
-                    os.setpgid(pid, pid)  # here too: the group exists before the parent may kill it
-                except OSError:
-                    pass
-                deadline = time.monotonic() + timeout if timeout else None
-                running[pid] = {"index": index, "pipe": read_end, "deadline": deadline, "pidfd": _pidfd(pid)}
-            pid, timed_out = _wait_any(running)
-            job = running.pop(pid)  # ended or about to be: the finally below has no more to stop
-            _kill_group(pid, signal.SIGKILL)
-            _, wait_status = os.waitpid(pid, 0)
-            if job["pidfd"] is not None:
-                os.close(job["pidfd"])
-            index, reported = job["index"], _reported(job["pipe"])
-            statuses[index] = os.waitstatus_to_exitcode(wait_status)  # -N: killed by signal N
-            if timed_out:
+                pool.start(index, functools.partial(run_child, jobs[index], {**process, "job_in_process": index + 1}),
+                           timeout)  # fmt: skip
+            index, ended = pool.wait()
+            statuses[index] = ended.status  # -N: killed by signal N
+            if ended.timed_out:
                 what = f"timed out after {timeout:g} s (config job_timeout_s) and was killed"
                 statuses[index] = record_unfinished(jobs, index, what, process)
-            elif statuses[index] < 0:
-                report_signal(jobs, index, -statuses[index], environment)
-            elif reported is None:
+            elif ended.status < 0:
+                report_signal(jobs, index, -ended.status, environment)
+            elif ended.reported is None:
                 what = (
-                    f"the kernel's code ended the process (exit status {statuses[index]}: os._exit or the like) "
+                    f"the kernel's code ended the process (exit status {ended.status}: os._exit or the like) "
                     "before the job recorded its run"
                 )
                 statuses[index] = record_unfinished(jobs, index, what, process)
-            elif statuses[index] == trace_cli.EXIT_PASS_FAILED:
+            elif ended.status == trace_cli.EXIT_PASS_FAILED:
                 warn_setup_failure(jobs, index)
-    finally:  # interrupted (SIGINT, SIGTERM): no child outlives the batch
-        for pid in running:
-            _kill_group(pid, signal.SIGTERM)
-        for pid in list(running):
-            try:
-                os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)  # ended, not reaped: its group id is still its own
-                _kill_group(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-            except ChildProcessError:
-                pass
     return statuses
 
 
@@ -400,7 +281,7 @@ def run_batch(
     return max((status if status > 0 else trace_cli.EXIT_NOT_RECORDED for _, status in bad), default=0)
 
 
-def _seconds(text: str) -> float:
+def positive_seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
@@ -410,7 +291,7 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _terminate(signum, frame):
+def terminate(signum, frame):
     raise SystemExit(128 + signum)
 
 
@@ -425,11 +306,14 @@ def main(argv=None) -> int:
     parser.add_argument("--tolerate", type=int, action="append", default=[], help="a job status that is no failure")
     parser.add_argument("--release-env", help="run in this TileLang release environment (release_envs.py)")
     parser.add_argument(
-        "--job-timeout", type=_seconds, metavar="S", help="kill a job running longer, a failed row (default: none)"
+        "--job-timeout",
+        type=positive_seconds,
+        metavar="S",
+        help="kill a job running longer, a failed row (default: none)",
     )
     args = parser.parse_args(argv)
     text = sys.stdin.read() if args.jobs == "-" else Path(args.jobs).read_text(encoding="utf-8")
-    signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGTERM, terminate)
     try:
         return run_batch(json.loads(text), args.workers, tuple(args.tolerate), args.release_env, args.job_timeout)
     except ValueError as exc:
@@ -445,9 +329,17 @@ def _tee(source, *sinks) -> None:
 
 
 def run_in_own_process(
-    job_specs, workers: int, tolerate, release_env: str | None, batch_log: str, job_timeout: float | None = None
+    job_specs,
+    workers: int,
+    tolerate,
+    release_env: str | None,
+    batch_log: str,
+    job_timeout: float | None = None,
+    script: Path = SCRIPT,
+    extra_args: tuple = (),
 ) -> int:
-    """The trace rules' batch, run in a process of its own (in the release's environment
+    """The trace rules' batch (or, with ``script``, the knockout's: knockout_batch.py and its ``extra_args``),
+    run in a process of its own (in the release's environment
     when the version has one), reading its jobs from standard input: no command line is long enough for 10,000.
     Its stdout goes to the batch log, its stderr (the error lines) to the batch log and to Snakemake's console.
     A batch killed by a signal (SIGBUS while importing a broken release, SIGKILL) is named there too, and the
@@ -456,13 +348,13 @@ def run_in_own_process(
     import threading
 
     jobs = [{"args": [*args, "--out", out], "log": log} for args, out, log in job_specs]
-    command = [sys.executable, str(SCRIPT), "--jobs", "-", "--workers", str(workers)]
+    command = [sys.executable, str(script), "--jobs", "-", "--workers", str(workers), *extra_args]
     command += [f"--tolerate={status}" for status in tolerate]
     command += ["--release-env", release_env] if release_env else []
     command += ["--job-timeout", str(job_timeout)] if job_timeout else []
     environment = release_env or sys.prefix
     console = sys.stderr
-    prctl, parent = _prctl(), os.getpid()
+    prctl, parent = load_prctl(), os.getpid()
     with open(batch_log, "w", encoding="utf-8") as log, redirect_stdout(log), redirect_stderr(log):
         print(shlex.join(command), flush=True)
         batch = subprocess.Popen(

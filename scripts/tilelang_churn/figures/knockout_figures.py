@@ -1,0 +1,154 @@
+"""What each pass is worth: one figure per kernel configuration of the pass knockout (results/knockout/figures/).
+
+    python3 scripts/knockout_figures.py --runs-dir results/knockout/runs --out-dir results/knockout/figures \\
+        results/knockout/runs/*/*/*/knockout.json
+
+One row per variant, the knocked-out passes in pipeline order (the baseline's step of the first skipped run),
+top to bottom. The bar: lines of generated source that differ from the baseline's when the pass is knocked out
+(+added + -deleted, symmetric log scale). A mark instead of a bar says what else happened: lowering failed
+without the pass (red x), the lowering crashed or timed out (black x), the knockout took no effect (no run of
+the pass was skipped: hollow grey circle), or the source came out byte for byte the baseline's (grey dot).
+Changed source text is not changed speed or semantics: the figure locates, the GPU stage measures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import textwrap
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker as mticker  # noqa: E402
+
+from tilelang_churn.core import knockout_rows, statuses  # noqa: E402
+from tilelang_churn.figures import figure_style as fs  # noqa: E402
+from tilelang_churn.tables import knockout_table  # noqa: E402
+
+HASHSALT = "tilelang-churn/knockout_figures"
+BAR_COLOR = "#0072b2"
+CRASH_COLOR = "#000000"
+
+
+def _mark(row: dict) -> tuple[str, str]:
+    """(kind, text at the right) of a variant row."""
+    status = row["status"]
+    if status == statuses.STATUS_LOWER_FAILED:
+        return "failed", f"lower_failed: {row['error'] or ''}"
+    if status in (statuses.STATUS_CRASHED, statuses.STATUS_TIMEOUT):
+        return "crashed", f"{status}: {row['error'] or ''}"
+    if not row["skipped_runs"]:
+        return "no_effect", "no effect: no run skipped" + ("" if row["baseline_runs"] else " (not in the baseline)")
+    if row["source_equal"]:
+        return "same", "same source as the baseline"
+    return "bar", f"+{row['source_added']} / -{row['source_deleted']} source lines"
+
+
+def plot_configuration(rows: list[dict], paths) -> None:
+    """The figure of one configuration's rows (its baseline and variants) into paths."""
+    baseline = next((row for row in rows if row["variant"] == knockout_rows.BASELINE), rows[0])
+    variants = [row for row in rows if row["variant"] != knockout_rows.BASELINE]
+    height = 1.6 + 0.26 * max(1, len(variants))
+    with fs.context("en", hashsalt=HASHSALT):
+        fig, (ax, notes) = plt.subplots(
+            1, 2, figsize=(12, height), layout="constrained", sharey=True, gridspec_kw={"width_ratios": [3, 2]}
+        )
+        notes.set_axis_off()
+        title = (
+            f"{baseline['kernel_label']} on {baseline['target_name']}, TileLang {baseline['tilelang_version']}: "
+            "what each pass is worth"
+        )
+        if baseline["status"] != statuses.STATUS_LOWERED:
+            ax.set_axis_off()
+            ax.set_title(title, loc="left")
+            ax.text(0.0, 0.5, f"the baseline did not lower ({baseline['status']}): {baseline['error']}",
+                    transform=ax.transAxes, va="center", wrap=True)  # fmt: skip
+            fs.save(fig, paths)
+            plt.close(fig)
+            return
+        if not variants:
+            ax.set_axis_off()
+            ax.set_title(title, loc="left")
+            ax.text(0.0, 0.5, "no pass to knock out (config knockout.passes)", transform=ax.transAxes, va="center")
+            fs.save(fig, paths)
+            plt.close(fig)
+            return
+        largest = max((knockout_table.source_change(row) or 0 for row in variants), default=0)
+        decades = max(1, math.ceil(math.log10(max(largest, 1) * 1.2)))
+        high = 10.0**decades  # the axis ends at a labelled power of ten
+        labels = []
+        for y, row in enumerate(variants):
+            kind, text = _mark(row)
+            runs = f"{row['skipped_runs']}/{row['baseline_runs']} runs"
+            labels.append(f"{row['variant']}  ({runs})")
+            if kind == "bar":
+                ax.barh(y, knockout_table.source_change(row), color=BAR_COLOR, height=0.7)
+            elif kind == "failed":
+                ax.scatter([0.6], [y], marker="x", color=fs.FAILED_COLOR, s=40, zorder=3)
+            elif kind == "crashed":
+                ax.scatter([0.6], [y], marker="X", color=CRASH_COLOR, s=50, zorder=3)
+            elif kind == "no_effect":
+                ax.scatter([0.6], [y], marker="o", facecolor="none", edgecolor=fs.NOOP_COLOR, s=36, zorder=3)
+            else:
+                ax.scatter([0.6], [y], marker="o", color=fs.NOOP_COLOR, s=20, zorder=3)
+            color = fs.FAILED_COLOR if kind == "failed" else CRASH_COLOR if kind == "crashed" else fs.TEXT_MUTED
+            notes.text(0.0, y, textwrap.shorten(text, 80), va="center", fontsize=7.5, color=color, clip_on=False)
+        ax.set_xscale("symlog", linthresh=1.0)
+        ax.set_xlim(0, high)
+        ax.set_xticks([0] + [10**k for k in range(decades + 1)])
+        ax.xaxis.set_major_formatter(mticker.FuncFormatter(lambda value, _: f"{value:g}"))  # no mathtext (fs.rc)
+        ax.xaxis.set_minor_locator(mticker.NullLocator())
+        ax.set_yticks(range(len(variants)))
+        ax.set_yticklabels(labels, fontsize=8)
+        ax.set_ylim(len(variants) - 0.5, -0.5)
+        ax.grid(True, axis="x", color=fs.GRID_COLOR, linewidth=0.6)
+        ax.set_axisbelow(True)
+        ax.set_xlabel(
+            "generated source lines changed against the baseline (+added + -deleted; baseline "
+            f"{baseline['source_lines']} lines; symlog)"
+        )
+        fig.suptitle(title, x=0.01, ha="left", fontsize=10)
+        handles = [
+            plt.Rectangle((0, 0), 1, 1, color=BAR_COLOR),
+            plt.Line2D([], [], marker="o", color=fs.NOOP_COLOR, linestyle="", markersize=5),
+            plt.Line2D([], [], marker="o", markerfacecolor="none", markeredgecolor=fs.NOOP_COLOR, linestyle=""),
+            plt.Line2D([], [], marker="x", color=fs.FAILED_COLOR, linestyle=""),
+            plt.Line2D([], [], marker="X", color=CRASH_COLOR, linestyle=""),
+        ]
+        texts = ["source changed", "same source", "no effect (nothing skipped)", "lower_failed", "crashed / timeout"]
+        fig.legend(handles, texts, loc="outside lower left", ncol=5, fontsize=8, frameon=False)
+        fs.save(fig, paths)
+        plt.close(fig)
+
+
+def figure_paths(record: str | Path, runs_dir: str | Path, out_dir: str | Path, formats=("png",)) -> list[Path]:
+    """A configuration's figures: runs/<version>/<target>/<shape>/knockout.json -> <out_dir>/<version>/<target>/
+    <shape>.<format>."""
+    folder = Path(record).parent.relative_to(runs_dir)
+    return [Path(out_dir) / folder.parent / f"{folder.name}.{fmt}" for fmt in formats]
+
+
+def build(records: list, runs_dir, out_dir, formats=("png",)) -> int:
+    """One figure per configuration (its knockout.json, the table beside it checked against it)."""
+    for record in records:
+        plot_configuration(knockout_table.read_configuration(record), figure_paths(record, runs_dir, out_dir, formats))
+    print(f"knockout_figures: {len(records)} figures -> {out_dir}")
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="knockout_figures.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs-dir", required=True, help="results/knockout/runs")
+    parser.add_argument("--out-dir", required=True, help="results/knockout/figures")
+    parser.add_argument("--formats", default="png")
+    parser.add_argument("records", nargs="+", help="each configuration's knockout.json")
+    args = parser.parse_args(argv)
+    try:
+        return build(args.records, args.runs_dir, args.out_dir, tuple(args.formats.split(",")))
+    except knockout_rows.TableError as exc:
+        print(f"knockout_figures.py: error: {exc}", file=sys.stderr)
+        return 1

@@ -1,0 +1,205 @@
+"""The pass knockout as HTML pages: ``index.html`` and one page per kernel configuration.
+
+    python3 scripts/knockout_pages.py --runs-dir results/knockout/runs --out-dir results/knockout \\
+        results/knockout/runs/*/*/*/knockout.json
+
+    <out_dir>/index.html          every configuration: its variants by status, the passes whose knockout
+                                  changes the generated source most, the passes lowering fails without,
+                                  the knockouts without effect, a link to its page
+    <out_dir>/pages/<version>__<target>__<configuration>.html
+                                  every variant in pipeline order (runs skipped, status, source lines
+                                  changed, IR churn beside the baseline's, the error), each linked to the
+                                  diff of its generated source against the baseline's
+
+Every page is one self-contained file (inline CSS, no network, relative links only): it opens from
+``file://`` and inside Snakemake's report. Output is deterministic. Changed source text is not changed speed
+or semantics: the page locates, the GPU stage measures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import sys
+from pathlib import Path
+
+from tilelang_churn.core import files, knockout_rows, statuses
+from tilelang_churn.figures import compare_pages
+from tilelang_churn.figures.compare_pages import diff_line_class, html_page, page_name, text_diff
+from tilelang_churn.tables import knockout_table
+
+INDEX = "index.html"
+PAGES_DIR = "pages"
+INDEX_JS = compare_pages.INDEX_JS.replace("#pairs", "#configurations")
+# the comparison pages' style, and cells that wrap: pass lists and errors are long
+EXTRA_CSS = "<style>td.wrap{white-space:normal;overflow-wrap:anywhere;min-width:12em;max-width:36em}</style>"
+STATUS_CLASS = {
+    statuses.STATUS_LOWERED: "no",
+    statuses.STATUS_LOWER_FAILED: "yes",
+    statuses.STATUS_TIMEOUT: "yes",
+    statuses.STATUS_CRASHED: "yes",
+}
+
+
+def _esc(value) -> str:
+    return html.escape("" if value is None else str(value))
+
+
+def _num(value) -> str:
+    return "" if value is None else str(value)
+
+
+def _seconds(value) -> str:
+    return "" if value is None else f"{value:.2f}"
+
+
+def _names(rows: list[dict], shown: int = 6) -> str:
+    names = [row["variant"] for row in rows]
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return _esc(", ".join(names[:shown]) + more) if names else '<span class="na">none</span>'
+
+
+def _changes(rows: list[dict]) -> str:
+    if not rows:
+        return '<span class="na">none</span>'
+    return ", ".join(
+        f"{_esc(row['variant'])} <span class=plus>+{row['source_added']}</span>/"
+        f"<span class=minus>-{row['source_deleted']}</span>"
+        for row in rows
+    )
+
+
+def configuration_page(summary: dict, sources: dict[str, str | None], figure_href: str | None) -> str:
+    """One configuration's page: the variants' table, then each variant's source diff against the baseline's."""
+    baseline = summary["baseline"] or summary["rows"][0]
+    baseline_source = sources.get(knockout_rows.BASELINE)
+    title = f"{baseline['kernel_label']} on {baseline['target_name']}, TileLang {baseline['tilelang_version']}"
+    trs, diffs = [], []
+    for i, row in enumerate(summary["rows"]):
+        is_baseline = row["variant"] == knockout_rows.BASELINE
+        source = sources.get(row["variant"])
+        diff_cell = '<td class="na">—</td>'
+        if not is_baseline and source is not None and baseline_source is not None:
+            if source == baseline_source:
+                diff_cell = '<td class="no">same source</td>'
+            else:
+                diff_cell = f'<td><a href="#d{i}">diff</a></td>'
+                lines = text_diff(baseline_source, source, "baseline", row["variant"], lambda text: text) or []
+                spans = "".join(f'<span class="{diff_line_class(line)}">{_esc(line)}</span>' for line in lines)
+                diffs.append(
+                    f'<details id="d{i}" open><summary>{_esc(row["variant"])}: +{row["source_added"]} '
+                    f"/ -{row['source_deleted']} lines of generated source</summary>"
+                    f'<pre class="diff">{spans}</pre></details>'
+                )
+        runs = "" if is_baseline else f"{_num(row['skipped_runs'])}/{_num(row['baseline_runs'])}"
+        trs.append(
+            f'<tr id="v{i}"><td>{_esc(row["variant"])}</td><td class="num">{_num(row["pipeline_step"])}</td>'
+            f'<td class="num">{runs}</td>'
+            f'<td class="{STATUS_CLASS.get(row["status"], "")}">{_esc(row["status"])}</td>'
+            f'<td class="num">{_source_change(row)}</td>{diff_cell}'
+            f'<td class="num">{_num(row["churn_total"])}</td><td class="num">{_num(row["pass_runs"])}</td>'
+            f'<td class="num">{_seconds(row["lower_seconds"])}</td>'
+            f'<td class="wrap">{_esc(row["error"] or row["note"])}</td></tr>'
+        )
+    figure = f' · <a href="{_esc(figure_href)}">figure</a>' if figure_href else ""
+    body = f"""{EXTRA_CSS}<header><h1>{_esc(title)}: what each pass is worth</h1>
+<ul class="facts"><li><b>variants</b> {summary["variants"]}</li>
+{"".join(f"<li><b>{_esc(s)}</b> {n}</li>" for s, n in summary["counts"].items() if n)}
+<li><b>baseline</b> {_esc(baseline["status"])}, {_num(baseline["source_lines"])} source lines, IR churn
+{_num(baseline["churn_total"])}, {_num(baseline["pass_runs"])} pass runs</li></ul>
+<div class="note">Each row but the baseline lowers the configuration with one pass knocked out (TVM skips it:
+runs skipped / runs in the baseline). Source: lines of generated kernel source that differ from the
+baseline's; IR churn: +added + -deleted over the lowering's IR passes. Rows in pipeline order (the baseline's
+step of the first skipped run). <a href="../{INDEX}">all configurations</a>{figure}</div></header>
+<main><table id="variants"><thead><tr><th>variant</th><th>step</th><th>runs skipped</th><th>status</th>
+<th>source ±</th><th>diff</th><th>IR churn</th><th>pass runs</th><th>lower s</th><th>error or note</th></tr>
+</thead><tbody>
+{"".join(trs)}
+</tbody></table>
+<h2>Generated source against the baseline's</h2>
+{"".join(diffs) or '<p class="na">no variant generated other source</p>'}</main>"""
+    return html_page(f"knockout: {title}", body)
+
+
+def _source_change(row: dict) -> str:
+    if row["source_added"] is None:
+        return ""
+    return f'<span class="plus">+{row["source_added"]}</span>/<span class="minus">-{row["source_deleted"]}</span>'
+
+
+def index_page(entries: list[dict]) -> str:
+    trs = []
+    for entry in entries:
+        summary, baseline = entry["summary"], entry["summary"]["baseline"] or entry["summary"]["rows"][0]
+        counts = summary["counts"]
+        lowered_ok = baseline["status"] == statuses.STATUS_LOWERED
+        trs.append(
+            f'<tr><td class="wrap"><a href="{_esc(entry["href"])}">{_esc(baseline["kernel_label"])}</a></td>'
+            f"<td>{_esc(baseline['target_name'])}</td><td>{_esc(baseline['tilelang_version'])}</td>"
+            f'<td class="{"no" if lowered_ok else "yes"}">{_esc(baseline["status"])}</td>'
+            f'<td class="num">{summary["variants"]}</td>'
+            f'<td class="num">{counts[statuses.STATUS_LOWERED]}</td>'
+            f'<td class="num">{counts[statuses.STATUS_LOWER_FAILED]}</td>'
+            f'<td class="num">{counts[statuses.STATUS_CRASHED] + counts[statuses.STATUS_TIMEOUT]}</td>'
+            f'<td class="wrap">{_changes(summary["largest_change"])}</td>'
+            f'<td class="wrap">{_names(summary["needed"])}</td>'
+            f'<td class="wrap">{_names(summary["no_effect"] + summary["same_source"])}</td></tr>'
+        )
+    body = f"""{EXTRA_CSS}<header><h1>Pass knockout: what each pass is worth</h1>
+<div class="note">One row per kernel configuration, target and release ({len(entries)}): its baseline lowering and
+one lowering per knocked-out pass (TVM skips it). Largest source change: the knockouts whose generated source
+differs most from the baseline's. Lowering fails without: the passes whose knockout makes tilelang.lower raise.
+No effect: no run skipped, or the same source byte for byte. The table: knockout.csv beside this page. Changed
+source text is not changed speed or semantics.</div></header>
+<main><input id="filter" type="search" placeholder="filter: e.g. cuda-sm90 gemm">
+<table id="configurations"><thead><tr><th>configuration</th><th>target</th><th>release</th><th>baseline</th>
+<th>variants</th><th>lowered</th><th>lower_failed</th><th>crashed or timeout</th><th>largest source change</th>
+<th>lowering fails without</th><th>no effect</th></tr></thead><tbody>
+{"".join(trs)}
+</tbody></table></main>"""
+    return html_page("Pass knockout", body, INDEX_JS)
+
+
+def write_pages(records: list, runs_dir, out_dir, figures_dir=None) -> list[Path]:
+    """index.html and a page per configuration (its knockout.json; sources.json.gz beside it) under out_dir."""
+    out_dir = Path(out_dir)
+    entries, written, used = [], [], set()
+    for record in records:
+        record = Path(record)
+        rows = knockout_table.read_configuration(record)
+        summary = knockout_table.summarize(rows)[0]
+        folder = record.parent.relative_to(runs_dir)
+        name = page_name("__".join(folder.parts))
+        while name in used:
+            name += "_"
+        used.add(name)
+        sources = knockout_rows.read_sources(record.with_name(knockout_rows.SOURCES))
+        figure = None
+        if figures_dir is not None:
+            figure_path = Path(figures_dir) / folder.parent / f"{folder.name}.png"
+            figure = Path("..") / figure_path.relative_to(out_dir) if figure_path.is_relative_to(out_dir) else None
+        path = out_dir / PAGES_DIR / f"{name}.html"
+        with files.atomic_file(path) as handle:
+            handle.write(configuration_page(summary, sources, figure and figure.as_posix()))
+        written.append(path)
+        entries.append({"summary": summary, "href": f"{PAGES_DIR}/{name}.html"})
+    index = out_dir / INDEX
+    with files.atomic_file(index) as handle:
+        handle.write(index_page(entries))
+    return [index, *written]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="knockout_pages.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs-dir", required=True, help="results/knockout/runs")
+    parser.add_argument("--out-dir", required=True, help="results/knockout")
+    parser.add_argument("--figures-dir", help="results/knockout/figures: each page links its figure")
+    parser.add_argument("records", nargs="+", help="each configuration's knockout.json")
+    args = parser.parse_args(argv)
+    try:
+        paths = write_pages(args.records, args.runs_dir, args.out_dir, args.figures_dir)
+    except (knockout_rows.TableError, ValueError, OSError) as exc:
+        print(f"knockout_pages.py: error: {exc}", file=sys.stderr)
+        return 1
+    print(f"knockout_pages: {len(paths)} pages -> {args.out_dir}")
+    return 0

@@ -1,0 +1,173 @@
+"""Pass knockout: lower one kernel configuration as it is, then once per pass knocked out, and say what changed.
+
+    from tilelang_churn.lowering import pass_knockout
+    baseline = pass_knockout.lower(spec, None)                       # every pass runs
+    variants = pass_knockout.plan_variants(baseline["runs"], "changed", "all")
+    result = pass_knockout.lower(spec, variants[0])                  # that pass skipped in every run
+
+A knocked-out pass is skipped by TVM itself: the tracer's pass instrument (pass_instrument.py) answers
+``should_run(mod, info)`` with False for it, and TVM returns the module the pass was handed, unchanged. The same
+instrument, attached through an outer ``PassContext`` around ``tilelang.lower``, sees every pass of every
+release from 0.1.8, nested runs included (ConvertSSA inside SplitHostDevice), and counts the runs it skipped:
+``skipped_runs`` 0 means the knockout did not take effect (the pass never ran, or the release ignored the
+answer), and the row says so. A pass is named as the run record spells it (``LowerTileOp``; ``tl.LowerTileOp``
+is the same pass); its N-th run is the N-th time TVM asks about that name in the lowering, the order the
+baseline's trace lists its runs in.
+
+Which variants (``plan_variants``): ``changed`` every pass name with a run that changed the IR in the baseline,
+``all`` every pass name that ran, or the names given; ``occurrence`` ``all`` knocks out every run of the name,
+``first`` its first run, ``each`` one variant per run (with ``changed``: per run that changed the IR).
+
+``lower`` runs in a child forked for it (knockout_batch.py): a pass whose absence makes TVM abort, segfault or
+hang takes only that child down. TileLang's cache is off in the batch (TILELANG_DISABLE_CACHE), and only
+``tilelang.lower`` runs, which generates source and compiles nothing: every row's source hash is of the
+source that very lowering generated.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from tilelang_churn.core import knockout_rows, statuses
+from tilelang_churn.lowering import pass_instrument
+
+PASS_SELECTIONS = ("changed", "all")  # or a list of pass names
+OCCURRENCES = ("all", "first", "each")
+
+
+def pass_name(name: str) -> str:
+    """A pass as the run record and passes.csv name it: tl.LowerTileOp and LowerTileOp are LowerTileOp."""
+    return pass_instrument.run_record_name(name)
+
+
+class Knockout:
+    """TVM's ``should_run`` for one variant: False for the knocked-out pass (every run, or its N-th run only)."""
+
+    def __init__(self, knocked_pass: str, occurrence: int | None):
+        self.knocked_pass = pass_name(knocked_pass)
+        self.occurrence = occurrence  # None: every run
+        self.runs_asked = 0  # how often TVM asked about the pass
+        self.skipped_runs = 0
+
+    def should_run(self, info) -> bool:
+        if pass_name(str(info.name)) != self.knocked_pass:
+            return True
+        self.runs_asked += 1
+        if self.occurrence is not None and self.runs_asked != self.occurrence:
+            return True
+        self.skipped_runs += 1
+        return False
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One lowering to make: the pass knocked out (None: the baseline) and which of its runs (None: every run),
+    with where the baseline runs it."""
+
+    knocked_pass: str | None
+    occurrence: int | None = None
+    pipeline_step: int | None = None  # the baseline's step of the first run skipped
+    baseline_runs: int = 0
+
+    @property
+    def name(self) -> str:
+        return knockout_rows.variant_name(self.knocked_pass, self.occurrence)
+
+    def knockout(self) -> Knockout | None:
+        return None if self.knocked_pass is None else Knockout(self.knocked_pass, self.occurrence)
+
+    def as_dict(self) -> dict:
+        return {
+            "knocked_pass": self.knocked_pass,
+            "occurrence": self.occurrence,
+            "pipeline_step": self.pipeline_step,
+            "baseline_runs": self.baseline_runs,
+        }
+
+
+BASELINE = Variant(None)
+
+
+def plan_variants(runs: list[dict], passes, occurrence: str) -> list[Variant]:
+    """The variants of a configuration from its baseline's pass runs (dicts with step, pass, status, in step
+    order), in pipeline order (a named pass that never ran comes last, as the config lists it)."""
+    if occurrence not in OCCURRENCES:
+        raise ValueError(f"occurrence {occurrence!r} is not one of {', '.join(OCCURRENCES)}")
+    by_name: dict[str, list[dict]] = {}
+    for run in runs:
+        if run["status"] in statuses.PASS_RUN_STATUSES:
+            by_name.setdefault(run["pass"], []).append(run)
+    if passes == "changed":
+        names = [name for name, found in by_name.items() if any(_changed(run) for run in found)]
+    elif passes == "all":
+        names = list(by_name)
+    elif isinstance(passes, (list, tuple)):
+        names = list(dict.fromkeys(pass_name(name) for name in passes))
+    else:
+        raise ValueError(f"passes {passes!r} is not changed, all or a list of pass names")
+    variants = []
+    for name in names:
+        found = by_name.get(name, [])
+        if not found or occurrence == "all":
+            variants.append(Variant(name, None, found[0]["step"] if found else None, len(found)))
+        elif occurrence == "first":
+            variants.append(Variant(name, 1, found[0]["step"], len(found)))
+        else:
+            variants += [
+                Variant(name, number, run["step"], len(found))
+                for number, run in enumerate(found, 1)
+                if passes != "changed" or _changed(run)
+            ]
+    never_ran = 1 << 62
+    return sorted(variants, key=lambda v: never_ran if v.pipeline_step is None else v.pipeline_step)
+
+
+def _changed(run: dict) -> bool:
+    return run["status"] == statuses.STATUS_CHANGED
+
+
+def first_line(error: BaseException | str) -> str:
+    """The exception's type and the first line of its message (TVM's InternalError: the failed check)."""
+    if not isinstance(error, BaseException):
+        return str(error)[:500]
+    message = next((line.strip() for line in str(error).splitlines() if line.strip()), "")
+    return (f"{type(error).__name__}: {message}" if message else type(error).__name__)[:500]
+
+
+def lower(spec, variant: Variant | None) -> dict:
+    """Build the kernel and lower it for its target under the tracer, ``variant``'s pass knocked out (None: the
+    baseline). Runs in a child of its own. The result: status, error, the generated source, skipped runs, the
+    pass runs (step, pass, status: what plan_variants reads), pass runs and IR churn total, seconds."""
+    from tilelang_churn.lowering import tilelang_trace  # imports tilelang: the batch has imported it already
+
+    cpu_started = time.process_time()
+    knockout = variant.knockout() if variant is not None else None
+    result: dict = {"status": statuses.STATUS_LOWERED, "error": None, "source": None, "skipped_runs": 0}
+    try:
+        target = tilelang_trace.make_target(spec)
+        func = tilelang_trace.build_kernel(spec)
+    except Exception as exc:  # noqa: BLE001 - the kernel's build raising is this lowering's failure
+        result.update(status=statuses.STATUS_LOWER_FAILED, error=f"build: {first_line(exc)}")
+        result["lower_cpu_seconds"] = round(time.process_time() - cpu_started, 4)
+        return result
+    rows, error, info = pass_instrument.run_instrument(func, target, knockout=knockout, keep_source=True)
+    churn = [row for row in rows if row["status"] in statuses.CHURN_STATUSES]
+    result.update(
+        source=info.get("kernel_source"),
+        skipped_runs=knockout.skipped_runs if knockout is not None else 0,
+        runs=[
+            {"step": row["step"], "pass": row["pass"], "status": row["status"]}
+            for row in rows
+            if row["status"] in statuses.PASS_RUN_STATUSES
+        ],
+        pass_runs=info["pass_runs"],
+        churn_total=sum((row["added"] or 0) + (row["deleted"] or 0) for row in churn),
+        lower_seconds=info["lower_seconds"],
+        lower_cpu_seconds=round(time.process_time() - cpu_started, 4),
+    )
+    if error is not None:
+        result.update(status=statuses.STATUS_LOWER_FAILED, error=first_line(error))
+    elif result["source"] is None:
+        result.update(status=statuses.STATUS_LOWER_FAILED, error="tilelang.lower returned no kernel source")
+    return result

@@ -1,0 +1,121 @@
+# The pass knockout (config knockout; scripts/tilelang_churn/lowering/knockout_batch.py): per configuration x target
+# x release, the baseline lowering and one lowering per knocked-out pass (TVM skips it), each a row of the
+# configuration's knockout.csv; gathered into results/knockout/knockout.csv, drawn as one figure per configuration
+# and listed on results/knockout/index.html. One process per batch imports TileLang once and forks a child per
+# lowering, at most `threads` at a time: a lowering that aborts, segfaults or hangs is its row, never its batch's end.
+for batch in GRID.knockout_batches:
+
+    rule:
+        name:
+            batch.name
+        input:
+            release_env=get_release_env(batch.version),
+            # a user's kernel file: editing it reruns its knockout batches
+            kernel_files=batch.kernel_files,
+        output:
+            tables=batch_knockout_paths(batch, "knockout.csv"),
+            records=batch_knockout_paths(batch, "knockout.json"),
+            sources=batch_knockout_paths(batch, "sources.json.gz"),
+        log:
+            batch=f"logs/knockout/{batch.version}/{batch.name}.log",
+            jobs=[job_grid.knockout_log(job) for job in batch.jobs],
+        benchmark:
+            f"results/benchmarks/knockout/{batch.version}/{batch.name}.tsv"
+        priority: -2
+        conda:
+            "../envs/tilelang.yaml"
+        # measured 0.1-1 s of lowering per variant, about 30 variants per configuration, after a 2-5 s import: every
+        # core, so it starts when the trace batches (ahead of it by priority) leave the cores
+        threads: knockout_threads
+        resources:
+            mem_mb=lambda wildcards, threads: 1000 + 600 * threads,
+            runtime=batch_runtime(len(batch.jobs), seconds_per_job=40, floor_minutes=10),
+        params:
+            **({"kernel_sha256": kernels.file_digests(batch.kernel_files)} if batch.kernel_files else {}),
+            jobs=[(list(job.args), job_grid.knockout_dir(job), job_grid.knockout_log(job)) for job in batch.jobs],
+            release_env=GRID.release_env(batch.version) or "",
+            options=list(job_grid.knockout_options(GRID.knockout)),
+        script:
+            "../../scripts/knockout_batch.py"
+
+
+rule knockout_table:
+    input:
+        get_knockout_records,
+    output:
+        f"{KNOCKOUT_DIR}/knockout.csv",
+    log:
+        "logs/knockout/knockout_table.log",
+    localrule: True
+    conda:
+        "../envs/tilelang.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        script=f"{SCRIPTS}/knockout_table.py",
+    shell:
+        "exec python3 {params.script:q} --out {output:q} {input:q} > {log:q} 2>&1"
+
+
+rule knockout_figures:
+    input:
+        get_knockout_records,
+    output:
+        [
+            report(
+                path,
+                caption="../report/knockout_figures.rst",
+                category="Pass knockout",
+                subcategory="tilelang {version}, {target}".format(**job.wildcards),
+                labels={"configuration": job.shape},
+            )
+            for job, path in knockout_figure_paths()
+        ],
+    log:
+        "logs/knockout/knockout_figures.log",
+    localrule: True
+    conda:
+        "../envs/tilelang.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        script=f"{SCRIPTS}/knockout_figures.py",
+        runs=f"{KNOCKOUT_DIR}/runs",
+        out_dir=f"{KNOCKOUT_DIR}/figures",
+    shell:
+        "exec python3 {params.script:q} --runs-dir {params.runs:q} --out-dir {params.out_dir:q} {input:q} > {log:q} 2>&1"
+
+
+rule knockout_pages:
+    input:
+        records=get_knockout_records,
+        sources=lambda wildcards: [path.replace("knockout.json", "sources.json.gz") for path in get_knockout_records()],
+    output:
+        index=report(
+            f"{KNOCKOUT_DIR}/index.html",
+            caption="../report/knockout_index.rst",
+            category="Pass knockout",
+            labels={"page": "index"},
+        ),
+        pages=directory(f"{KNOCKOUT_DIR}/pages"),
+    log:
+        "logs/knockout/knockout_pages.log",
+    localrule: True
+    conda:
+        "../envs/tilelang.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        script=f"{SCRIPTS}/knockout_pages.py",
+        runs=f"{KNOCKOUT_DIR}/runs",
+        out_dir=KNOCKOUT_DIR,
+        figures=f"{KNOCKOUT_DIR}/figures",
+    shell:
+        "exec python3 {params.script:q} --runs-dir {params.runs:q} --out-dir {params.out_dir:q}"
+        " --figures-dir {params.figures:q} {input.records:q} > {log:q} 2>&1"
