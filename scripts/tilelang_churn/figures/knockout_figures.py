@@ -38,9 +38,9 @@ def _mark(row: dict) -> tuple[str, str]:
     """(kind, text at the right) of a variant row."""
     status = row["status"]
     if status == statuses.STATUS_LOWER_FAILED:
-        return "failed", f"lower_failed: {row['error'] or ''}"
+        return "fails", f"lower_failed: {row['error'] or ''}"
     if status in (statuses.STATUS_CRASHED, statuses.STATUS_TIMEOUT):
-        return "crashed", f"{status}: {row['error'] or ''}"
+        return "unfinished", f"{status}: {row['error'] or ''}"
     if not row["skipped_runs"]:
         return "no_effect", "no effect: no run skipped" + ("" if row["baseline_runs"] else " (not in the baseline)")
     if row["source_equal"]:
@@ -87,15 +87,15 @@ def plot_configuration(rows: list[dict], paths) -> None:
             labels.append(f"{row['variant']}  ({runs})")
             if kind == "bar":
                 ax.barh(y, knockout_table.source_change(row), color=BAR_COLOR, height=0.7)
-            elif kind == "failed":
+            elif kind == "fails":
                 ax.scatter([0.6], [y], marker="x", color=fs.FAILED_COLOR, s=40, zorder=3)
-            elif kind == "crashed":
+            elif kind == "unfinished":
                 ax.scatter([0.6], [y], marker="X", color=CRASH_COLOR, s=50, zorder=3)
             elif kind == "no_effect":
                 ax.scatter([0.6], [y], marker="o", facecolor="none", edgecolor=fs.NOOP_COLOR, s=36, zorder=3)
             else:
                 ax.scatter([0.6], [y], marker="o", color=fs.NOOP_COLOR, s=20, zorder=3)
-            color = fs.FAILED_COLOR if kind == "failed" else CRASH_COLOR if kind == "crashed" else fs.TEXT_MUTED
+            color = {"fails": fs.FAILED_COLOR, "unfinished": CRASH_COLOR}.get(kind, fs.TEXT_MUTED)
             notes.text(0.0, y, textwrap.shorten(text, 80), va="center", fontsize=7.5, color=color, clip_on=False)
         ax.set_xscale("symlog", linthresh=1.0)
         ax.set_xlim(0, high)

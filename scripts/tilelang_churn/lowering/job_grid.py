@@ -155,7 +155,8 @@ def validate_config(cfg: dict, schema: str | Path = SCHEMA) -> dict:
 
 def coerce_booleans(cfg: dict, overrides: Mapping | None = None, schema: str | Path = SCHEMA) -> dict:
     """'true' / 'false' (any case) -> True / False at every boolean key of the schema, in place: `--config
-    job_figures=false` arrives as a string (Snakemake reads only True and False as booleans). overrides: only
+    job_figures=false` arrives as a string (Snakemake reads only True and False as booleans); inside a mapping
+    given on the command line, a number's text -> the number (`knockout='{timeout_s: 30}'`). overrides: only
     the keys it holds (the --config values), so a string in a config file is still the schema's to refuse."""
     import yaml
 
@@ -170,10 +171,20 @@ def _coerce(data: dict, properties: dict, given) -> None:
         if not isinstance(given, Mapping) or name not in given or name not in data:
             continue
         value = data[name]
-        if spec.get("type") == "boolean" and isinstance(value, str) and value.lower() in ("true", "false"):
+        branches = [spec, *spec.get("oneOf", [])]  # knockout: false, true or a mapping
+        kinds = {branch.get("type") for branch in branches}
+        if "boolean" in kinds and isinstance(value, str) and value.lower() in ("true", "false"):
             data[name] = value.lower() == "true"
-        elif isinstance(value, dict) and "properties" in spec:
-            _coerce(value, spec["properties"], given[name])
+        elif isinstance(value, str) and kinds & {"number", "integer"}:
+            # inside a --config mapping ('{timeout_s: 30}') Snakemake's YAML reads every scalar as a string
+            try:
+                data[name] = int(value) if "integer" in kinds and value.strip().lstrip("+-").isdigit() else float(value)
+            except ValueError:
+                pass  # the schema's to refuse, naming the value
+        elif isinstance(value, dict):
+            for branch in branches:
+                if "properties" in branch:
+                    _coerce(value, branch["properties"], given[name])
 
 
 def check_kernel_sources(cfg: dict) -> None:

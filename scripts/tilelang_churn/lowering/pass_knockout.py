@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from tilelang_churn.core import knockout_rows, statuses
 from tilelang_churn.lowering import pass_instrument
 
-PASS_SELECTIONS = ("changed", "all")  # or a list of pass names
+CHANGED_PASSES, ALL_PASSES = "changed", "all"  # config knockout.passes, or a list of pass names
+PASS_SELECTIONS = (CHANGED_PASSES, ALL_PASSES)
 OCCURRENCES = ("all", "first", "each")
 
 
@@ -98,9 +99,9 @@ def plan_variants(runs: list[dict], passes, occurrence: str) -> list[Variant]:
     for run in runs:
         if run["status"] in statuses.PASS_RUN_STATUSES:
             by_name.setdefault(run["pass"], []).append(run)
-    if passes == "changed":
+    if passes == CHANGED_PASSES:
         names = [name for name, found in by_name.items() if any(_changed(run) for run in found)]
-    elif passes == "all":
+    elif passes == ALL_PASSES:
         names = list(by_name)
     elif isinstance(passes, (list, tuple)):
         names = list(dict.fromkeys(pass_name(name) for name in passes))
@@ -117,7 +118,7 @@ def plan_variants(runs: list[dict], passes, occurrence: str) -> list[Variant]:
             variants += [
                 Variant(name, number, run["step"], len(found))
                 for number, run in enumerate(found, 1)
-                if passes != "changed" or _changed(run)
+                if passes != CHANGED_PASSES or _changed(run)
             ]
     never_ran = 1 << 62
     return sorted(variants, key=lambda v: never_ran if v.pipeline_step is None else v.pipeline_step)

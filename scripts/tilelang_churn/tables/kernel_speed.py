@@ -175,6 +175,9 @@ def _typed(key: str, value: str):
     return value
 
 
+_NOT_FROM_SUMMARY = ("mode", "lowered")  # columns of the join made here, not copied from the summary
+
+
 def join(speed_rows: list[dict], summary_rows: list[dict], mode: str) -> list[dict]:
     """Each speed row with the churn of its trace job in `mode` (CHURN_COLUMNS), in the speed rows' order."""
     by_key = {}
@@ -190,7 +193,7 @@ def join(speed_rows: list[dict], summary_rows: list[dict], mode: str) -> list[di
         churn = dict.fromkeys(CHURN_COLUMNS)
         churn["mode"] = mode
         if summary is not None:
-            churn |= {name: summary.get(name) for name in CHURN_COLUMNS if name not in ("mode", "lowered")}
+            churn |= {name: summary.get(name) for name in CHURN_COLUMNS if name not in _NOT_FROM_SUMMARY}
             failed = int(summary.get("failed_steps") or 0) + int(summary.get("unsupported_steps") or 0)
             churn["lowered"] = failed == 0
         joined.append({**row, **churn})

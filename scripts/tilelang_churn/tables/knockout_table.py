@@ -77,9 +77,7 @@ def summarize(rows: list[dict], top: int = 3) -> list[dict]:
                 "same_source": [row for row in lowered if row["source_equal"]],
                 "largest_change": changing[:top],
                 "needed": [row for row in variants if row["status"] == statuses.STATUS_LOWER_FAILED],
-                "crashed": [
-                    row for row in variants if row["status"] in (statuses.STATUS_CRASHED, statuses.STATUS_TIMEOUT)
-                ],
+                "unfinished": [row for row in variants if row["status"] in UNFINISHED],
             }
         )
     return summaries

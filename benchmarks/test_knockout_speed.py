@@ -1,0 +1,45 @@
+"""The pass knockout's cost (issue 26): the lowering part of one configuration, its baseline and every changed pass
+knocked out, costs at most 1.5x its floor (run with `make bench`).
+
+The floor: the lowerings' own CPU seconds (each child's, the kernel's build included, from knockout.json) plus one
+import of TileLang for the process, over the cores. Measured: the wall time of scripts/knockout_batch.py from its
+start to its exit, with as many workers as cores, on the book's reference (the 1024^3 GEMM on cuda-sm90).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from bench_table import record
+
+REPO = Path(__file__).resolve().parents[1]
+REPORT = REPO / "results" / "bench" / "scale.csv"
+MAX_RATIO = 1.5
+
+
+def test_one_configuration_every_changed_pass_within_one_and_a_half_its_floor(tmp_path):
+    pytest.importorskip("tilelang")
+    cores = os.cpu_count() or 1
+    out = tmp_path / "gemm"
+    args = ["--mode", "instrument", "--target", "cuda-sm90", "--out", str(out)]
+    jobs = [{"args": args, "log": str(tmp_path / "knockout.log")}]
+    (tmp_path / "jobs.json").write_text(json.dumps(jobs))
+    started = time.perf_counter()
+    subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "knockout_batch.py"), "--jobs", str(tmp_path / "jobs.json"),
+         "--workers", str(cores), "--passes", "changed"],
+        check=True, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    wall = time.perf_counter() - started
+    written = json.loads((out / "knockout.json").read_text())
+    floor = (written["lower_cpu_seconds"] + written["process"]["import_seconds"]) / cores
+    variants = len(written["variants"]) - 1
+    record("k", f"knockout of the reference GEMM on cuda-sm90: {variants} changed passes, wall", wall, "s")
+    record("k", "its floor: the lowerings' CPU seconds plus one import, over the cores", floor, "s")
+    record("k", f"knockout wall over its floor ({cores} cores)", wall / floor, "x", MAX_RATIO)

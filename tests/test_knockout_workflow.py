@@ -1,0 +1,132 @@
+"""The pass knockout as a user runs it: `snakemake --cores 2` with config knockout, its table, figures, index and
+pages (opened in headless Chromium), and the report; a bad knockout config stops before any job."""
+
+from __future__ import annotations
+
+import re
+import struct
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import make_workdir, require_tilelang, snakemake
+from tilelang_churn.core import knockout_rows, statuses
+from tilelang_churn.tables import knockout_table
+
+CONFIG = {
+    "shapes": [{"M": 256, "N": 256, "K": 256}],
+    "kernels": [{"name": "rmsnorm", "shipped": "rmsnorm", "params": [{}]}],
+    "targets": ["cuda-sm90", "hip"],
+    "modes": ["instrument"],
+    "job_figures": False,
+    "knockout": {"passes": ["Simplify", "LowerTileOp", "AnnotateEntryFunc", "NoSuchPass"]},
+}
+CONFIGURATIONS = [(target, shape) for target in CONFIG["targets"] for shape in ("256x256x256", "rmsnorm")]
+
+
+@pytest.fixture(scope="module")
+def knockout_run(tmp_path_factory):
+    require_tilelang()
+    workdir = make_workdir(tmp_path_factory.mktemp("knockout_run"))
+    (workdir / "config" / "knockout.yaml").write_text(yaml.safe_dump(CONFIG))
+    done = snakemake(workdir, "--configfile", "config/knockout.yaml", "--cores", "2")
+    assert done.returncode == 0, done.stderr[-4000:]
+    return workdir
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", path
+    return struct.unpack(">II", data[16:24])
+
+
+def test_every_configuration_is_knocked_out_and_gathered(knockout_run):
+    results = knockout_run / "results" / "knockout"
+    (version,) = [path.name for path in (results / "runs").iterdir()]
+    records = sorted((results / "runs").glob("*/*/*/knockout.json"))
+    assert {(r.parent.parent.name, r.parent.name) for r in records} == set(CONFIGURATIONS)
+    gathered = knockout_rows.read_rows(results / "knockout.csv")
+    assert len(gathered) == sum(len(knockout_table.read_configuration(r)) for r in records) == 4 * 5
+    for summary in knockout_table.summarize(gathered):
+        rows = {row["variant"]: row for row in summary["rows"]}
+        assert list(rows)[0] == knockout_rows.BASELINE and set(rows) == {"baseline", *CONFIG["knockout"]["passes"]}
+        assert rows["baseline"]["status"] == statuses.STATUS_LOWERED
+        assert rows["NoSuchPass"]["skipped_runs"] == 0 and "did not take effect" in rows["NoSuchPass"]["note"]
+        assert {row["tilelang_version"] for row in rows.values()} == {version}
+        assert {row["mode"] for row in rows.values()} == {knockout_rows.MODE}
+    for target, shape in CONFIGURATIONS:
+        width, height = _png_size(results / "figures" / version / target / f"{shape}.png")
+        assert width > 600 and height > 150
+    log = (knockout_run / "logs" / "knockout" / version).glob("knockout_*.log")
+    assert any("4 of 4 configuration(s) recorded" in path.read_text() for path in log)
+
+
+def test_the_index_links_every_page_and_each_page_its_diffs(knockout_run):
+    results = knockout_run / "results" / "knockout"
+    index = (results / "index.html").read_text()
+    links = re.findall(r'href="(pages/[^"]+\.html)"', index)
+    assert len(links) == 4 and all((results / link).is_file() for link in links)
+    for link in links:
+        page = (results / link).read_text()
+        anchors = set(re.findall(r'href="#(d\d+)"', page))
+        assert anchors == set(re.findall(r'<details id="(d\d+)"', page))
+        assert "http" not in page.replace("http-equiv", "")  # self-contained: no network
+
+
+@pytest.mark.slow  # a browser: left out of make check, as the other browser tests
+def test_a_reader_follows_the_index_to_a_page_and_a_diff_in_chromium(knockout_run, tmp_path):
+    from test_compare_pages import chromium_page
+
+    results = knockout_run / "results" / "knockout"
+    with chromium_page({"width": 1500, "height": 1000}) as (page, errors):
+        page.goto((results / "index.html").as_uri())
+        row = page.locator("#configurations tbody tr", has_text="cuda-sm90").first
+        page.fill("#filter", "rmsnorm hip")
+        visible = [tr for tr in page.locator("#configurations tbody tr").all() if tr.is_visible()]
+        assert len(visible) == 1 and "hip" in visible[0].inner_text()
+        page.fill("#filter", "")
+        row.locator("a").first.click()
+        page.wait_for_load_state("load")
+        diff_links = page.locator("#variants a[href^='#d']")
+        assert diff_links.count() >= 1
+        diff_links.first.click()
+        target = page.url.rsplit("#", 1)[1]
+        shown = page.locator(f"#{target} pre.diff").inner_text()
+        assert shown.startswith("--- baseline") and re.search(r"^[+-]", shown, re.M)
+        page.screenshot(path=str(tmp_path / "knockout_page.png"))
+    assert errors == []
+
+
+def test_the_report_holds_the_knockout_figures_and_index(knockout_run):
+    done = snakemake(knockout_run, "--configfile", "config/knockout.yaml", "--report", "results/report.html")
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = (knockout_run / "results" / "report.html").read_text()
+    assert "Pass knockout" in report and "what each pass is worth" in report.lower()
+
+
+@pytest.mark.parametrize(
+    "knockout, says",
+    [
+        ({"passes": "changd"}, "config knockout.passes: 'changd' is not one of ['changed', 'all']"),
+        ({"passes": ["LowerTileOp", "a b"]}, "config knockout.passes[1]: 'a b' is not a pass name"),
+        ({"occurrence": "second"}, "config knockout.occurrence: 'second' is not one of ['all', 'first', 'each']"),
+        ({"timeout_s": 0}, "config knockout.timeout_s: 0 is less than or equal to the minimum of 0"),
+    ],
+)
+def test_a_bad_knockout_config_stops_before_any_job_naming_key_and_value(tmp_path, knockout, says):
+    workdir = make_workdir(tmp_path)
+    (workdir / "config" / "bad.yaml").write_text(yaml.safe_dump({**CONFIG, "knockout": knockout}))
+    done = snakemake(workdir, "--configfile", "config/bad.yaml", "-n")
+    assert done.returncode != 0
+    said = done.stdout + done.stderr  # Snakemake prints a WorkflowError on stdout
+    assert says in said, said[-2000:]
+    assert not (workdir / "results").exists()
+
+
+def test_knockout_true_takes_every_default_and_off_adds_no_job(tmp_path):
+    workdir = make_workdir(tmp_path)
+    on = snakemake(workdir, "--config", "knockout=true", "-n", "--quiet", "rules")
+    off = snakemake(workdir, "-n", "--quiet", "rules")
+    assert on.returncode == off.returncode == 0, on.stderr[-2000:] + off.stderr[-2000:]
+    assert re.search(r"^knockout_\S+\s+1$", on.stdout, re.M) and "knockout_table" in on.stdout
+    assert not re.search(r"^knockout", off.stdout, re.M)

@@ -1,0 +1,327 @@
+"""The pass knockout (lowering/pass_knockout.py, knockout_batch.py) against what TileLang itself produces when a pass
+is skipped, and its rows, figures and pages.
+
+The expected values come from a driver subprocess that lowers the same kernels with TileLang directly, under a
+pass instrument of its own written here (not the project's): the generated source's sha256 with each pass
+skipped, or the first line of the error tilelang.lower raises without it. Nothing is typed in.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import require_tilelang
+from tilelang_churn.core import knockout_rows, statuses
+from tilelang_churn.lowering import pass_knockout
+from tilelang_churn.tables import knockout_table
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+KNOCKOUT = SCRIPTS / "knockout_batch.py"
+GEMM_256 = ["--mode", "instrument", "--shape", "256,256,256", "--block", "64,64,32", "--target", "cuda-sm90"]
+# a pass whose knockout changes the source, one that fails lowering, one without effect on the source, one that
+# never runs (names only: which is which is read from TileLang, never assumed)
+NAMED = ["Simplify", "LowerTileOp", "PlanAndUpdateBufferAllocationLocation", "NoSuchPass"]
+
+# TileLang lowering the GEMM with one pass skipped, through an instrument of the test's own
+REFERENCE = textwrap.dedent(
+    """
+    import hashlib, json, os, sys
+    os.environ["TILELANG_DISABLE_CACHE"] = "1"
+    sys.path.insert(0, sys.argv[1])
+    import tilelang
+    from tilelang import tvm
+    from tilelang_churn.lowering import trace_cli, tilelang_trace
+
+    @tvm.ir.instrument.pass_instrument
+    class Skip:
+        def __init__(self, skipped):
+            self.skipped = skipped
+            self.count = 0
+
+        def should_run(self, mod, info):
+            if str(info.name).rsplit(".", 1)[-1] == self.skipped:
+                self.count += 1
+                return False
+            return True
+
+    spec = trace_cli.parse_args(json.loads(sys.argv[2])).spec
+    results = {}
+    for name in json.loads(sys.argv[3]):
+        skip = Skip(name)
+        target = tvm.target.Target(spec.target)
+        try:
+            with tvm.transform.PassContext(instruments=[skip]), target:
+                source = tilelang.lower(tilelang_trace.build_kernel(spec), target=target).kernel_source
+            results[name] = {"sha256": hashlib.sha256(source.encode()).hexdigest(), "skipped": skip.count}
+        except Exception as exc:
+            line = next((l.strip() for l in str(exc).splitlines() if l.strip()), "")
+            results[name] = {"error": f"{type(exc).__name__}: {line}", "skipped": skip.count}
+    print(json.dumps(results))
+    """
+)
+
+
+def run_knockout(tmp_path: Path, jobs: list, *options: str) -> subprocess.CompletedProcess:
+    jobs_file = tmp_path / "jobs.json"
+    jobs_file.write_text(json.dumps(jobs))
+    return subprocess.run(
+        [sys.executable, str(KNOCKOUT), "--jobs", str(jobs_file), "--workers", "2", *options],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def reference(args: list, names: list) -> dict:
+    result = subprocess.run(
+        [sys.executable, "-c", REFERENCE, str(SCRIPTS), json.dumps(args), json.dumps(["__none__", *names])],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def rows_by_variant(folder: Path) -> dict:
+    rows = knockout_table.read_configuration(folder / "knockout.json")
+    return {row["variant"]: row for row in rows}
+
+
+# ------------------------------------------------------------------------------------------------ planning
+
+
+def _runs(*names_and_statuses):
+    return [{"step": i, "pass": name, "status": status} for i, (name, status) in enumerate(names_and_statuses)]
+
+
+RUNS = _runs(
+    ("Simplify", statuses.STATUS_NOOP),
+    ("LowerTileOp", statuses.STATUS_CHANGED),
+    ("Simplify", statuses.STATUS_CHANGED),
+    ("AnnotateEntryFunc", statuses.STATUS_NOOP),
+    ("Simplify", statuses.STATUS_CHANGED),
+)
+
+
+def test_changed_passes_are_the_names_with_a_run_that_changed_the_ir_in_pipeline_order():
+    planned = pass_knockout.plan_variants(RUNS, "changed", "all")
+    assert [(v.name, v.pipeline_step, v.baseline_runs) for v in planned] == [("Simplify", 0, 3), ("LowerTileOp", 1, 1)]
+    assert [v.name for v in pass_knockout.plan_variants(RUNS, "all", "all")] == [
+        "Simplify",
+        "LowerTileOp",
+        "AnnotateEntryFunc",
+    ]
+
+
+def test_each_occurrence_of_a_changed_pass_is_a_variant_numbered_among_all_its_runs():
+    planned = pass_knockout.plan_variants(RUNS, "changed", "each")
+    assert [(v.name, v.occurrence, v.pipeline_step) for v in planned] == [
+        ("LowerTileOp#1", 1, 1),
+        ("Simplify#2", 2, 2),
+        ("Simplify#3", 3, 4),
+    ]
+    assert [v.name for v in pass_knockout.plan_variants(RUNS, "all", "each")] == [
+        "Simplify#1",
+        "LowerTileOp#1",
+        "Simplify#2",
+        "AnnotateEntryFunc#1",
+        "Simplify#3",
+    ]
+    assert [v.name for v in pass_knockout.plan_variants(RUNS, "all", "first")] == [
+        "Simplify#1",
+        "LowerTileOp#1",
+        "AnnotateEntryFunc#1",
+    ]
+
+
+def test_named_passes_keep_their_order_after_those_that_run_and_tl_prefixes_name_the_same_pass():
+    planned = pass_knockout.plan_variants(RUNS, ["NoSuchPass", "tl.LowerTileOp", "LowerTileOp"], "all")
+    assert [(v.name, v.pipeline_step, v.baseline_runs) for v in planned] == [
+        ("LowerTileOp", 1, 1),
+        ("NoSuchPass", None, 0),
+    ]
+
+
+def test_the_knockout_skips_only_the_runs_it_names():
+    class Info:
+        def __init__(self, name):
+            self.name = name
+
+    every = pass_knockout.Knockout("Simplify", None)
+    third = pass_knockout.Knockout("tl.Simplify", 3)
+    names = ["tir.Simplify", "tl.LowerTileOp", "Simplify", "tl.Simplify"]
+    assert [every.should_run(Info(n)) for n in names] == [False, True, False, False]
+    assert [third.should_run(Info(n)) for n in names] == [True, True, True, False]
+    assert (every.skipped_runs, third.skipped_runs, third.runs_asked) == (3, 1, 3)
+
+
+def test_a_knockout_table_cut_short_or_changed_since_its_job_is_refused(tmp_path):
+    row = {column: None for column in knockout_rows.COLUMNS} | {
+        "variant": "baseline",
+        "status": statuses.STATUS_LOWERED,
+    }
+    table = tmp_path / "knockout.csv"
+    knockout_rows.write_rows(table, [row, {**row, "variant": "Simplify"}])
+    written = knockout_rows.fingerprint(table)
+    assert [r["variant"] for r in knockout_rows.read_rows(table, written)] == ["baseline", "Simplify"]
+    text = table.read_text()
+    table.write_text(text[: text.rindex("Simplify") + 4])
+    with pytest.raises(knockout_rows.TableError, match="no final newline"):
+        knockout_rows.read_rows(table, written)
+    table.write_text(text[: text.rindex("Simplify")])  # cut exactly after a row: only the fingerprint tells
+    with pytest.raises(knockout_rows.TableError, match="1 rows where its job wrote 2"):
+        knockout_rows.read_rows(table, written)
+    table.write_text(text.replace("Simplify", "Simplifx"))
+    with pytest.raises(knockout_rows.TableError, match="changed after the job"):
+        knockout_rows.read_rows(table, written)
+    table.write_text(text.replace(statuses.STATUS_LOWERED, "fine", 1))
+    with pytest.raises(knockout_rows.TableError, match="unknown status 'fine'"):
+        knockout_rows.read_rows(table)
+
+
+# ---------------------------------------------------------------------------------------- real TileLang
+
+
+@pytest.fixture(scope="module")
+def gemm_knockout(tmp_path_factory):
+    require_tilelang()
+    tmp = tmp_path_factory.mktemp("knockout")
+    out = tmp / "gemm"
+    done = run_knockout(
+        tmp, [{"args": [*GEMM_256, "--out", str(out)], "log": str(tmp / "gemm.log")}], "--passes", ",".join(NAMED)
+    )
+    assert done.returncode == 0, done.stderr + done.stdout
+    return out, reference(GEMM_256, NAMED)
+
+
+def test_each_knockout_is_what_tilelang_gives_with_that_pass_skipped(gemm_knockout):
+    out, expected = gemm_knockout
+    rows = rows_by_variant(out)
+    assert set(rows) == {"baseline", *NAMED} and list(rows)[0] == "baseline"
+    steps = [row["pipeline_step"] for row in list(rows.values())[1:]]
+    assert steps == sorted(steps, key=lambda step: (step is None, step or 0))  # pipeline order, a pass not run last
+    assert rows["baseline"]["source_sha256"] == expected["__none__"]["sha256"]
+    kinds = set()
+    for name in NAMED:
+        row, want = rows[name], expected[name]
+        assert row["skipped_runs"] == want["skipped"], name
+        if "error" in want:
+            assert (row["status"], row["error"]) == (statuses.STATUS_LOWER_FAILED, want["error"]), name
+            assert row["source_sha256"] == "" and row["source_equal"] is None  # no source to hash
+            kinds.add("fails")
+        else:
+            assert row["status"] == statuses.STATUS_LOWERED, name
+            # the variant's own source, not the baseline's served from a cache: its hash is TileLang's for it
+            assert row["source_sha256"] == want["sha256"], name
+            assert row["source_equal"] == (want["sha256"] == expected["__none__"]["sha256"]), name
+            kinds.add("same" if row["source_equal"] else "differs")
+        if not want["skipped"]:
+            kinds.add("no effect")
+            assert "did not take effect" in row["note"]
+    # the four kinds this test exists for, as TileLang decided them
+    assert kinds == {"fails", "same", "differs", "no effect"}, kinds
+
+
+def test_a_source_that_differs_is_counted_against_the_baseline_and_kept_for_the_diff(gemm_knockout):
+    from tilelang_churn.core.line_churn import sequence_matcher_counts
+
+    out, _ = gemm_knockout
+    rows = rows_by_variant(out)
+    sources = knockout_rows.read_sources(out / knockout_rows.SOURCES)
+    differs = [row for row in rows.values() if row["source_equal"] is False]
+    assert differs
+    for row in differs:
+        counts = sequence_matcher_counts(sources["baseline"], sources[row["variant"]])
+        assert (row["source_added"], row["source_deleted"]) == counts != (0, 0)
+        assert row["source_lines"] == len(sources[row["variant"]].splitlines())
+    assert rows["baseline"]["churn_total"] == rows["baseline"]["baseline_churn_total"] > 0
+    record = json.loads((out / "knockout.json").read_text())
+    assert record["settings"]["passes"] == NAMED and record["process"]["workers"] == 2
+    assert not (out / ".variants").exists()  # the children's results are gone once the rows are written
+
+
+# a kernel that lowers once (the baseline) and then ends its process: abort, or sleep past the time limit
+CRASHING_KERNEL = textwrap.dedent(
+    """
+    import os, time
+    from pathlib import Path
+
+    import tilelang.language as T
+
+    def build(N=1024, after_baseline="abort"):
+        calls = Path(__file__).with_suffix(f".{after_baseline}.calls")
+        seen = int(calls.read_text()) if calls.exists() else 0
+        calls.write_text(str(seen + 1))
+        if seen and after_baseline == "abort":
+            os.abort()
+        if seen and after_baseline == "sleep":
+            time.sleep(60)
+
+        @T.prim_func
+        def copy(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+            with T.Kernel(N // 128, threads=128) as bx:
+                for i in T.Parallel(128):
+                    B[bx * 128 + i] = A[bx * 128 + i] + 1.0
+
+        return copy
+    """
+)
+
+
+def test_a_variant_that_aborts_or_hangs_is_its_row_and_the_batch_goes_on(tmp_path):
+    require_tilelang()
+    kernel = tmp_path / "crashing.py"
+    kernel.write_text(CRASHING_KERNEL)
+    jobs = []
+    for mode in ("abort", "sleep"):
+        args = ["--mode", "instrument", "--kernel-file", str(kernel), "--params", json.dumps({"after_baseline": mode})]
+        jobs.append(
+            {
+                "args": [*args, "--target", "cuda-sm90", "--out", str(tmp_path / mode)],
+                "log": str(tmp_path / f"{mode}.log"),
+            }
+        )
+    done = run_knockout(tmp_path, jobs, "--passes", "Simplify,LowerTileOp", "--timeout", "5")
+    assert done.returncode == 0, done.stderr + done.stdout
+    for mode, status in (("abort", statuses.STATUS_CRASHED), ("sleep", statuses.STATUS_TIMEOUT)):
+        rows = rows_by_variant(tmp_path / mode)
+        assert rows["baseline"]["status"] == statuses.STATUS_LOWERED
+        for name in ("Simplify", "LowerTileOp"):
+            assert rows[name]["status"] == status, (mode, rows[name])
+        assert "SIGABRT" in rows["Simplify"]["error"] if mode == "abort" else "5 s" in rows["Simplify"]["error"]
+    summary = knockout_table.summarize(
+        knockout_table.gather([tmp_path / m / "knockout.json" for m in ("abort", "sleep")])
+    )
+    assert [len(s["unfinished"]) for s in summary] == [2, 2]
+
+
+def test_a_broken_environment_is_no_result(tmp_path):
+    require_tilelang()
+    out = tmp_path / "gemm"
+    args = [*GEMM_256, "--expect-release", "0.0.1", "--out", str(out)]
+    done = run_knockout(tmp_path, [{"args": args, "log": str(tmp_path / "gemm.log")}])
+    assert done.returncode == 3
+    assert "not release 0.0.1" in done.stderr
+    assert not (out / "knockout.csv").exists()
+
+
+def test_the_gathered_table_has_every_configuration_and_its_header(gemm_knockout, tmp_path):
+    out, _ = gemm_knockout
+    table = tmp_path / "knockout.csv"
+    done = subprocess.run(
+        [sys.executable, str(SCRIPTS / "knockout_table.py"), "--out", str(table), str(out / "knockout.json")],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    with open(table, newline="") as handle:
+        header = next(csv.reader(handle))
+    assert header == knockout_rows.COLUMNS
+    assert knockout_rows.read_rows(table) == knockout_table.read_configuration(out / "knockout.json")
