@@ -89,6 +89,9 @@ SETTERS = {
     "kernels[].function": lambda c: c.update(
         kernels=[{"name": "k", "shipped": "rmsnorm", "function": HOSTILE, "params": [{}]}]
     ),
+    "knockout.passes": lambda c: c.update(knockout={"passes": HOSTILE}),
+    "knockout.passes[]": lambda c: c.update(knockout={"passes": [HOSTILE]}),
+    "knockout.occurrence": lambda c: c.update(knockout={"occurrence": HOSTILE}),
     # not in the schema's string keys (free-form or untyped), but strings all the same
     "versions[]": lambda c: c.update(versions=[HOSTILE]),
     "targets[].target.arch": lambda c: c.update(targets=[{"name": "t", "target": {"kind": "cuda", "arch": HOSTILE}}]),

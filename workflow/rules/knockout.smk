@@ -84,8 +84,9 @@ rule knockout_figures:
         runtime=10,
     params:
         script=f"{SCRIPTS}/knockout_figures.py",
-        runs=f"{KNOCKOUT_DIR}/runs",
-        out_dir=f"{KNOCKOUT_DIR}/figures",
+        # runs/<version>/<target>/<shape>/knockout.json and figures/<version>/<target>/<shape>.png
+        runs=lambda wildcards, input: str(Path(input[0]).parents[3]),
+        out_dir=lambda wildcards, output: str(Path(output[0]).parents[2]),
     shell:
         "exec python3 {params.script:q} --runs-dir {params.runs:q} --out-dir {params.out_dir:q} {input:q} > {log:q} 2>&1"
 
@@ -113,9 +114,9 @@ rule knockout_pages:
         runtime=10,
     params:
         script=f"{SCRIPTS}/knockout_pages.py",
-        runs=f"{KNOCKOUT_DIR}/runs",
-        out_dir=KNOCKOUT_DIR,
-        figures=f"{KNOCKOUT_DIR}/figures",
+        runs=lambda wildcards, input: str(Path(input.records[0]).parents[3]),
+        out_dir=lambda wildcards, output: str(Path(output.index).parent),
+        figures=lambda wildcards, output: str(Path(output.index).parent / "figures"),
     shell:
         "exec python3 {params.script:q} --runs-dir {params.runs:q} --out-dir {params.out_dir:q}"
         " --figures-dir {params.figures:q} {input.records:q} > {log:q} 2>&1"
