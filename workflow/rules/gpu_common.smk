@@ -38,3 +38,14 @@ def gpu_speed_files(wildcards) -> list:
 
 
 GPU_JOBS = gpu_bench.gpu_jobs(GRID)  # every CUDA target's: the rule's params look a job up here
+
+
+def get_knockout_gpu_records(wildcards) -> list:
+    """knockout_gpu.json of every knockout configuration on a CUDA target of the GPU's arch (with gpu: true and
+    config knockout; after the checkpoint ran), none otherwise."""
+    if not (config["gpu"] and GRID.knockout):
+        return []
+    return [
+        f"{job_grid.KNOCKOUT_DIR}/gpu/{version}/{target}/{shape}/knockout_gpu.json"
+        for version, target, shape in gpu_bench.gpu_jobs(GRID, gpu_device_arch())
+    ]

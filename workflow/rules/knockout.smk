@@ -39,9 +39,39 @@ for batch in GRID.knockout_batches:
             "../../scripts/knockout_batch.py"
 
 
+# With gpu: true, each configuration on a CUDA target of the GPU's arch: its lowered variants compiled for the GPU
+# (the pass skipped inside tilelang.compile), checked and timed beside its baseline, in one job (knockout_gpu.py).
+rule knockout_gpu:
+    input:
+        device=f"{GPU_DIR}/device.json",
+        knockout=f"{KNOCKOUT_DIR}/runs/{GPU_JOB}/knockout.json",
+        kernel=lambda wc: gpu_kernel_file(wc.shape),
+        site=lambda wc: [] if GRID.release_env(wc.version) is None else [GPU_SITE_MARKER.format(version=wc.version)],
+    output:
+        table=f"{KNOCKOUT_DIR}/gpu/{GPU_JOB}/knockout_gpu.csv",
+        record=f"{KNOCKOUT_DIR}/gpu/{GPU_JOB}/knockout_gpu.json",
+    log:
+        f"logs/knockout/gpu/{GPU_JOB}.log",
+    conda:
+        "../envs/gpu.yaml"
+    # one nvcc per variant at a time on every core; launching and timing wait for the GPU's lock (gpu_bench.py)
+    threads: knockout_threads
+    resources:
+        gpu=1,
+        mem_mb=lambda wildcards, threads: 4000 + 1500 * threads,
+        runtime=60,
+    params:
+        script=f"{SCRIPTS}/knockout_gpu.py",
+        args=lambda wc: [*GPU_JOBS[(wc.version, wc.target, wc.shape)], *gpu_site_args(wc.version)],
+    shell:
+        "python3 {params.script:q} --knockout {input.knockout:q} --device {input.device:q} --out {output.table:q}"
+        " --workers {threads} {params.args:q} > {log:q} 2>&1"
+
+
 rule knockout_table:
     input:
-        get_knockout_records,
+        records=get_knockout_records,
+        gpu=get_knockout_gpu_records,
     output:
         f"{KNOCKOUT_DIR}/knockout.csv",
     log:
@@ -56,12 +86,13 @@ rule knockout_table:
     params:
         script=f"{SCRIPTS}/knockout_table.py",
     shell:
-        "exec python3 {params.script:q} --out {output:q} {input:q} > {log:q} 2>&1"
+        "exec python3 {params.script:q} --out {output:q} {input.records:q} {input.gpu:q} > {log:q} 2>&1"
 
 
 rule knockout_figures:
     input:
-        get_knockout_records,
+        records=get_knockout_records,
+        gpu=get_knockout_gpu_records,
     output:
         [
             report(
@@ -85,15 +116,17 @@ rule knockout_figures:
     params:
         script=f"{SCRIPTS}/knockout_figures.py",
         # runs/<version>/<target>/<shape>/knockout.json and figures/<version>/<target>/<shape>.png
-        runs=lambda wildcards, input: str(Path(input[0]).parents[3]),
+        runs=lambda wildcards, input: str(Path(input.records[0]).parents[3]),
         out_dir=lambda wildcards, output: str(Path(output[0]).parents[2]),
     shell:
-        "exec python3 {params.script:q} --runs-dir {params.runs:q} --out-dir {params.out_dir:q} {input:q} > {log:q} 2>&1"
+        "exec python3 {params.script:q} --runs-dir {params.runs:q} --out-dir {params.out_dir:q} {input.records:q}"
+        " {input.gpu:q} > {log:q} 2>&1"
 
 
 rule knockout_pages:
     input:
         records=get_knockout_records,
+        gpu=get_knockout_gpu_records,
         sources=lambda wildcards: [path.replace("knockout.json", "sources.json.gz") for path in get_knockout_records()],
     output:
         index=report(
@@ -119,4 +152,4 @@ rule knockout_pages:
         figures=lambda wildcards, output: str(Path(output.index).parent / "figures"),
     shell:
         "exec python3 {params.script:q} --runs-dir {params.runs:q} --out-dir {params.out_dir:q}"
-        " --figures-dir {params.figures:q} {input.records:q} > {log:q} 2>&1"
+        " --figures-dir {params.figures:q} {input.records:q} {input.gpu:q} > {log:q} 2>&1"

@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 from tilelang_churn.core import files, passes_table
-from tilelang_churn.core.statuses import KNOCKOUT_STATUSES
+from tilelang_churn.core.statuses import GPU_STATUSES, KNOCKOUT_STATUSES, STATUS_CRASHED, STATUS_TIMEOUT
 
 BASELINE = "baseline"  # the variant that knocks out nothing
 MODE = "knockout"  # the provenance column mode of every knockout row
@@ -24,6 +24,7 @@ SOURCE = "pass_knockout"  # the tool that computed the numbers: provenance colum
 SOURCES = "sources.json.gz"  # beside a configuration's knockout.csv: every generated source once
 SOURCES_FORMAT = 1
 OCCURRENCE_ALL = "all"  # every run of the pass is skipped; else the 1-based run number
+GPU_KNOCKOUT_STATUSES = GPU_STATUSES + (STATUS_TIMEOUT, STATUS_CRASHED)  # the column gpu_status
 
 VARIANT_COLUMNS = [
     "variant",  # baseline, <pass> (every run) or <pass>#<N> (its N-th run)
@@ -46,8 +47,35 @@ VARIANT_COLUMNS = [
     "lower_cpu_seconds",  # CPU seconds of the child that lowered it, kernel build included
     "note",  # in words: no effect, not in the baseline, what the status means here
 ]
+# with gpu: true, each lowered variant compiled for the GPU and timed (knockout_gpu.py); empty without a GPU
+GPU_COLUMNS = [
+    "gpu_status",  # core/statuses.py GPU_STATUSES, or timeout / crashed; empty: not compiled for a GPU
+    "gpu_error",  # what failed: compile, launch, check (the first error line)
+    "compile_hook",  # how the knockout reached tilelang.compile (pass_knockout.COMPILE_HOOKS)
+    "compile_skipped_runs",  # runs skipped inside tilelang.compile (0: the knockout did not reach its passes)
+    "compile_target",  # the target TileLang compiled for (the GPU's own arch, e.g. cuda sm_90a)
+    "compile_seconds",  # tilelang.compile's wall seconds, nvcc included
+    "gpu_source_sha256",  # sha256 of the compiled kernel's source: this variant's, never a cached binary's
+    "gpu_source_equal",  # the compiled source is the baseline's, byte for byte
+    "check",  # reference (checked against the kernel's reference) or launch-only
+    "max_rel_error",  # max|out - ref| / max|ref|
+    "tolerance",  # the kernel's tolerance of max_rel_error
+    "latency_ms",  # median over the repeats of the milliseconds per launch (gpu_bench.py's timing)
+    "latency_min_ms",  # fastest repeat
+    "latency_max_ms",  # slowest repeat
+    "spread",  # latency_max_ms / latency_min_ms
+    "baseline_latency_ms",  # the baseline's latency_ms, timed in the same job
+    "baseline_spread",  # the baseline's spread
+    "latency_ratio",  # latency_ms / baseline_latency_ms: above 1 the pass makes the kernel faster
+    "latency_ratio_low",  # latency_min_ms / baseline_latency_max_ms: the lowest ratio the repeats allow
+    "latency_ratio_high",  # latency_max_ms / baseline_latency_min_ms
+    "gpu_name",  # the GPU, e.g. NVIDIA H200
+    "repeats",  # timed repeats
+    "launches",  # launches per repeat
+]
 # provenance: passes.csv's columns (mode knockout, source pass_knockout), so a row joins the trace tables
-COLUMNS = VARIANT_COLUMNS + passes_table.PROVENANCE_COLUMNS
+COLUMNS = VARIANT_COLUMNS + GPU_COLUMNS + passes_table.PROVENANCE_COLUMNS
+GPU_TABLE_COLUMNS = ["variant", *GPU_COLUMNS]  # a configuration's knockout_gpu.csv
 INT_COLUMNS = (
     "pipeline_step",
     "baseline_runs",
@@ -58,9 +86,27 @@ INT_COLUMNS = (
     "pass_runs",
     "churn_total",
     "baseline_churn_total",
+    "compile_skipped_runs",
+    "repeats",
+    "launches",
 ) + passes_table.PROVENANCE_INT_COLUMNS
-BOOL_COLUMNS = ("source_equal",)
-FLOAT_COLUMNS = ("lower_seconds", "lower_cpu_seconds")
+BOOL_COLUMNS = ("source_equal", "gpu_source_equal")
+FLOAT_COLUMNS = (
+    "lower_seconds",
+    "lower_cpu_seconds",
+    "compile_seconds",
+    "max_rel_error",
+    "tolerance",
+    "latency_ms",
+    "latency_min_ms",
+    "latency_max_ms",
+    "spread",
+    "baseline_latency_ms",
+    "baseline_spread",
+    "latency_ratio",
+    "latency_ratio_low",
+    "latency_ratio_high",
+)
 _BOOLS = {"True": True, "False": False, "": None}
 
 
@@ -81,11 +127,11 @@ def fingerprint(path: str | Path) -> dict:
     return {"rows": data.count(b"\n") - 1, "sha256": hashlib.sha256(data).hexdigest()}
 
 
-def write_rows(path: str | Path, rows: list[dict]) -> None:
-    passes_table.write_rows(path, rows, columns=COLUMNS)
+def write_rows(path: str | Path, rows: list[dict], columns: list[str] = COLUMNS) -> None:
+    passes_table.write_rows(path, rows, columns=columns)
 
 
-def read_rows(path: str | Path, expected: dict | None = None) -> list[dict]:
+def read_rows(path: str | Path, expected: dict | None = None, columns: list[str] = COLUMNS) -> list[dict]:
     """The rows of a knockout table, typed. Refuses, naming the file and line, anything but a complete table:
     another header, a row cut short, no final newline, an unknown status, a cell of the wrong type; and, given
     ``expected`` (its fingerprint as written), a file changed since."""
@@ -101,27 +147,31 @@ def read_rows(path: str | Path, expected: dict | None = None) -> list[dict]:
         )
     reader = csv.reader(text.splitlines(keepends=True))
     header = next(reader, None)
-    if header != COLUMNS:
-        raise TableError(f"{path}: columns {header} are not the knockout.csv schema {COLUMNS}")
+    if header != columns:
+        raise TableError(f"{path}: columns {header} are not the schema of {path.name} {columns}")
     rows = []
     for values in reader:
         line = reader.line_num
-        if len(values) != len(COLUMNS):
-            raise TableError(f"{path}, line {line}: {len(values)} cells where the schema has {len(COLUMNS)}")
-        row = dict(zip(COLUMNS, values))
+        if len(values) != len(columns):
+            raise TableError(f"{path}, line {line}: {len(values)} cells where the schema has {len(columns)}")
+        row = dict(zip(columns, values))
         key = None
         try:
-            for key in INT_COLUMNS:
+            for key in (c for c in INT_COLUMNS if c in row):
                 row[key] = int(row[key]) if row[key] != "" else None
-            for key in BOOL_COLUMNS:
+            for key in (c for c in BOOL_COLUMNS if c in row):
                 row[key] = _BOOLS[row[key]]
-            for key in FLOAT_COLUMNS:
+            for key in (c for c in FLOAT_COLUMNS if c in row):
                 row[key] = float(row[key]) if row[key] != "" else None
         except (ValueError, KeyError) as exc:
             raise TableError(f"{path}, line {line}: column {key!r} holds {row[key]!r}: {exc}") from None
-        if row["status"] not in KNOCKOUT_STATUSES:
+        if "status" in row and row["status"] not in KNOCKOUT_STATUSES:
             raise TableError(
                 f"{path}, line {line}: unknown status {row['status']!r}; allowed {list(KNOCKOUT_STATUSES)}"
+            )
+        if row.get("gpu_status") and row["gpu_status"] not in GPU_KNOCKOUT_STATUSES:
+            raise TableError(
+                f"{path}, line {line}: unknown gpu_status {row['gpu_status']!r}; allowed {list(GPU_KNOCKOUT_STATUSES)}"
             )
         rows.append(row)
     if not rows:

@@ -32,6 +32,7 @@ from tilelang_churn.tables import knockout_table  # noqa: E402
 HASHSALT = "tilelang-churn/knockout_figures"
 BAR_COLOR = "#0072b2"
 CRASH_COLOR = "#000000"
+RATIO_TICKS = (0.1, 0.25, 0.5, 0.7, 0.8, 0.9, 1, 1.1, 1.25, 1.5, 2, 3, 5, 10, 20, 50, 100)
 
 
 def _mark(row: dict) -> tuple[str, str]:
@@ -53,10 +54,14 @@ def plot_configuration(rows: list[dict], paths) -> None:
     baseline = next((row for row in rows if row["variant"] == knockout_rows.BASELINE), rows[0])
     variants = [row for row in rows if row["variant"] != knockout_rows.BASELINE]
     height = 1.6 + 0.26 * max(1, len(variants))
+    on_gpu = any(row.get("gpu_status") for row in rows)
     with fs.context("en", hashsalt=HASHSALT):
-        fig, (ax, notes) = plt.subplots(
-            1, 2, figsize=(12, height), layout="constrained", sharey=True, gridspec_kw={"width_ratios": [3, 2]}
-        )
+        ratios = [3, 3, 2] if on_gpu else [3, 2]
+        fig, axes = plt.subplots(
+            1, len(ratios), figsize=(16 if on_gpu else 12, height), layout="constrained", sharey=True,
+            gridspec_kw={"width_ratios": ratios},
+        )  # fmt: skip
+        ax, notes = axes[0], axes[-1]
         notes.set_axis_off()
         title = (
             f"{baseline['kernel_label']} on {baseline['target_name']}, TileLang {baseline['tilelang_version']}: "
@@ -96,6 +101,9 @@ def plot_configuration(rows: list[dict], paths) -> None:
             else:
                 ax.scatter([0.6], [y], marker="o", color=fs.NOOP_COLOR, s=20, zorder=3)
             color = {"fails": fs.FAILED_COLOR, "unfinished": CRASH_COLOR}.get(kind, fs.TEXT_MUTED)
+            if on_gpu and row.get("gpu_status"):
+                text = f"{_gpu_text(row)}; {text}"
+                color = fs.FAILED_COLOR if row["gpu_status"] != statuses.STATUS_OK else color
             notes.text(0.0, y, textwrap.shorten(text, 80), va="center", fontsize=7.5, color=color, clip_on=False)
         ax.set_xscale("symlog", linthresh=1.0)
         ax.set_xlim(0, high)
@@ -108,9 +116,11 @@ def plot_configuration(rows: list[dict], paths) -> None:
         ax.grid(True, axis="x", color=fs.GRID_COLOR, linewidth=0.6)
         ax.set_axisbelow(True)
         ax.set_xlabel(
-            "generated source lines changed against the baseline (+added + -deleted; baseline "
-            f"{baseline['source_lines']} lines; symlog)"
+            "generated source lines changed against the baseline\n"
+            f"(+added + -deleted, symlog; the baseline has {baseline['source_lines']} lines)"
         )
+        if on_gpu:
+            _latency_panel(axes[1], variants, baseline)
         fig.suptitle(title, x=0.01, ha="left", fontsize=10)
         handles = [
             plt.Rectangle((0, 0), 1, 1, color=BAR_COLOR),
@@ -120,9 +130,53 @@ def plot_configuration(rows: list[dict], paths) -> None:
             plt.Line2D([], [], marker="X", color=CRASH_COLOR, linestyle=""),
         ]
         texts = ["source changed", "same source", "no effect (nothing skipped)", "lower_failed", "crashed / timeout"]
-        fig.legend(handles, texts, loc="outside lower left", ncol=5, fontsize=8, frameon=False)
+        if on_gpu:
+            handles += [
+                plt.Line2D([], [], marker="o", color=fs.ADDED_COLOR, linestyle=""),
+                plt.Line2D([], [], marker="o", color=fs.DELETED_COLOR, linestyle=""),
+            ]
+            texts += ["knocked out: slower", "knocked out: faster"]
+        fig.legend(handles, texts, loc="outside lower left", ncol=len(texts), fontsize=8, frameon=False)
         fs.save(fig, paths)
         plt.close(fig)
+
+
+def _gpu_text(row: dict) -> str:
+    if row.get("latency_ratio") is not None:
+        return f"x{row['latency_ratio']:.3g} latency"
+    return f"GPU {row['gpu_status']}" + (f": {row['gpu_error']}" if row.get("gpu_error") else "")
+
+
+def _latency_panel(ax, variants: list[dict], baseline: dict) -> None:
+    """The latency with each pass knocked out over the baseline's, timed side by side (log scale, 1 = baseline),
+    the repeats' range as an error bar; a mark where the variant was not timed (why: on the right)."""
+    ax.axvline(1.0, color=fs.TEXT_MUTED, linewidth=1)
+    timed = [row["latency_ratio"] for row in variants if row.get("latency_ratio") is not None]
+    low = min([0.8, *[row["latency_ratio_low"] for row in variants if row.get("latency_ratio_low")]])
+    high = max([1.25, *[row["latency_ratio_high"] for row in variants if row.get("latency_ratio_high")]])
+    for y, row in enumerate(variants):
+        ratio = row.get("latency_ratio")
+        if ratio is not None:
+            color = fs.ADDED_COLOR if ratio > 1 else fs.DELETED_COLOR
+            error = [[ratio - row["latency_ratio_low"]], [row["latency_ratio_high"] - ratio]]
+            ax.errorbar([ratio], [y], xerr=error, fmt="o", color=color, markersize=4, capsize=2, zorder=3)
+        elif row.get("gpu_status"):  # not timed: compile_failed, launch_failed, wrong, timeout, crashed
+            ax.scatter([low * 1.02], [y], marker="x", color=fs.FAILED_COLOR, s=40, zorder=3)
+            ax.text(low * 1.08, y, row["gpu_status"], va="center", fontsize=7, color=fs.FAILED_COLOR)
+    ax.set_xscale("log")
+    ax.set_xlim(low * 0.98, high * 1.05)
+    ax.set_xticks([tick for tick in RATIO_TICKS if low * 0.98 <= tick <= high * 1.05])
+    ax.xaxis.set_major_formatter(mticker.FuncFormatter(lambda value, _: f"{value:g}"))
+    ax.xaxis.set_minor_locator(mticker.NullLocator())
+    ax.grid(True, axis="x", color=fs.GRID_COLOR, linewidth=0.6)
+    ax.set_axisbelow(True)
+    gpu = baseline.get("gpu_name") or "the GPU"
+    base = baseline.get("latency_ms")
+    said = f"{base:.4g} ms" if base is not None else f"not timed ({baseline.get('gpu_status')})"
+    ax.set_xlabel(
+        f"latency / the baseline's on {gpu} (log; baseline {said}; {len(timed)} timed)\n"
+        "> 1: slower without the pass; bar: the repeats' range"
+    )
 
 
 def figure_paths(record: str | Path, runs_dir: str | Path, out_dir: str | Path, formats=("png",)) -> list[Path]:
@@ -133,9 +187,13 @@ def figure_paths(record: str | Path, runs_dir: str | Path, out_dir: str | Path, 
 
 
 def build(records: list, runs_dir, out_dir, formats=("png",)) -> int:
-    """One figure per configuration (its knockout.json, the table beside it checked against it)."""
+    """One figure per configuration (its knockout.json, the table beside it checked against it; its GPU job's
+    knockout_gpu.json among the records adds the latencies)."""
+    records, gpu_records = knockout_table.split_records(records)
+    gpu = {knockout_table.configuration_folder(path): path for path in gpu_records}
     for record in records:
-        plot_configuration(knockout_table.read_configuration(record), figure_paths(record, runs_dir, out_dir, formats))
+        rows = knockout_table.read_configuration(record, gpu.get(knockout_table.configuration_folder(record)))
+        plot_configuration(rows, figure_paths(record, runs_dir, out_dir, formats))
     print(f"knockout_figures: {len(records)} figures -> {out_dir}")
     return 0
 
@@ -145,7 +203,7 @@ def main(argv=None) -> int:
     parser.add_argument("--runs-dir", required=True, help="results/knockout/runs")
     parser.add_argument("--out-dir", required=True, help="results/knockout/figures")
     parser.add_argument("--formats", default="png")
-    parser.add_argument("records", nargs="+", help="each configuration's knockout.json")
+    parser.add_argument("records", nargs="+", help="each configuration's knockout.json (and knockout_gpu.json)")
     args = parser.parse_args(argv)
     try:
         return build(args.records, args.runs_dir, args.out_dir, tuple(args.formats.split(",")))

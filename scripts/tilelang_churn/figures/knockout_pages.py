@@ -32,7 +32,10 @@ INDEX = "index.html"
 PAGES_DIR = "pages"
 INDEX_JS = compare_pages.INDEX_JS.replace("#pairs", "#configurations")
 # the comparison pages' style, and cells that wrap: pass lists and errors are long
-EXTRA_CSS = "<style>td.wrap{white-space:normal;overflow-wrap:anywhere;min-width:12em;max-width:36em}</style>"
+EXTRA_CSS = (
+    "<style>td.wrap{white-space:normal;overflow-wrap:anywhere;min-width:24em;max-width:48em}"
+    "td.list{white-space:normal;overflow-wrap:break-word;min-width:9em;max-width:22em}</style>"
+)
 STATUS_CLASS = {
     statuses.STATUS_LOWERED: "no",
     statuses.STATUS_LOWER_FAILED: "yes",
@@ -47,10 +50,6 @@ def _esc(value) -> str:
 
 def _num(value) -> str:
     return "" if value is None else str(value)
-
-
-def _seconds(value) -> str:
-    return "" if value is None else f"{value:.2f}"
 
 
 def _names(rows: list[dict], shown: int = 6) -> str:
@@ -75,6 +74,7 @@ def configuration_page(summary: dict, sources: dict[str, str | None], figure_hre
     baseline_source = sources.get(knockout_rows.BASELINE)
     title = f"{baseline['kernel_label']} on {baseline['target_name']}, TileLang {baseline['tilelang_version']}"
     trs, diffs = [], []
+    on_gpu = any(row.get("gpu_status") for row in summary["rows"])
     for i, row in enumerate(summary["rows"]):
         is_baseline = row["variant"] == knockout_rows.BASELINE
         source = sources.get(row["variant"])
@@ -92,14 +92,15 @@ def configuration_page(summary: dict, sources: dict[str, str | None], figure_hre
                     f'<pre class="diff">{spans}</pre></details>'
                 )
         runs = "" if is_baseline else f"{_num(row['skipped_runs'])}/{_num(row['baseline_runs'])}"
+        gpu_cells = _gpu_cells(row) if on_gpu else ""
+        gpu_error = f'<div class="yes">GPU: {_esc(row["gpu_error"])}</div>' if row.get("gpu_error") else ""
         trs.append(
             f'<tr id="v{i}"><td>{_esc(row["variant"])}</td><td class="num">{_num(row["pipeline_step"])}</td>'
             f'<td class="num">{runs}</td>'
             f'<td class="{STATUS_CLASS.get(row["status"], "")}">{_esc(row["status"])}</td>'
             f'<td class="num">{_source_change(row)}</td>{diff_cell}'
-            f'<td class="num">{_num(row["churn_total"])}</td><td class="num">{_num(row["pass_runs"])}</td>'
-            f'<td class="num">{_seconds(row["lower_seconds"])}</td>'
-            f'<td class="wrap">{_esc(row["error"] or row["note"])}</td></tr>'
+            f'<td class="num">{_num(row["churn_total"])}</td>'
+            f'{gpu_cells}<td class="wrap">{_esc(row["error"] or row["note"])}{gpu_error}</td></tr>'
         )
     figure = f' · <a href="{_esc(figure_href)}">figure</a>' if figure_href else ""
     body = f"""{EXTRA_CSS}<header><h1>{_esc(title)}: what each pass is worth</h1>
@@ -109,10 +110,12 @@ def configuration_page(summary: dict, sources: dict[str, str | None], figure_hre
 {_num(baseline["churn_total"])}, {_num(baseline["pass_runs"])} pass runs</li></ul>
 <div class="note">Each row but the baseline lowers the configuration with one pass knocked out (TVM skips it:
 runs skipped / runs in the baseline). Source: lines of generated kernel source that differ from the
-baseline's; IR churn: +added + -deleted over the lowering's IR passes. Rows in pipeline order (the baseline's
+baseline's; IR churn: +added + -deleted over the lowering's IR passes (pass runs and seconds: knockout.csv).
+Rows in pipeline order (the baseline's
 step of the first skipped run). <a href="../{INDEX}">all configurations</a>{figure}</div></header>
 <main><table id="variants"><thead><tr><th>variant</th><th>step</th><th>runs skipped</th><th>status</th>
-<th>source ±</th><th>diff</th><th>IR churn</th><th>pass runs</th><th>lower s</th><th>error or note</th></tr>
+<th>source ±</th><th>diff</th><th>IR churn</th>{GPU_HEADER if on_gpu else ""}
+<th>error or note</th></tr>
 </thead><tbody>
 {"".join(trs)}
 </tbody></table>
@@ -121,39 +124,78 @@ step of the first skipped run). <a href="../{INDEX}">all configurations</a>{figu
     return html_page(f"knockout: {title}", body)
 
 
+INDEX_GPU_HEADER = "<th>slower without</th><th>faster without</th><th>not timed on the GPU</th>"
+GPU_HEADER = "<th>on the GPU</th><th>latency ×</th><th>ms</th>"
+
+
+def _gpu_cells(row: dict) -> str:
+    """The GPU verdict of a row: status, latency over the baseline's with the repeats' range, latency, error."""
+    status = row.get("gpu_status")
+    if not status:
+        return '<td class="na">—</td><td></td><td></td>'
+    ratio = row.get("latency_ratio")
+    ratio_text = ""
+    if ratio is not None:
+        ratio_text = f"{ratio:.3f} ({row['latency_ratio_low']:.3f}–{row['latency_ratio_high']:.3f})"
+    latency = "" if row.get("latency_ms") is None else f"{row['latency_ms']:.4f}"
+    css = "no" if status == statuses.STATUS_OK else "yes"
+    return f'<td class="{css}">{_esc(status)}</td><td class="num">{ratio_text}</td><td class="num">{latency}</td>'
+
+
+def _ratios(rows: list[dict]) -> str:
+    if not rows:
+        return '<span class="na">none</span>'
+    return ", ".join(f"{_esc(row['variant'])} ×{row['latency_ratio']:.2f}" for row in rows)
+
+
 def _source_change(row: dict) -> str:
     if row["source_added"] is None:
         return ""
     return f'<span class="plus">+{row["source_added"]}</span>/<span class="minus">-{row["source_deleted"]}</span>'
 
 
+def _counts(summary: dict) -> str:
+    found = [f"{n} {status}" for status, n in summary["counts"].items() if n]
+    return f"{summary['variants']}: " + ", ".join(found) if found else "0"
+
+
 def index_page(entries: list[dict]) -> str:
     trs = []
+    on_gpu = any(row.get("gpu_status") for entry in entries for row in entry["summary"]["rows"])
     for entry in entries:
         summary, baseline = entry["summary"], entry["summary"]["baseline"] or entry["summary"]["rows"][0]
-        counts = summary["counts"]
         lowered_ok = baseline["status"] == statuses.STATUS_LOWERED
+        gpu = (
+            f'<td class="list">{_ratios(summary["slower_without"])}</td>'
+            f'<td class="list">{_ratios(summary["faster_without"])}</td>'
+            f'<td class="list">{_names(summary["gpu_failed"])}</td>'
+        )
         trs.append(
-            f'<tr><td class="wrap"><a href="{_esc(entry["href"])}">{_esc(baseline["kernel_label"])}</a></td>'
+            f'<tr><td class="list"><a href="{_esc(entry["href"])}">{_esc(baseline["kernel_label"])}</a></td>'
             f"<td>{_esc(baseline['target_name'])}</td><td>{_esc(baseline['tilelang_version'])}</td>"
             f'<td class="{"no" if lowered_ok else "yes"}">{_esc(baseline["status"])}</td>'
-            f'<td class="num">{summary["variants"]}</td>'
-            f'<td class="num">{counts[statuses.STATUS_LOWERED]}</td>'
-            f'<td class="num">{counts[statuses.STATUS_LOWER_FAILED]}</td>'
-            f'<td class="num">{counts[statuses.STATUS_CRASHED] + counts[statuses.STATUS_TIMEOUT]}</td>'
-            f'<td class="wrap">{_changes(summary["largest_change"])}</td>'
-            f'<td class="wrap">{_names(summary["needed"])}</td>'
-            f'<td class="wrap">{_names(summary["no_effect"] + summary["same_source"])}</td></tr>'
+            f'<td class="list">{_esc(_counts(summary))}</td>'
+            + (gpu if on_gpu else "")
+            + f'<td class="list">{_changes(summary["largest_change"])}</td>'
+            f'<td class="list">{_names(summary["needed"])}</td>'
+            f'<td class="list">{_names(summary["no_effect"] + summary["same_source"])}</td></tr>'
         )
+    gpu_note = (
+        " Slower without: the knockouts whose kernel is slower than the baseline beyond both timings' range (the "
+        "passes that pay most); faster without: the passes that cost most; not timed: compile_failed, "
+        "launch_failed, wrong, timeout or crashed on the GPU."
+        if on_gpu
+        else ""
+    )
     body = f"""{EXTRA_CSS}<header><h1>Pass knockout: what each pass is worth</h1>
 <div class="note">One row per kernel configuration, target and release ({len(entries)}): its baseline lowering and
-one lowering per knocked-out pass (TVM skips it). Largest source change: the knockouts whose generated source
-differs most from the baseline's. Lowering fails without: the passes whose knockout makes tilelang.lower raise.
-No effect: no run skipped, or the same source byte for byte. The table: knockout.csv beside this page. Changed
-source text is not changed speed or semantics.</div></header>
+one lowering per knocked-out pass (TVM skips it).{gpu_note} Largest source change: the knockouts whose generated
+source differs most from the baseline's. Lowering fails without: the passes whose knockout makes tilelang.lower
+raise. No effect: no run skipped, or the same source byte for byte. The table: knockout.csv beside this page.
+Changed source text is not changed speed or semantics.</div></header>
 <main><input id="filter" type="search" placeholder="filter: e.g. cuda-sm90 gemm">
 <table id="configurations"><thead><tr><th>configuration</th><th>target</th><th>release</th><th>baseline</th>
-<th>variants</th><th>lowered</th><th>lower_failed</th><th>crashed or timeout</th><th>largest source change</th>
+<th>variants</th>{INDEX_GPU_HEADER if on_gpu else ""}<th>largest source change</th>
 <th>lowering fails without</th><th>no effect</th></tr></thead><tbody>
 {"".join(trs)}
 </tbody></table></main>"""
@@ -164,9 +206,11 @@ def write_pages(records: list, runs_dir, out_dir, figures_dir=None) -> list[Path
     """index.html and a page per configuration (its knockout.json; sources.json.gz beside it) under out_dir."""
     out_dir = Path(out_dir)
     entries, written, used = [], [], set()
+    records, gpu_records = knockout_table.split_records(records)
+    gpu = {knockout_table.configuration_folder(path): path for path in gpu_records}
     for record in records:
         record = Path(record)
-        rows = knockout_table.read_configuration(record)
+        rows = knockout_table.read_configuration(record, gpu.get(knockout_table.configuration_folder(record)))
         summary = knockout_table.summarize(rows)[0]
         folder = record.parent.relative_to(runs_dir)
         name = page_name("__".join(folder.parts))
@@ -194,7 +238,7 @@ def main(argv=None) -> int:
     parser.add_argument("--runs-dir", required=True, help="results/knockout/runs")
     parser.add_argument("--out-dir", required=True, help="results/knockout")
     parser.add_argument("--figures-dir", help="results/knockout/figures: each page links its figure")
-    parser.add_argument("records", nargs="+", help="each configuration's knockout.json")
+    parser.add_argument("records", nargs="+", help="each configuration's knockout.json (and knockout_gpu.json)")
     args = parser.parse_args(argv)
     try:
         paths = write_pages(args.records, args.runs_dir, args.out_dir, args.figures_dir)

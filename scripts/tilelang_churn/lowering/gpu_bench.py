@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import fcntl
+import hashlib
 import json
 import math
 import os
@@ -282,9 +283,23 @@ def _first(result):
 # ------------------------------------------------------------------------------------------------- a job
 
 
-def run_job(spec, device: dict, repeats: int = REPEATS, launches: int = LAUNCHES, cache_dir: Path | None = None):
-    """One GPU job (a trace_cli.TraceSpec): every step's outcome as one row (kernel_speed.csv's columns)."""
+def run_job(
+    spec,
+    device: dict,
+    repeats: int = REPEATS,
+    launches: int = LAUNCHES,
+    cache_dir: Path | None = None,
+    knockout=None,
+    knockout_run: bool = False,
+):
+    """One GPU job (a trace_cli.TraceSpec): every step's outcome as one row (kernel_speed.csv's columns).
+
+    knockout_run (the pass knockout's GPU jobs, knockout_gpu.py): the kernel is compiled with ``knockout``'s pass
+    skipped (None: the baseline), and the row also says how (``compile_hook``, ``compile_skipped_runs``) and what
+    was compiled (``source_sha256`` of the generated source)."""
     import torch
+
+    from tilelang_churn.lowering import pass_knockout
 
     if cache_dir is not None:
         os.environ["TILELANG_CACHE_DIR"] = str(cache_dir)
@@ -314,15 +329,24 @@ def run_job(spec, device: dict, repeats: int = REPEATS, launches: int = LAUNCHES
     out_idx = list(hooks.out_idx)
     start = time.perf_counter()
     try:
-        kernel = tilelang.compile(func, out_idx=out_idx, target=COMPILE_TARGET)
+        with pass_knockout.compiling_without(knockout) as hook:
+            if knockout_run:
+                row["compile_hook"] = hook
+            kernel = tilelang.compile(func, out_idx=out_idx, target=COMPILE_TARGET)
     except Exception as exc:  # noqa: BLE001
         row["compile_seconds"] = round(time.perf_counter() - start, 3)
+        if knockout_run:
+            row["compile_skipped_runs"] = knockout.skipped_runs if knockout is not None else None
         return row | {"status": STATUS_COMPILE_FAILED, "error": error_text(exc)}
     row |= {"compiled": True, "compile_seconds": round(time.perf_counter() - start, 3)}
     row["compile_target"] = target_text(getattr(kernel, "target", None))
+    if knockout_run:
+        row["compile_skipped_runs"] = knockout.skipped_runs if knockout is not None else None
     try:
         source = kernel.get_kernel_source()
         row["source_lines"] = len(source.splitlines())
+        if knockout_run:  # the proof that this very variant was compiled, not a cached binary of another
+            row["source_sha256"] = hashlib.sha256(source.encode("utf-8")).hexdigest()
     except Exception:  # noqa: BLE001 - only a count for the table
         pass
     work = hooks.work(params) if hooks.work else {}
@@ -417,7 +441,7 @@ def main(argv: list[str] | None = None) -> int:
         spec = trace_cli.parse_args(["--mode", "instrument", *rest]).spec
     elif rest:
         build_parser().error(f"unrecognized arguments: {' '.join(rest)}")
-    expected = _option(rest, "--expect-release")
+    expected = option_value(rest, "--expect-release")
     try:
         device = probe_device()
     except NoDevice as problem:
@@ -437,11 +461,11 @@ def main(argv: list[str] | None = None) -> int:
         row |= {"status": STATUS_BUILD_FAILED, "error": f"imported tilelang {row['tilelang_version']}, not {expected}"}
     row["job_seconds"] = round(time.perf_counter() - started, 3)
     files.write_json(out, {"row": row, "device": device, "argv": argv})
-    print(_summary_line(row))
+    print(summary_line(row))
     return 0
 
 
-def _option(args: list[str], name: str) -> str | None:
+def option_value(args: list[str], name: str) -> str | None:
     for i, arg in enumerate(args):
         if arg == name and i + 1 < len(args):
             return args[i + 1]
@@ -454,7 +478,7 @@ def _base(version: str) -> str:
     return version.split("+", 1)[0]
 
 
-def _summary_line(row: dict) -> str:
+def summary_line(row: dict) -> str:
     parts = [f"{row.get('kernel_label')} on {row.get('target_name')}: {row.get('status')}"]
     if row.get("compile_seconds") is not None:
         parts.append(f"compile {row['compile_seconds']:.1f} s")

@@ -75,25 +75,6 @@ def _child(spec, variant, log: str, result_path: Path, truncate: bool) -> int:
     return 0
 
 
-def _result_of(path: Path, ended: fork_pool.Ended, timeout: float | None) -> dict:
-    """What the child wrote, or the row of a child that ended without it (timeout, signal, os._exit)."""
-    if ended.timed_out:
-        return {"status": statuses.STATUS_TIMEOUT, "error": f"the lowering ran past {timeout:g} s and was killed"}
-    if ended.status < 0:
-        name = fork_pool.signal_name(-ended.status)
-        return {
-            "status": statuses.STATUS_CRASHED,
-            "error": f"the lowering's process was killed by {name} (signal {-ended.status})",
-        }
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {
-            "status": statuses.STATUS_CRASHED,
-            "error": f"the lowering's process ended (exit status {ended.status}) without its result",
-        }
-
-
 def _note(variant: pass_knockout.Variant, result: dict, baseline: dict) -> str:
     status = result["status"]
     if variant.knocked_pass is None:
@@ -227,7 +208,9 @@ def run_configurations(configs: list, version_of, workers: int, settings: dict, 
                 pool.start((c, index), child, timeout)
             (c, index), ended = pool.wait()
             config = configs[c]
-            config.results[index] = _result_of(config.result_path(index), ended, timeout)
+            config.results[index] = pass_knockout.child_result(
+                config.result_path(index), ended, timeout, "the lowering"
+            )
             if index == 0 and config.results[0]["status"] == statuses.STATUS_LOWERED:
                 planned = pass_knockout.plan_variants(
                     config.results[0].get("runs") or [], settings["passes"], settings["occurrence"]

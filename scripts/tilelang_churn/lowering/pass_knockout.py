@@ -26,15 +26,25 @@ source that very lowering generated.
 
 from __future__ import annotations
 
+import contextlib
+import inspect
+import json
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from tilelang_churn.core import knockout_rows, statuses
 from tilelang_churn.lowering import pass_instrument
+from tilelang_churn.lowering.fork_pool import signal_name
 
 CHANGED_PASSES, ALL_PASSES = "changed", "all"  # config knockout.passes, or a list of pass names
 PASS_SELECTIONS = (CHANGED_PASSES, ALL_PASSES)
 OCCURRENCES = ("all", "first", "each")
+# how a knockout reached tilelang.compile's passes (compiling_without), recorded in each GPU row
+HOOK_NONE = "none"  # the baseline: nothing knocked out
+HOOK_SESSION = "tilelang.instrumentation compile session"  # 0.1.14 and later
+HOOK_PASS_CONTEXT = "every PassContext of the compile"  # earlier releases
+COMPILE_HOOKS = (HOOK_NONE, HOOK_SESSION, HOOK_PASS_CONTEXT)
 
 
 def pass_name(name: str) -> str:
@@ -136,6 +146,26 @@ def first_line(error: BaseException | str) -> str:
     return (f"{type(error).__name__}: {message}" if message else type(error).__name__)[:500]
 
 
+def child_result(path: Path, ended, timeout: float, what: str) -> dict:
+    """What a child (fork_pool.Ended) wrote to PATH as JSON, or the result of one that ended without it: a
+    ``timeout`` past TIMEOUT seconds, ``crashed`` by a signal or an exit without its result (WHAT: its work)."""
+    if ended.timed_out:
+        return {"status": statuses.STATUS_TIMEOUT, "error": f"{what} ran past {timeout:g} s and was killed"}
+    if ended.status < 0:
+        number = -ended.status
+        return {
+            "status": statuses.STATUS_CRASHED,
+            "error": f"{what}'s process was killed by {signal_name(number)} (signal {number})",
+        }
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {
+            "status": statuses.STATUS_CRASHED,
+            "error": f"{what}'s process ended (exit status {ended.status}) without its result",
+        }
+
+
 def lower(spec, variant: Variant | None) -> dict:
     """Build the kernel and lower it for its target under the tracer, ``variant``'s pass knocked out (None: the
     baseline). Runs in a child of its own. The result: status, error, the generated source, skipped runs, the
@@ -172,3 +202,63 @@ def lower(spec, variant: Variant | None) -> dict:
     elif result["source"] is None:
         result.update(status=statuses.STATUS_LOWER_FAILED, error="tilelang.lower returned no kernel source")
     return result
+
+
+# ------------------------------------------------------------------------------------------ compiling
+
+
+def _should_run_instrument(knockout: Knockout):
+    """A TVM pass instrument with nothing but ``should_run``: the knockout inside ``tilelang.compile``."""
+    from tilelang import tvm
+
+    class KnockoutInstrument:
+        def __init__(self, knockout):
+            self.knockout = knockout
+
+        def should_run(self, mod, info):
+            return self.knockout.should_run(info)
+
+    return tvm.ir.instrument.pass_instrument(KnockoutInstrument)(knockout)
+
+
+@contextlib.contextmanager
+def compiling_without(knockout: Knockout | None):
+    """Around ``tilelang.compile``: its lowering skips the knocked-out pass; yields how (``COMPILE_HOOKS``).
+
+    tilelang.compile opens PassContexts of its own, so an outer one's instruments never reach it. 0.1.14 and later
+    take their instruments from the compile session of ``tilelang.instrumentation``: the knockout is a
+    ``PassInstrumentationTool`` of a session opened here, which TileLang's own nested sessions reuse. Older
+    releases have no session: every PassContext created inside this block gets the instrument appended to its
+    instruments. ``knockout.skipped_runs`` says whether either reached a pass (0: say so in the row)."""
+    if knockout is None:
+        yield HOOK_NONE
+        return
+    try:
+        from tilelang import instrumentation
+    except ImportError:
+        instrumentation = None
+    if instrumentation is not None and hasattr(instrumentation, "compile_pass_instrumentation"):
+
+        class KnockoutTool(instrumentation.PassInstrumentationTool):
+            def create_pass_instrument(self):
+                return _should_run_instrument(knockout)
+
+        with instrumentation.compile_pass_instrumentation(name="tilelang-churn knockout", tools=[KnockoutTool()]):
+            yield HOOK_SESSION
+        return
+    from tilelang import tvm
+
+    context_class = tvm.transform.PassContext
+    original = context_class.__init__
+    parameters = inspect.signature(original)
+
+    def with_knockout(self, *args, **kwargs):
+        bound = parameters.bind(self, *args, **kwargs)
+        bound.arguments["instruments"] = [*(bound.arguments.get("instruments") or []), _should_run_instrument(knockout)]
+        original(*bound.args, **bound.kwargs)
+
+    context_class.__init__ = with_knockout
+    try:
+        yield HOOK_PASS_CONTEXT
+    finally:
+        context_class.__init__ = original

@@ -1,10 +1,12 @@
 """results/knockout/knockout.csv: every configuration's knockout.csv in one table, and what each pass is worth.
 
-    python3 scripts/knockout_table.py --out results/knockout/knockout.csv results/knockout/runs/*/*/*/knockout.json
+    python3 scripts/knockout_table.py --out results/knockout/knockout.csv results/knockout/runs/*/*/*/knockout.json \
+        [results/knockout/gpu/*/*/*/knockout_gpu.json]
 
-Each input is a configuration's ``knockout.json`` (knockout_batch.py); the ``knockout.csv`` beside it is read
-only when it is the file its job wrote (rows and sha256 recorded in knockout.json): a table cut short or edited
-since is refused, naming it, and nothing is written. The rows keep their columns (core/knockout_rows.py).
+Each input is a configuration's ``knockout.json`` (knockout_batch.py), or its GPU job's ``knockout_gpu.json``
+(knockout_gpu.py: the GPU columns of its variants, joined by variant); the table beside each is read only when
+it is the file its job wrote (rows and sha256 recorded in the JSON): a table cut short or edited since is
+refused, naming it, and nothing is written. The rows keep their columns (core/knockout_rows.py).
 
 ``summarize`` gives, per configuration, what the knockout page's index shows: the variants by status, the passes
 whose knockout changes the generated source most, and the passes lowering cannot do without.
@@ -20,24 +22,59 @@ from pathlib import Path
 from tilelang_churn.core import knockout_rows, statuses
 
 PROG = "knockout_table.py"
+GPU_RECORD = "knockout_gpu.json"  # a GPU job's record (lowering/knockout_gpu.py)
 UNFINISHED = (statuses.STATUS_CRASHED, statuses.STATUS_TIMEOUT)  # lowerings that gave no result
 CONFIG_COLUMNS = ("tilelang_version", "target_name", "kernel", "params", "kernel_label")
 
 
-def read_configuration(record: str | Path) -> list[dict]:
-    """The rows of one configuration: the knockout.csv beside RECORD, checked against it."""
-    record = Path(record)
+def _written(record: Path) -> dict:
     try:
-        written = json.loads(record.read_text(encoding="utf-8"))
+        return json.loads(record.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise knockout_rows.TableError(f"{record}: not readable JSON ({exc})") from None
-    return knockout_rows.read_rows(record.with_name("knockout.csv"), written.get("knockout_csv") or {})
 
 
-def gather(records: list[str | Path]) -> list[dict]:
+def read_configuration(record: str | Path, gpu_record: str | Path | None = None) -> list[dict]:
+    """The rows of one configuration: the knockout.csv beside RECORD, checked against it; with GPU_RECORD (its
+    knockout_gpu.json) each variant's GPU columns from the knockout_gpu.csv beside that, checked the same way."""
+    record = Path(record)
+    rows = knockout_rows.read_rows(record.with_name("knockout.csv"), _written(record).get("knockout_csv") or {})
+    if gpu_record is None:
+        return rows
+    gpu_record = Path(gpu_record)
+    gpu_rows = knockout_rows.read_rows(
+        gpu_record.with_name("knockout_gpu.csv"),
+        _written(gpu_record).get("knockout_gpu_csv") or {},
+        columns=knockout_rows.GPU_TABLE_COLUMNS,
+    )
+    by_variant = {row["variant"]: row for row in gpu_rows}
+    unknown = set(by_variant) - {row["variant"] for row in rows}
+    if unknown:
+        raise knockout_rows.TableError(
+            f"{gpu_record}: variants {sorted(unknown)} are not in {record.with_name('knockout.csv')}: the GPU table is "
+            "of another knockout; rerun its GPU job (delete the file)"
+        )
+    return [{**row, **{k: v for k, v in by_variant.get(row["variant"], {}).items() if k != "variant"}} for row in rows]
+
+
+def configuration_folder(record: str | Path) -> tuple[str, str, str]:
+    """<version>, <target>, <configuration> of a knockout.json or knockout_gpu.json: the folders that name it."""
+    parts = Path(record).parent.parts
+    return tuple(parts[-3:])
+
+
+def split_records(paths: list) -> tuple[list, list]:
+    """(knockout.json records, knockout_gpu.json records) of a command line that names both."""
+    gpu = [path for path in paths if Path(path).name == GPU_RECORD]
+    return [path for path in paths if Path(path).name != GPU_RECORD], gpu
+
+
+def gather(records: list[str | Path], gpu_records: list[str | Path] = ()) -> list[dict]:
+    """Every configuration's rows, in RECORDS' order, each joined with its GPU table when GPU_RECORDS has it."""
+    gpu = {configuration_folder(path): path for path in gpu_records}
     rows = []
     for record in records:
-        rows += read_configuration(record)
+        rows += read_configuration(record, gpu.get(configuration_folder(record)))
     return rows
 
 
@@ -78,6 +115,19 @@ def summarize(rows: list[dict], top: int = 3) -> list[dict]:
                 "largest_change": changing[:top],
                 "needed": [row for row in variants if row["status"] == statuses.STATUS_LOWER_FAILED],
                 "unfinished": [row for row in variants if row["status"] in UNFINISHED],
+                # on the GPU, beyond the repeats' range: the passes that pay most (the kernel is slower without
+                # them) and those that cost most (faster without them)
+                "slower_without": sorted(
+                    (row for row in variants if (row.get("latency_ratio_low") or 0) > 1),
+                    key=lambda row: -row["latency_ratio"],
+                )[:top],
+                "faster_without": sorted(
+                    (row for row in variants if (row.get("latency_ratio_high") or 1) < 1),
+                    key=lambda row: row["latency_ratio"],
+                )[:top],
+                "gpu_failed": [
+                    row for row in variants if row.get("gpu_status") and row["gpu_status"] != statuses.STATUS_OK
+                ],
             }
         )
     return summaries
@@ -86,10 +136,10 @@ def summarize(rows: list[dict], top: int = 3) -> list[dict]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", required=True, help="the gathered table (results/knockout/knockout.csv)")
-    parser.add_argument("records", nargs="+", help="each configuration's knockout.json")
+    parser.add_argument("records", nargs="+", help="each configuration's knockout.json (and knockout_gpu.json)")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     try:
-        rows = gather(args.records)
+        rows = gather(*split_records(args.records))
     except knockout_rows.TableError as exc:
         print(f"{PROG}: error: {exc}; rerun its knockout batch (delete the file)", file=sys.stderr)
         return 1

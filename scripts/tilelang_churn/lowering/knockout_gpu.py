@@ -1,0 +1,190 @@
+"""The pass knockout on the GPU (config knockout with gpu: true): each lowered variant of one configuration compiled
+for the GPU's own arch with its pass skipped, checked against the kernel's reference and timed beside the baseline.
+
+    python3 scripts/knockout_gpu.py --knockout results/knockout/runs/0.1.15/cuda-sm90/1024x1024x1024/knockout.json \\
+        --device results/gpu/device.json --out results/knockout/gpu/0.1.15/cuda-sm90/1024x1024x1024/knockout_gpu.csv \\
+        --workers 16 --shape 1024,1024,1024 --target cuda-sm90 --expect-release 0.1.15
+
+The variants are the configuration's CPU knockout (its knockout.json and the knockout.csv beside it, checked
+against each other): the baseline and every variant that lowered with at least one run skipped. Each runs in a
+child forked from this process (TileLang and torch imported once, CUDA not yet initialised), so a device-side
+assertion or an illegal address poisons that child's CUDA context only: ``gpu_bench.run_job`` with the knockout
+(``pass_knockout.compiling_without``: tilelang.compile's own PassContexts skip the pass), TileLang's cache off and
+a private cache folder per variant. The children compile side by side (one nvcc each); launching, checking and
+timing hold gpu_bench's lock of the GPU, so the timings never overlap, and the baseline is timed in this same job:
+``latency_ratio`` = latency / the baseline's latency, its range from the repeats' fastest and slowest.
+
+Writes the configuration's ``knockout_gpu.csv`` (core/knockout_rows.py GPU_TABLE_COLUMNS) and ``knockout_gpu.json``
+(the device, the variants, times, the table's rows and sha256). Exit status: 0 written (any status), 2 bad
+arguments, 3 TileLang not the release --expect-release names, 4 no device description.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import os
+import sys
+import time
+from collections import deque
+from pathlib import Path
+
+from tilelang_churn.core import files, knockout_rows, releases, statuses
+from tilelang_churn.lowering import fork_pool, gpu_bench, pass_knockout, release_process, trace_cli
+
+PROG = "knockout_gpu.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "knockout_gpu.py"
+RECORD = "knockout_gpu.json"
+TIMEOUT_S = 900.0  # one variant: its compile, its wait for the GPU's lock behind the others, its timing
+
+
+def variants_of(record: Path) -> list[pass_knockout.Variant]:
+    """The baseline and every variant of the CPU knockout that lowered with a run skipped, in table order."""
+    written = json.loads(record.read_text(encoding="utf-8"))
+    rows = knockout_rows.read_rows(record.with_name("knockout.csv"), written.get("knockout_csv") or {})
+    chosen = []
+    for row in rows:
+        if row["variant"] == knockout_rows.BASELINE:
+            chosen.append(pass_knockout.BASELINE)
+        elif row["status"] == statuses.STATUS_LOWERED and row["skipped_runs"]:
+            occurrence = None if row["occurrence"] == knockout_rows.OCCURRENCE_ALL else int(row["occurrence"])
+            chosen.append(
+                pass_knockout.Variant(row["knocked_pass"], occurrence, row["pipeline_step"], row["baseline_runs"])
+            )
+    return chosen
+
+
+def _child(spec, device: dict, variant: pass_knockout.Variant, path: Path, cache: Path, repeats: int, launches: int):
+    print(f"{PROG}: {variant.name}: compiling", flush=True)
+    row = gpu_bench.run_job(spec, device, repeats, launches, cache_dir=cache, knockout=variant.knockout(),
+                            knockout_run=True)  # fmt: skip
+    files.write_json(path, row, indent=None)
+    print(f"{PROG}: {variant.name}: {gpu_bench.summary_line(row)}", flush=True)
+    return 0
+
+
+def gpu_row(variant: pass_knockout.Variant, result: dict, baseline: dict) -> dict:
+    """A knockout_gpu.csv row from gpu_bench's row of the variant and of its baseline."""
+    latency, base = result.get("latency_ms"), baseline.get("latency_ms")
+    timed = latency is not None and base and result.get("status") != statuses.STATUS_WRONG
+    row = {
+        "variant": variant.name,
+        "gpu_status": result.get("status"),
+        "gpu_error": result.get("error"),
+        "compile_hook": result.get("compile_hook"),
+        "compile_skipped_runs": result.get("compile_skipped_runs"),
+        "compile_target": result.get("compile_target"),
+        "compile_seconds": result.get("compile_seconds"),
+        "gpu_source_sha256": result.get("source_sha256"),
+        "gpu_source_equal": None
+        if result.get("source_sha256") is None or baseline.get("source_sha256") is None
+        else result["source_sha256"] == baseline["source_sha256"],
+        "check": result.get("check"),
+        "max_rel_error": result.get("max_rel_error"),
+        "tolerance": result.get("tolerance"),
+        "latency_ms": latency,
+        "latency_min_ms": result.get("latency_min_ms"),
+        "latency_max_ms": result.get("latency_max_ms"),
+        "spread": result.get("spread"),
+        "baseline_latency_ms": base,
+        "baseline_spread": baseline.get("spread"),
+        "gpu_name": result.get("gpu_name"),
+        "repeats": result.get("repeats"),
+        "launches": result.get("launches"),
+    }
+    if timed:
+        row["latency_ratio"] = latency / base
+        row["latency_ratio_low"] = result["latency_min_ms"] / baseline["latency_max_ms"]
+        row["latency_ratio_high"] = result["latency_max_ms"] / baseline["latency_min_ms"]
+    return row
+
+
+def run_variants(spec, device: dict, variants: list, out_dir: Path, workers: int, timeout: float, repeats: int,
+                 launches: int) -> list[dict]:  # fmt: skip
+    """gpu_bench's row of every variant, in variant order: each in a child of its own, ``workers`` at a time."""
+    results: dict[int, dict] = {}
+    scratch = out_dir / ".variants"
+    scratch.mkdir(parents=True, exist_ok=True)
+    queue = deque(range(len(variants)))
+    with fork_pool.ForkPool(workers) as pool:
+        while queue or pool.running:
+            while queue and pool.has_room:
+                index = queue.popleft()
+                path = scratch / f"{index}.json"
+                path.unlink(missing_ok=True)
+                cache = out_dir / "tilelang_cache" / str(index)  # a private cache: no variant reads another's kernel
+                child = functools.partial(_child, spec, device, variants[index], path, cache, repeats, launches)
+                pool.start(index, child, timeout)
+            index, ended = pool.wait()
+            results[index] = pass_knockout.child_result(
+                scratch / f"{index}.json", ended, timeout, "the compile and run"
+            )
+    for path in scratch.glob("*.json"):
+        path.unlink()
+    scratch.rmdir()
+    return [results[i] for i in range(len(variants))]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    parser.add_argument("--knockout", required=True, metavar="FILE", help="the configuration's CPU knockout.json")
+    parser.add_argument("--device", required=True, metavar="FILE", help="results/gpu/device.json (gpu_bench --probe)")
+    parser.add_argument("--out", required=True, metavar="FILE", help="the configuration's knockout_gpu.csv")
+    parser.add_argument("--workers", type=int, default=1, help="variants compiled at the same time (default 1)")
+    parser.add_argument("--timeout", type=float, default=TIMEOUT_S, help=f"seconds per variant ({TIMEOUT_S:g})")
+    parser.add_argument("--site", metavar="DIR", help="a release's GPU site (gpu_site.py), in front of sys.path")
+    parser.add_argument("--repeats", type=int, default=gpu_bench.REPEATS)
+    parser.add_argument("--launches", type=int, default=gpu_bench.LAUNCHES)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    ours, rest = build_parser().parse_known_args(argv)
+    if ours.site:  # before anything imports tilelang, as gpu_bench.py does
+        sys.path.insert(0, str(Path(ours.site).resolve()))
+        for key in release_process.TILELANG_VARIABLES:
+            os.environ.pop(key, None)
+    spec = trace_cli.parse_args(["--mode", "instrument", *rest]).spec
+    expected = gpu_bench.option_value(rest, "--expect-release")
+    try:
+        device = json.loads(Path(ours.device).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        print(f"{PROG}: error: no device description in {ours.device}: {exc}", file=sys.stderr)
+        return gpu_bench.EXIT_NO_DEVICE
+    try:
+        variants = variants_of(Path(ours.knockout))
+    except (OSError, ValueError) as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return trace_cli.EXIT_BAD_ARGUMENTS
+    os.environ["TILELANG_DISABLE_CACHE"] = "1"  # no kernel cache may serve one variant another's binary
+    started = time.perf_counter()
+    import tilelang  # noqa: F401 - imported once: the children inherit it (CUDA is initialised in each child)
+    import torch  # noqa: F401
+
+    imported = getattr(tilelang, "__version__", "")
+    if expected and releases.base_version(imported) != releases.base_version(expected):
+        print(f"{PROG}: error: imported tilelang {imported}, not {expected} (--expect-release)", file=sys.stderr)
+        return trace_cli.EXIT_NOT_RECORDED
+    out = Path(ours.out)
+    results = run_variants(spec, device, variants, out.parent, max(1, ours.workers), ours.timeout, ours.repeats,
+                           ours.launches)  # fmt: skip
+    rows = [gpu_row(variant, result, results[0]) for variant, result in zip(variants, results)]
+    knockout_rows.write_rows(out, rows, columns=knockout_rows.GPU_TABLE_COLUMNS)
+    files.write_json(
+        out.with_name(RECORD),
+        {
+            "argv": argv,
+            "device": device,
+            "tilelang_version": imported,
+            "variants": [variant.as_dict() for variant in variants],
+            "workers": ours.workers,
+            "wall_seconds": round(time.perf_counter() - started, 3),
+            "knockout_gpu_csv": knockout_rows.fingerprint(out),
+        },
+    )
+    found = [row["gpu_status"] for row in rows]
+    said = ", ".join(f"{found.count(s)} {s}" for s in knockout_rows.GPU_KNOCKOUT_STATUSES if s in found)
+    print(f"{PROG}: {spec.kernel_label} on {spec.target_name}: {len(rows)} variant(s): {said} ({out})")
+    return 0

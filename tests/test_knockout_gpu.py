@@ -1,0 +1,121 @@
+"""The pass knockout's GPU job (lowering/knockout_gpu.py): its variants compiled with the pass skipped inside
+tilelang.compile, each in a process of its own, timed beside the baseline in the same run.
+
+The CPU test runs anywhere: without a CUDA device every variant is a row (compile_failed or launch_failed), never
+a crash, and the knockout is seen to reach tilelang.compile's own passes. The tests marked gpu need a CUDA
+device (`python3 -m pytest -m gpu tests/test_knockout_gpu.py`); their numbers are checked against other
+measurements of the same run (the baseline timed by the same job, torch's reference), never typed in.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import require_tilelang
+from tilelang_churn.core import knockout_rows, statuses
+from tilelang_churn.lowering import pass_knockout
+from tilelang_churn.tables import knockout_table
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+
+
+def knock_out(tmp_path: Path, args: list, passes: str) -> Path:
+    """The CPU knockout of one configuration (knockout_batch.py): its knockout.json."""
+    out = tmp_path / "runs" / "v" / "t" / "c"
+    jobs = tmp_path / "jobs.json"
+    job = {"args": ["--mode", "instrument", *args, "--out", str(out)], "log": str(out) + ".log"}
+    jobs.write_text(json.dumps([job]))
+    subprocess.run(
+        [sys.executable, str(SCRIPTS / "knockout_batch.py"), "--jobs", str(jobs), "--workers", "2", "--passes", passes],
+        check=True, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    return out / "knockout.json"
+
+
+def gpu_job(tmp_path: Path, record: Path, device: Path, args: list, workers: int = 2) -> Path:
+    out = tmp_path / "gpu" / "v" / "t" / "c" / "knockout_gpu.csv"
+    done = subprocess.run(
+        [sys.executable, str(SCRIPTS / "knockout_gpu.py"), "--knockout", str(record), "--device", str(device),
+         "--out", str(out), "--workers", str(workers), *args],
+        capture_output=True, text=True, timeout=1200,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return out.with_name("knockout_gpu.json")
+
+
+@pytest.mark.slow  # nvcc per variant
+def test_without_a_gpu_every_variant_is_a_row_and_the_knockout_reaches_tilelang_compile(tmp_path):
+    require_tilelang()
+    args = ["--shape", "256,256,256", "--block", "64,64,32", "--target", "cuda-sm90"]
+    record = knock_out(tmp_path, args, "Simplify,AnnotateEntryFunc")
+    device = tmp_path / "device.json"
+    device.write_text(json.dumps({"gpu_name": "none", "gpu_arch": "sm_90", "gpu_uuid": "test"}))
+    gpu_record = gpu_job(tmp_path, record, device, args)
+    rows = {row["variant"]: row for row in knockout_table.read_configuration(record, gpu_record)}
+    assert set(rows) == {"baseline", "Simplify", "AnnotateEntryFunc"}
+    for name, row in rows.items():
+        assert row["gpu_status"] in (statuses.STATUS_COMPILE_FAILED, statuses.STATUS_LAUNCH_FAILED), row
+        assert row["gpu_error"]
+        assert row["compile_hook"] == (pass_knockout.HOOK_NONE if name == "baseline" else pass_knockout.HOOK_SESSION)
+    # TVM asked the knockout about the pass inside tilelang.compile's own PassContexts, and it was skipped there
+    assert rows["Simplify"]["compile_skipped_runs"] >= 1 and rows["AnnotateEntryFunc"]["compile_skipped_runs"] == 1
+    assert rows["baseline"]["compile_skipped_runs"] is None
+    assert rows["Simplify"]["latency_ratio"] is None  # nothing timed, nothing made up
+
+
+# ------------------------------------------------------------------------------------------------ GPU
+
+torch = pytest.importorskip("torch", reason="the GPU tests need torch")
+needs_gpu = pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="no CUDA device visible (torch.cuda.is_available())"
+)
+
+
+@pytest.fixture(scope="module")
+def device_file(tmp_path_factory):
+    from tilelang_churn.lowering import gpu_bench
+
+    path = tmp_path_factory.mktemp("device") / "device.json"
+    path.write_text(json.dumps(gpu_bench.probe_device()))
+    return path
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_a_knockout_is_timed_against_its_baseline_in_one_run(tmp_path, device_file):
+    args = ["--shape", "4096,4096,4096", "--target", "cuda-sm90"]
+    record = knock_out(tmp_path, args, "changed")
+    gpu_record = gpu_job(tmp_path, record, device_file, args, workers=8)
+    rows = {row["variant"]: row for row in knockout_table.read_configuration(record, gpu_record)}
+    baseline = rows["baseline"]
+    assert baseline["gpu_status"] == statuses.STATUS_OK and baseline["check"] == "reference"
+    timed = [row for name, row in rows.items() if name != "baseline" and row["latency_ratio"] is not None]
+    assert timed
+    for row in timed:
+        # the ratio is of the two timings of this run, and its range is the repeats' own
+        assert row["baseline_latency_ms"] == baseline["latency_ms"]
+        assert row["latency_ratio"] == pytest.approx(row["latency_ms"] / baseline["latency_ms"])
+        assert row["latency_ratio_low"] <= row["latency_ratio"] <= row["latency_ratio_high"]
+    # where the compiled source differs, it is this variant's own (no cached binary): its hash is not the baseline's
+    differing = [row for row in timed if row["gpu_source_equal"] is False]
+    assert differing and all(row["gpu_source_sha256"] != baseline["gpu_source_sha256"] for row in differing)
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_a_knockout_that_makes_the_result_wrong_is_reported_wrong(tmp_path, device_file):
+    """Found by running it: the shipped RMSNorm without a pass that its result needs (every changed pass is tried;
+    whichever TileLang compiles into a wrong kernel is reported wrong with its error and tolerance)."""
+    args = ["--kernel", "rmsnorm", "--target", "cuda-sm90"]
+    record = knock_out(tmp_path, args, "changed")
+    gpu_record = gpu_job(tmp_path, record, device_file, args, workers=8)
+    rows = knockout_table.read_configuration(record, gpu_record)
+    wrong = [row for row in rows if row["gpu_status"] == statuses.STATUS_WRONG]
+    assert wrong, [(row["variant"], row["gpu_status"], row["max_rel_error"]) for row in rows]
+    for row in wrong:
+        assert row["max_rel_error"] > row["tolerance"] and row["latency_ratio"] is None
+    assert {row["variant"] for row in rows} >= {knockout_rows.BASELINE}
