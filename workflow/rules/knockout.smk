@@ -54,8 +54,9 @@ rule knockout_gpu:
         f"logs/knockout/gpu/{GPU_JOB}.log",
     conda:
         "../envs/gpu.yaml"
-    # one nvcc per variant at a time on every core; launching and timing wait for the GPU's lock (gpu_bench.py)
-    threads: knockout_threads
+    # one nvcc per variant and thread; launching and timing wait for the GPU's lock (gpu_bench.py), so a quarter of
+    # the cores each: four configurations compile while one of them holds the GPU
+    threads: lambda wildcards: max(1, knockout_threads(wildcards) // 4)
     resources:
         gpu=1,
         mem_mb=lambda wildcards, threads: 4000 + 1500 * threads,
