@@ -7,10 +7,11 @@ for the GPU's own arch with its pass skipped, checked against the kernel's refer
 
 The variants are the configuration's CPU knockout (its knockout.json and the knockout.csv beside it, checked
 against each other): the baseline and every variant that lowered with at least one run skipped. Each runs in a
-child forked from this process (TileLang and torch imported once, CUDA not yet initialised), so a device-side
-assertion or an illegal address poisons that child's CUDA context only: ``gpu_bench.run_job`` with the knockout
-(``pass_knockout.compiling_without``: tilelang.compile's own PassContexts skip the pass), TileLang's cache off and
-a private cache folder per variant. The children compile side by side (one nvcc each); launching, checking and
+child forked from this process before it imports TileLang or torch (importing TileLang initialises CUDA, and a
+child forked after that cannot use it: "Cannot re-initialize CUDA in forked subprocess", seen on the H200), so
+each child imports them and a device-side assertion or an illegal address poisons that child's CUDA context only.
+A child runs ``gpu_bench.run_job`` with the knockout (``pass_knockout.compiling_without``: tilelang.compile's
+own PassContexts skip the pass), TileLang's cache off and a private cache folder per variant. The children compile side by side (one nvcc each); launching, checking and
 timing hold gpu_bench's lock of the GPU, so the timings never overlap, and the baseline is timed in this same job:
 ``latency_ratio`` = latency / the baseline's latency, its range from the repeats' fastest and slowest.
 
@@ -160,16 +161,14 @@ def main(argv: list[str] | None = None) -> int:
         return trace_cli.EXIT_BAD_ARGUMENTS
     os.environ["TILELANG_DISABLE_CACHE"] = "1"  # no kernel cache may serve one variant another's binary
     started = time.perf_counter()
-    import tilelang  # noqa: F401 - imported once: the children inherit it (CUDA is initialised in each child)
-    import torch  # noqa: F401
-
-    imported = getattr(tilelang, "__version__", "")
-    if expected and releases.base_version(imported) != releases.base_version(expected):
-        print(f"{PROG}: error: imported tilelang {imported}, not {expected} (--expect-release)", file=sys.stderr)
-        return trace_cli.EXIT_NOT_RECORDED
     out = Path(ours.out)
     results = run_variants(spec, device, variants, out.parent, max(1, ours.workers), ours.timeout, ours.repeats,
                            ours.launches)  # fmt: skip
+    imported = sorted({result["tilelang_version"] for result in results if result.get("tilelang_version")})
+    if expected and any(releases.base_version(version) != releases.base_version(expected) for version in imported):
+        said = f"imported tilelang {', '.join(imported)}, not {expected} (--expect-release)"
+        print(f"{PROG}: error: {said}", file=sys.stderr)
+        return trace_cli.EXIT_NOT_RECORDED
     rows = [gpu_row(variant, result, results[0]) for variant, result in zip(variants, results)]
     knockout_rows.write_rows(out, rows, columns=knockout_rows.GPU_TABLE_COLUMNS)
     files.write_json(
@@ -177,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         {
             "argv": argv,
             "device": device,
-            "tilelang_version": imported,
+            "tilelang_version": imported[0] if imported else None,
             "variants": [variant.as_dict() for variant in variants],
             "workers": ours.workers,
             "wall_seconds": round(time.perf_counter() - started, 3),
