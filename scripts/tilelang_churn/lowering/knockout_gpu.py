@@ -5,15 +5,16 @@ for the GPU's own arch with its pass skipped, checked against the kernel's refer
         --device results/gpu/device.json --out results/knockout/gpu/0.1.15/cuda-sm90/1024x1024x1024/knockout_gpu.csv \\
         --workers 16 --shape 1024,1024,1024 --target cuda-sm90 --expect-release 0.1.15
 
-The variants are the configuration's CPU knockout (its knockout.json and the knockout.csv beside it, checked
-against each other): the baseline and every variant that lowered with at least one run skipped. Each runs in a
-child forked from this process before it imports TileLang or torch (importing TileLang initialises CUDA, and a
-child forked after that cannot use it: "Cannot re-initialize CUDA in forked subprocess", seen on the H200), so
-each child imports them and a device-side assertion or an illegal address poisons that child's CUDA context only.
-A child runs ``gpu_bench.run_job`` with the knockout (``pass_knockout.compiling_without``: tilelang.compile's
-own PassContexts skip the pass), TileLang's cache off and a private cache folder per variant. The children compile side by side (one nvcc each); launching, checking and
-timing hold gpu_bench's lock of the GPU, so the timings never overlap, and the baseline is timed in this same job:
-``latency_ratio`` = latency / the baseline's latency, its range from the repeats' fastest and slowest.
+The variants are the configuration's CPU knockout (its knockout.json and the knockout.csv beside it, checked against
+each other): the baseline and every variant that lowered with at least one run skipped. Each runs in a child forked
+from this process before it imports TileLang or torch (importing TileLang initialises CUDA, and a child forked after
+that cannot use it: "Cannot re-initialize CUDA in forked subprocess", seen on the H200), so each child imports them
+and a device-side assertion or an illegal address poisons that child's CUDA context only. A child runs
+``gpu_bench.run_job`` with the knockout (``pass_knockout.compiling_without``: tilelang.compile's own PassContexts
+skip the pass), TileLang's cache off and a private cache folder per variant. The children compile side by side (one
+nvcc each); launching, checking and timing hold gpu_bench's lock of the GPU, so the timings never overlap, and the
+baseline is timed in this same job: ``latency_ratio`` = latency / the baseline's latency, its range from the
+repeats' fastest and slowest.
 
 Writes the configuration's ``knockout_gpu.csv`` (core/knockout_rows.py GPU_TABLE_COLUMNS) and ``knockout_gpu.json``
 (the device, the variants, times, the table's rows and sha256). Exit status: 0 written (any status), 2 bad
