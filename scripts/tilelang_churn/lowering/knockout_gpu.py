@@ -66,6 +66,12 @@ def _child(spec, device: dict, variant: pass_knockout.Variant, path: Path, cache
     return 0
 
 
+def _wrong_text(result: dict) -> str | None:
+    if result.get("status") != statuses.STATUS_WRONG:
+        return None
+    return f"wrong: max_rel_error {result['max_rel_error']:.3g} > tolerance {result['tolerance']:.3g}"
+
+
 def gpu_row(variant: pass_knockout.Variant, result: dict, baseline: dict) -> dict:
     """A knockout_gpu.csv row from gpu_bench's row of the variant and of its baseline."""
     latency, base = result.get("latency_ms"), baseline.get("latency_ms")
@@ -73,7 +79,7 @@ def gpu_row(variant: pass_knockout.Variant, result: dict, baseline: dict) -> dic
     row = {
         "variant": variant.name,
         "gpu_status": result.get("status"),
-        "gpu_error": result.get("error"),
+        "gpu_error": result.get("error") or _wrong_text(result),
         "compile_hook": result.get("compile_hook"),
         "compile_skipped_runs": result.get("compile_skipped_runs"),
         "compile_target": result.get("compile_target"),
