@@ -40,9 +40,9 @@ def test_one_configuration_every_changed_pass_within_one_and_a_half_its_floor(tm
     written = json.loads((out / "knockout.json").read_text())
     floor = (written["lower_cpu_seconds"] + written["process"]["import_seconds"]) / cores
     variants = len(written["variants"]) - 1
-    record("k", f"knockout of the reference GEMM on cuda-sm90: {variants} changed passes, wall", wall, "s")
-    record("k", "its floor: the lowerings' CPU seconds plus one import, over the cores", floor, "s")
-    record("k", f"knockout wall over its floor ({cores} cores)", wall / floor, "x", MAX_RATIO)
+    record(REPORT, "k", f"knockout of the reference GEMM on cuda-sm90: {variants} changed passes, wall", wall, "s")
+    record(REPORT, "k", "its floor: the lowerings' CPU seconds plus one import, over the cores", floor, "s")
+    record(REPORT, "k", f"knockout wall over its floor ({cores} cores)", wall / floor, "x", MAX_RATIO)
 
 
 @pytest.mark.gpu
@@ -78,4 +78,4 @@ def test_gpu_knockout_of_a_4096_gemm_every_changed_pass_under_two_minutes(tmp_pa
     keep.parent.mkdir(parents=True, exist_ok=True)
     keep.write_bytes(gpu_out.read_bytes())  # the rows themselves, for the record
     what = f"GPU knockout of the 4096^3 GEMM: {len(written['variants']) - 1} variants, {cores} cores"
-    record("k", what, wall, "s", 120)
+    record(REPORT, "k", what, wall, "s", 120)
