@@ -121,3 +121,33 @@ def test_a_knockout_that_makes_the_result_wrong_is_reported_wrong(tmp_path, devi
     for row in wrong:
         assert row["max_rel_error"] > row["tolerance"] and row["latency_ratio"] is None
         assert f"{row['tolerance']:.3g}" in row["gpu_error"]
+
+
+# ------------------------------------------------------------------------------- recorded on the H200
+
+DATA = Path(__file__).resolve().parent / "data" / "gpu"
+
+
+def test_the_tables_recorded_on_the_h200_hold_their_schema_and_their_own_arithmetic():
+    """tests/data/gpu/PROVENANCE.md: the default grid's sm_90 configurations (Snakemake, gpu=true) and the 4096^3
+    GEMM's GPU job. Nothing typed in: each ratio against the latencies beside it, each status against its row."""
+    grid = knockout_rows.read_rows(DATA / "knockout_h200_0.1.15.csv")
+    gemm = knockout_rows.read_rows(DATA / "knockout_gpu_h200_4096_0.1.15.csv", columns=knockout_rows.GPU_TABLE_COLUMNS)
+    seen = {row["gpu_status"] for row in grid + gemm if row["gpu_status"]}
+    assert set(statuses.GPU_STATUSES) - {statuses.STATUS_BUILD_FAILED} <= seen  # ok, wrong, compile and launch failed
+    assert {row["status"] for row in grid} == {statuses.STATUS_LOWERED, statuses.STATUS_LOWER_FAILED}
+    for row in grid + gemm:
+        if row.get("status") == statuses.STATUS_LOWER_FAILED:
+            assert not row["gpu_status"]  # only what lowered is compiled
+        if row["latency_ratio"] is not None:
+            assert row["gpu_status"] == statuses.STATUS_OK
+            assert row["latency_ratio"] == pytest.approx(row["latency_ms"] / row["baseline_latency_ms"])
+            assert row["latency_ratio_low"] <= row["latency_ratio"] <= row["latency_ratio_high"]
+        if row["gpu_status"] == statuses.STATUS_WRONG:
+            assert row["max_rel_error"] > row["tolerance"] and row["latency_ratio"] is None
+        if row["gpu_status"] and row["variant"] != knockout_rows.BASELINE:
+            assert row["compile_hook"] == pass_knockout.HOOK_SESSION
+    # every configuration's baseline compiled, checked right and timed
+    baselines = [row for row in grid if row["variant"] == knockout_rows.BASELINE]
+    assert len(baselines) == 11 and all(row["gpu_status"] == statuses.STATUS_OK for row in baselines)
+    assert gemm[0]["variant"] == knockout_rows.BASELINE and gemm[0]["gpu_status"] == statuses.STATUS_OK

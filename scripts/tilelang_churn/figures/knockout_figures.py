@@ -116,8 +116,8 @@ def plot_configuration(rows: list[dict], paths) -> None:
         ax.grid(True, axis="x", color=fs.GRID_COLOR, linewidth=0.6)
         ax.set_axisbelow(True)
         ax.set_xlabel(
-            "generated source lines changed against the baseline\n"
-            f"(+added + -deleted, symlog; the baseline has {baseline['source_lines']} lines)"
+            "source lines changed vs the baseline's\n"
+            f"(+added + -deleted, symlog; baseline: {baseline['source_lines']} lines)"
         )
         if on_gpu:
             _latency_panel(axes[1], variants, baseline)
@@ -135,7 +135,8 @@ def plot_configuration(rows: list[dict], paths) -> None:
                 plt.Line2D([], [], marker="o", color=fs.ADDED_COLOR, linestyle=""),
                 plt.Line2D([], [], marker="o", color=fs.DELETED_COLOR, linestyle=""),
             ]
-            texts += ["knocked out: slower", "knocked out: faster"]
+            handles.append(plt.Line2D([], [], marker="o", color=fs.NOOP_COLOR, linestyle=""))
+            texts += ["slower without the pass", "faster without the pass", "within the timings' range"]
         fig.legend(handles, texts, loc="outside lower left", ncol=len(texts), fontsize=8, frameon=False)
         fs.save(fig, paths)
         plt.close(fig)
@@ -157,7 +158,9 @@ def _latency_panel(ax, variants: list[dict], baseline: dict) -> None:
     for y, row in enumerate(variants):
         ratio = row.get("latency_ratio")
         if ratio is not None:
-            color = fs.ADDED_COLOR if ratio > 1 else fs.DELETED_COLOR
+            # coloured only beyond the repeats' range of both timings: inside it the knockout changed nothing measurable
+            low_, high_ = row["latency_ratio_low"], row["latency_ratio_high"]
+            color = fs.ADDED_COLOR if low_ > 1 else fs.DELETED_COLOR if high_ < 1 else fs.NOOP_COLOR
             error = [[ratio - row["latency_ratio_low"]], [row["latency_ratio_high"] - ratio]]
             ax.errorbar([ratio], [y], xerr=error, fmt="o", color=color, markersize=4, capsize=2, zorder=3)
         elif row.get("gpu_status"):  # not timed: compile_failed, launch_failed, wrong, timeout, crashed
@@ -174,8 +177,8 @@ def _latency_panel(ax, variants: list[dict], baseline: dict) -> None:
     base = baseline.get("latency_ms")
     said = f"{base:.4g} ms" if base is not None else f"not timed ({baseline.get('gpu_status')})"
     ax.set_xlabel(
-        f"latency / the baseline's on {gpu} (log; baseline {said}; {len(timed)} timed)\n"
-        "> 1: slower without the pass; bar: the repeats' range"
+        f"latency / the baseline's on {gpu} (log; baseline {said})\n"
+        f"> 1: slower without the pass; bar: the repeats' range; {len(timed)} timed"
     )
 
 
