@@ -275,6 +275,7 @@ CRASHING_KERNEL = textwrap.dedent(
 )
 
 
+@pytest.mark.slow  # a batch whose lowerings wait for their time limit
 def test_a_variant_that_aborts_or_hangs_is_its_row_and_the_batch_goes_on(tmp_path):
     require_tilelang()
     kernel = tmp_path / "crashing.py"

@@ -66,7 +66,7 @@ rule knockout_gpu:
         args=lambda wc: [*GPU_JOBS[(wc.version, wc.target, wc.shape)], *gpu_site_args(wc.version)],
     shell:
         "python3 {params.script:q} --knockout {input.knockout:q} --device {input.device:q} --out {output.table:q}"
-        " --workers {threads} {params.args:q} > {log:q} 2>&1"
+        " --workers {threads:q} {params.args:q} > {log:q} 2>&1"
 
 
 rule knockout_table:
@@ -74,7 +74,12 @@ rule knockout_table:
         records=get_knockout_records,
         gpu=get_knockout_gpu_records,
     output:
-        f"{KNOCKOUT_DIR}/knockout.csv",
+        report(
+            f"{KNOCKOUT_DIR}/knockout.csv",
+            caption="../report/knockout_table.rst",
+            category="Pass knockout",
+            labels={"table": "knockout.csv"},
+        ),
     log:
         "logs/knockout/knockout_table.log",
     localrule: True
