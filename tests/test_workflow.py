@@ -482,3 +482,41 @@ def test_the_books_reference_takes_a_mode_its_release_has(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "book_figures_render" not in proc.stdout
     assert "reference release 0.1.12 has the tool of none of the configured modes" in proc.stdout + proc.stderr
+
+
+def test_an_older_release_knocks_out_passes_in_its_lowering_and_its_compile(compared_run, tmp_path):
+    """0.1.12 (the comparison's environment, built by compared_run): no tilelang.instrumentation, so the knockout
+    reaches tilelang.compile through every PassContext the compile makes; TVM skips the pass in both paths."""
+    from tilelang_churn.core import knockout_rows, statuses
+    from tilelang_churn.lowering import pass_knockout
+    from tilelang_churn.tables import knockout_table
+
+    env = REPO / ".envs" / "tilelang-0.1.12"
+    args = ["--mode", "instrument", "--shape", "256,256,256", "--block", "64,64,32", "--target", "cuda-sm90"]
+    args += ["--release-env", str(env), "--expect-release", "0.1.12"]
+    out = tmp_path / "runs" / "v" / "t" / "c"
+    (tmp_path / "jobs.json").write_text(json.dumps([{"args": [*args, "--out", str(out)], "log": str(out) + ".log"}]))
+    done = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "knockout_batch.py"), "--jobs", str(tmp_path / "jobs.json"),
+         "--passes", "Simplify,AnnotateEntryFunc", "--release-env", str(env)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    (tmp_path / "device.json").write_text(json.dumps({"gpu_name": "none", "gpu_arch": "sm_90", "gpu_uuid": "old"}))
+    gpu = tmp_path / "gpu" / "v" / "t" / "c" / "knockout_gpu.csv"
+    script, record = REPO / "scripts" / "knockout_gpu.py", out / "knockout.json"
+    done = subprocess.run(
+        [str(env / "bin" / "python"), str(script), "--knockout", str(record), "--device", str(tmp_path / "device.json"),
+         "--out", str(gpu), "--workers", "2", *args[2:8], "--expect-release", "0.1.12"],
+        capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    joined = knockout_table.read_configuration(record, gpu.with_suffix(".json"))
+    rows = {row["variant"]: row for row in joined}
+    assert {row["tilelang_version"] for row in rows.values()} == {"0.1.12"}
+    for name in ("Simplify", "AnnotateEntryFunc"):
+        assert rows[name]["skipped_runs"] >= 1 and rows[name]["status"] == statuses.STATUS_LOWERED
+        assert rows[name]["compile_hook"] == pass_knockout.HOOK_PASS_CONTEXT
+        assert rows[name]["compile_skipped_runs"] >= 1
+        assert rows[name]["gpu_status"] in (statuses.STATUS_COMPILE_FAILED, statuses.STATUS_LAUNCH_FAILED)  # no GPU
+    assert rows[knockout_rows.BASELINE]["compile_hook"] == pass_knockout.HOOK_NONE
