@@ -488,10 +488,10 @@ def test_an_older_release_knocks_out_passes_in_its_lowering_and_its_compile(comp
     """0.1.12 (the comparison's environment, built by compared_run): no tilelang.instrumentation, so the knockout
     reaches tilelang.compile through every PassContext the compile makes; TVM skips the pass in both paths."""
     from tilelang_churn.core import knockout_rows, statuses
-    from tilelang_churn.lowering import pass_knockout
+    from tilelang_churn.lowering import pass_knockout, release_process
     from tilelang_churn.tables import knockout_table
 
-    env = REPO / ".envs" / "tilelang-0.1.12"
+    env = REPO / ".envs" / "tilelang-0.1.12"  # started clean: this process's TVM_LIBRARY_PATH names another install
     args = ["--mode", "instrument", "--shape", "256,256,256", "--block", "64,64,32", "--target", "cuda-sm90"]
     args += ["--release-env", str(env), "--expect-release", "0.1.12"]
     out = tmp_path / "runs" / "v" / "t" / "c"
@@ -508,7 +508,7 @@ def test_an_older_release_knocks_out_passes_in_its_lowering_and_its_compile(comp
     done = subprocess.run(
         [str(env / "bin" / "python"), str(script), "--knockout", str(record), "--device", str(tmp_path / "device.json"),
          "--out", str(gpu), "--workers", "2", *args[2:8], "--expect-release", "0.1.12"],
-        capture_output=True, text=True, timeout=900,
+        capture_output=True, text=True, timeout=900, env=release_process.release_environ(),
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     joined = knockout_table.read_configuration(record, gpu.with_suffix(".json"))
@@ -516,7 +516,7 @@ def test_an_older_release_knocks_out_passes_in_its_lowering_and_its_compile(comp
     assert {row["tilelang_version"] for row in rows.values()} == {"0.1.12"}
     for name in ("Simplify", "AnnotateEntryFunc"):
         assert rows[name]["skipped_runs"] >= 1 and rows[name]["status"] == statuses.STATUS_LOWERED
-        assert rows[name]["compile_hook"] == pass_knockout.HOOK_PASS_CONTEXT
+        assert rows[name]["compile_hook"] == pass_knockout.HOOK_PASS_CONTEXT, rows[name]["gpu_error"]
         assert rows[name]["compile_skipped_runs"] >= 1
         assert rows[name]["gpu_status"] in (statuses.STATUS_COMPILE_FAILED, statuses.STATUS_LAUNCH_FAILED)  # no GPU
     assert rows[knockout_rows.BASELINE]["compile_hook"] == pass_knockout.HOOK_NONE
