@@ -9,7 +9,6 @@ every column (a test keeps that document in step). Standard library only.
 
 from __future__ import annotations
 
-import csv
 import gzip
 import hashlib
 import json
@@ -107,11 +106,9 @@ FLOAT_COLUMNS = (
     "latency_ratio_low",
     "latency_ratio_high",
 )
-_BOOLS = {"True": True, "False": False, "": None}
 
 
-class TableError(ValueError):
-    """A knockout table that is not complete: the message names the file and the line."""
+TableError = passes_table.TableError  # a table that is not complete: the message names the file and the line
 
 
 def variant_name(pass_name: str | None, occurrence: int | None) -> str:
@@ -145,26 +142,9 @@ def read_rows(path: str | Path, expected: dict | None = None, columns: list[str]
             f"{path}: {text.count(chr(10)) - 1} rows where its job wrote {expected.get('rows')} (knockout.json "
             "records its sha256): cut short or changed after the job"
         )
-    reader = csv.reader(text.splitlines(keepends=True))
-    header = next(reader, None)
-    if header != columns:
-        raise TableError(f"{path}: columns {header} are not the schema of {path.name} {columns}")
     rows = []
-    for values in reader:
-        line = reader.line_num
-        if len(values) != len(columns):
-            raise TableError(f"{path}, line {line}: {len(values)} cells where the schema has {len(columns)}")
-        row = dict(zip(columns, values))
-        key = None
-        try:
-            for key in (c for c in INT_COLUMNS if c in row):
-                row[key] = int(row[key]) if row[key] != "" else None
-            for key in (c for c in BOOL_COLUMNS if c in row):
-                row[key] = _BOOLS[row[key]]
-            for key in (c for c in FLOAT_COLUMNS if c in row):
-                row[key] = float(row[key]) if row[key] != "" else None
-        except (ValueError, KeyError) as exc:
-            raise TableError(f"{path}, line {line}: column {key!r} holds {row[key]!r}: {exc}") from None
+    schema = f"the schema of {path.name}"
+    for line, row in passes_table.typed_rows(path, text, columns, schema, INT_COLUMNS, BOOL_COLUMNS, FLOAT_COLUMNS):
         if "status" in row and row["status"] not in KNOCKOUT_STATUSES:
             raise TableError(
                 f"{path}, line {line}: unknown status {row['status']!r}; allowed {list(KNOCKOUT_STATUSES)}"

@@ -253,25 +253,8 @@ def read_table(path: str | Path) -> tuple[str, list[dict]]:
         raise TableError(f"{path}: the last line is cut off (no final newline): a half-written file")
     _check_against_run_json(path, text)
     _check_against_manifest(path, text)
-    reader = csv.reader(text.splitlines(keepends=True))
-    header = next(reader, None)
-    if header != COLUMNS:
-        raise TableError(f"{path}: columns {header} are not the passes.csv schema {COLUMNS}")
     rows = []
-    for values in reader:
-        line = reader.line_num
-        if len(values) != len(COLUMNS):
-            raise TableError(f"{path}, line {line}: {len(values)} cells where the schema has {len(COLUMNS)}")
-        row = dict(zip(COLUMNS, values))
-        try:
-            for key in INT_COLUMNS:
-                row[key] = int(row[key]) if row[key] != "" else None
-            for key in BOOL_COLUMNS:
-                row[key] = _BOOLS[row[key]]
-            for key in FLOAT_COLUMNS:
-                row[key] = float(row[key]) if row[key] != "" else None
-        except (ValueError, KeyError) as exc:
-            raise TableError(f"{path}, line {line}: column {key!r} holds {row[key]!r}: {exc}") from None
+    for line, row in typed_rows(path, text, COLUMNS, "the passes.csv schema", INT_COLUMNS, BOOL_COLUMNS, FLOAT_COLUMNS):
         if row["status"] not in STATUSES:
             raise TableError(f"{path}, line {line}: unknown status {row['status']!r}; allowed {list(STATUSES)}")
         if row["mode"] not in trace_modes.MODES:
@@ -282,6 +265,33 @@ def read_table(path: str | Path) -> tuple[str, list[dict]]:
     if not rows:
         raise TableError(f"{path}: no rows (every job writes at least one row, even a failure)")
     return text, rows
+
+
+def typed_rows(path: Path, text: str, columns: list[str], schema: str, ints=(), bools=(), floats=()):
+    """(line, row) of each row of a CSV text with the header COLUMNS, the cells of INTS, BOOLS and FLOATS typed
+    (an empty cell None); a TableError naming PATH and the line for another header, a row with too few or too
+    many cells, or a cell that is not its type. The one typed reader of the project's tables."""
+    reader = csv.reader(text.splitlines(keepends=True))
+    header = next(reader, None)
+    if header != columns:
+        raise TableError(f"{path}: columns {header} are not {schema} {columns}")
+    ints, bools, floats = ([column for column in kind if column in columns] for kind in (ints, bools, floats))
+    for values in reader:
+        line = reader.line_num
+        if len(values) != len(columns):
+            raise TableError(f"{path}, line {line}: {len(values)} cells where the schema has {len(columns)}")
+        row = dict(zip(columns, values))
+        key = None
+        try:
+            for key in ints:
+                row[key] = int(row[key]) if row[key] != "" else None
+            for key in bools:
+                row[key] = _BOOLS[row[key]]
+            for key in floats:
+                row[key] = float(row[key]) if row[key] != "" else None
+        except (ValueError, KeyError) as exc:
+            raise TableError(f"{path}, line {line}: column {key!r} holds {row[key]!r}: {exc}") from None
+        yield line, row
 
 
 def _check_against_run_json(path: Path, text: str) -> None:

@@ -276,18 +276,12 @@ def _passes(text: str):
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    release_python = trace_cli.release_env_python(argv)
-    if release_python:  # the whole batch runs in the release's own environment
-        release_process.exec_release(release_python, [str(SCRIPT), *argv])
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
-    parser.add_argument("--jobs", required=True, help="JSON list of {args, log}; - reads standard input")
-    parser.add_argument("--workers", type=int, default=1, help="lowerings at the same time (default 1)")
+    parser = trace_batch.batch_parser(argv, SCRIPT, PROG, __doc__.split("\n\n")[0], "lowerings")
     parser.add_argument("--passes", type=_passes, default="changed", help="changed (default), all, or NAME,NAME")
     parser.add_argument("--occurrence", choices=pass_knockout.OCCURRENCES, default="all")
     parser.add_argument(
         "--timeout", type=trace_batch.positive_seconds, default=120.0, help="seconds per lowering (default 120)"
     )
-    parser.add_argument("--release-env", help="run in this TileLang release environment (release_envs.py)")
     args = parser.parse_args(argv)
     text = sys.stdin.read() if args.jobs == "-" else Path(args.jobs).read_text(encoding="utf-8")
     settings = {"passes": args.passes, "occurrence": args.occurrence, "timeout_s": args.timeout}

@@ -295,16 +295,23 @@ def terminate(signum, frame):
     raise SystemExit(128 + signum)
 
 
+def batch_parser(argv: list[str], script: Path, prog: str, description: str, what: str) -> argparse.ArgumentParser:
+    """The options every batch command takes (--jobs, --workers, --release-env), after running the whole batch in
+    the release's own environment when --release-env names another interpreter (this process is replaced)."""
+    release_python = trace_cli.release_env_python(argv)
+    if release_python:
+        release_process.exec_release(release_python, [str(script), *argv])
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("--jobs", required=True, help="JSON list of {args, log}; - reads standard input")
+    parser.add_argument("--workers", type=int, default=1, help=f"{what} at the same time (default 1)")
+    parser.add_argument("--release-env", help="run in this TileLang release environment (release_envs.py)")
+    return parser
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    release_python = trace_cli.release_env_python(argv)
-    if release_python:  # the whole batch runs in the release's own environment
-        release_process.exec_release(release_python, [str(SCRIPT), *argv])
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
-    parser.add_argument("--jobs", required=True, help="JSON list of {args, log}; - reads standard input")
-    parser.add_argument("--workers", type=int, default=1, help="jobs traced at the same time (default 1)")
+    parser = batch_parser(argv, SCRIPT, PROG, __doc__.split("\n\n")[0], "jobs traced")
     parser.add_argument("--tolerate", type=int, action="append", default=[], help="a job status that is no failure")
-    parser.add_argument("--release-env", help="run in this TileLang release environment (release_envs.py)")
     parser.add_argument(
         "--job-timeout",
         type=positive_seconds,
