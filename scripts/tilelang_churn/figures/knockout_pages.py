@@ -154,6 +154,17 @@ def _source_change(row: dict) -> str:
     return f'<span class="plus">+{row["source_added"]}</span>/<span class="minus">-{row["source_deleted"]}</span>'
 
 
+def _not_timed(rows: list[dict]) -> str:
+    """The variants not timed on the GPU: the wrong ones by name (a wrong result matters most), the rest counted."""
+    if not rows:
+        return '<span class="na">none</span>'
+    wrong = [row for row in rows if row["gpu_status"] == statuses.STATUS_WRONG]
+    others = [row["gpu_status"] for row in rows if row["gpu_status"] != statuses.STATUS_WRONG]
+    said = [f'<span class="yes">wrong: {_esc(", ".join(row["variant"] for row in wrong))}</span>'] if wrong else []
+    said += [f"{others.count(status)} {_esc(status)}" for status in dict.fromkeys(others)]
+    return "; ".join(said)
+
+
 def _counts(summary: dict) -> str:
     found = [f"{n} {status}" for status, n in summary["counts"].items() if n]
     return f"{summary['variants']}: " + ", ".join(found) if found else "0"
@@ -168,7 +179,7 @@ def index_page(entries: list[dict]) -> str:
         gpu = (
             f'<td class="list">{_ratios(summary["slower_without"])}</td>'
             f'<td class="list">{_ratios(summary["faster_without"])}</td>'
-            f'<td class="list">{_names(summary["gpu_failed"])}</td>'
+            f'<td class="list">{_not_timed(summary["gpu_failed"])}</td>'
         )
         trs.append(
             f'<tr><td class="list"><a href="{_esc(entry["href"])}">{_esc(baseline["kernel_label"])}</a></td>'
@@ -177,13 +188,14 @@ def index_page(entries: list[dict]) -> str:
             f'<td class="list">{_esc(_counts(summary))}</td>'
             + (gpu if on_gpu else "")
             + f'<td class="list">{_changes(summary["largest_change"])}</td>'
-            f'<td class="list">{_names(summary["needed"])}</td>'
-            f'<td class="list">{_names(summary["no_effect"] + summary["same_source"])}</td></tr>'
+            f'<td class="list">{_names(summary["needed"], 3)}</td>'
+            f'<td class="list">{_names(summary["no_effect"] + summary["same_source"], 3)}</td></tr>'
         )
     gpu_note = (
         " Slower without: the knockouts whose kernel is slower than the baseline beyond both timings' range (the "
-        "passes that pay most); faster without: the passes that cost most; not timed: compile_failed, "
-        "launch_failed, wrong, timeout or crashed on the GPU."
+        "passes that pay most); faster without: the passes that cost most (a variant compiled to the baseline's very "
+        "source is left out of both: its ratio is the timing's noise); not timed: wrong (by name), compile_failed, "
+        "launch_failed, timeout or crashed on the GPU."
         if on_gpu
         else ""
     )

@@ -103,6 +103,7 @@ def summarize(rows: list[dict], top: int = 3) -> list[dict]:
         changing = sorted(
             (row for row in lowered if not row["source_equal"]), key=lambda row: -(source_change(row) or 0)
         )
+        timed_other = [row for row in variants if row.get("latency_ratio") is not None and not row["gpu_source_equal"]]
         summaries.append(
             {
                 **dict(zip(CONFIG_COLUMNS, key)),
@@ -116,13 +117,14 @@ def summarize(rows: list[dict], top: int = 3) -> list[dict]:
                 "needed": [row for row in variants if row["status"] == statuses.STATUS_LOWER_FAILED],
                 "unfinished": [row for row in variants if row["status"] in UNFINISHED],
                 # on the GPU, beyond the repeats' range: the passes that pay most (the kernel is slower without
-                # them) and those that cost most (faster without them)
+                # them) and those that cost most (faster without them); a variant that compiled to the baseline's
+                # very source is the same kernel, its ratio the timing's noise
                 "slower_without": sorted(
-                    (row for row in variants if (row.get("latency_ratio_low") or 0) > 1),
+                    (row for row in timed_other if (row.get("latency_ratio_low") or 0) > 1),
                     key=lambda row: -row["latency_ratio"],
                 )[:top],
                 "faster_without": sorted(
-                    (row for row in variants if (row.get("latency_ratio_high") or 1) < 1),
+                    (row for row in timed_other if (row.get("latency_ratio_high") or 1) < 1),
                     key=lambda row: row["latency_ratio"],
                 )[:top],
                 "gpu_failed": [
