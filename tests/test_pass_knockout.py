@@ -335,3 +335,24 @@ def test_config_readme_documents_every_knockout_column_in_order():
     section = text[text.index("### knockout.csv") :]
     section = section[: section.index("\n## ")]
     assert re.findall(r"^\| `([A-Za-z0-9_]+)` \|", section, re.M) == knockout_rows.COLUMNS
+
+
+def test_the_summary_names_passes_by_their_timed_effect_and_leaves_same_source_variants_out():
+    base = dict.fromkeys(knockout_rows.COLUMNS) | {"status": statuses.STATUS_LOWERED, "skipped_runs": 1}
+
+    def row(variant, low, ratio, high, same=False, gpu=statuses.STATUS_OK):
+        timed = {"latency_ratio_low": low, "latency_ratio": ratio, "latency_ratio_high": high} if ratio else {}
+        return base | {"variant": variant, "gpu_status": gpu, "gpu_source_equal": same, "source_equal": same} | timed
+
+    rows = [
+        row("baseline", 0.95, 1.0, 1.05, same=True),
+        row("Pays", 1.2, 1.3, 1.4),
+        row("Costs", 0.6, 0.63, 0.66),
+        row("Noise", 0.7, 0.76, 0.86, same=True),  # the baseline's very source: only the timing differs
+        row("Within", 0.9, 0.99, 1.1),
+        row("Wrong", None, None, None, gpu=statuses.STATUS_WRONG),
+    ]
+    (summary,) = knockout_table.summarize(rows)
+    assert [r["variant"] for r in summary["slower_without"]] == ["Pays"]
+    assert [r["variant"] for r in summary["faster_without"]] == ["Costs"]
+    assert [r["variant"] for r in summary["gpu_failed"]] == ["Wrong"]
