@@ -52,7 +52,7 @@ import time
 import traceback
 from pathlib import Path
 
-from tilelang_churn.core import files, jobs, passes_table
+from tilelang_churn.core import files, jobs, passes_table, releases
 
 # a configuration's status in kernel_speed.csv: core/statuses.py's GPU vocabulary (the meanings are there)
 from tilelang_churn.core.statuses import GPU_STATUSES as STATUSES  # noqa: F401
@@ -459,7 +459,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     started = time.perf_counter()
     row = run_job(spec, device, ours.repeats, ours.launches, cache_dir=out.parent / "tilelang_cache")
-    if expected and row.get("tilelang_version") and _base(row["tilelang_version"]) != expected:
+    if expected and row.get("tilelang_version") and releases.base_version(row["tilelang_version"]) != expected:
         row |= {"status": STATUS_BUILD_FAILED, "error": f"imported tilelang {row['tilelang_version']}, not {expected}"}
     row["job_seconds"] = round(time.perf_counter() - started, 3)
     files.write_json(out, {"row": row, "device": device, "argv": argv})
@@ -474,10 +474,6 @@ def option_value(args: list[str], name: str) -> str | None:
         if arg.startswith(f"{name}="):
             return arg.split("=", 1)[1]
     return None
-
-
-def _base(version: str) -> str:
-    return version.split("+", 1)[0]
 
 
 def summary_line(row: dict) -> str:

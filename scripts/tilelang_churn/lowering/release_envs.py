@@ -49,6 +49,7 @@ from pathlib import Path
 import yaml
 
 from tilelang_churn.core import files, releases
+from tilelang_churn.core.releases import release_sort_key
 from tilelang_churn.lowering import release_process
 
 REPO = Path(__file__).resolve().parents[3]
@@ -127,15 +128,6 @@ class Release:
 # ------------------------------------------------------------------------------------ release data
 
 
-def version_key(version: str) -> tuple[int, int, int, int]:
-    """Sort key of an X.Y.Z[.postN] string; a .postN sorts after its X.Y.Z."""
-    match = VERSION_RE.match(version)
-    if not match:
-        raise ValueError(f"not an X.Y.Z[.postN] release: {version!r}")
-    major, minor, patch, post = match.groups()
-    return int(major), int(minor), int(patch), int(post) if post is not None else -1
-
-
 def load_releases(path: str | Path | None = None) -> dict[str, Release]:
     """Version -> Release from the data file (default config/tilelang_releases.yaml), oldest first."""
     path = Path(path) if path is not None else RELEASES_FILE
@@ -165,7 +157,7 @@ def load_releases(path: str | Path | None = None) -> dict[str, Release]:
                 hip_lowers=entry["hip_lowers"],
             )
         )
-    releases.sort(key=lambda release: version_key(release.version))
+    releases.sort(key=lambda release: release_sort_key(release.version))
     return {release.version: release for release in releases}
 
 
@@ -214,7 +206,7 @@ def release_problem(value, releases: dict[str, Release]) -> str | None:
             f"{value!r} is not a release of the form X.Y.Z or X.Y.Z.postN such as '0.1.14'{hint}"
             f" (supported range {span})"
         )
-    if version_key(value) < version_key(next(iter(releases))):
+    if release_sort_key(value) < release_sort_key(next(iter(releases))):
         return f"{value!r} is older than the supported range {span}"
     if value not in releases:
         return f"{value!r} is not a known TileLang release: not in {_display(RELEASES_FILE)} (supported range {span})"

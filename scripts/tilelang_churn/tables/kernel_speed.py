@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from tilelang_churn.core import passes_table
+from tilelang_churn.core.releases import base_version
 
 # (column, meaning): the job (passes_table's provenance, without mode and source: a GPU job has no trace mode)
 _PROVENANCE_DOCS = {
@@ -121,10 +122,6 @@ INT_COLUMNS = (*passes_table.PROVENANCE_INT_COLUMNS, "repeats", "launches", "wor
 INT_COLUMNS += ("pass_steps", "changed_steps", "failed_steps", "added_total", "deleted_total", "churn_total")
 INT_COLUMNS += ("churn_stripped_total",)
 BOOL_COLUMNS = ("compiled", "correct", "lowered")
-
-
-def base_version(version: str) -> str:
-    return str(version).split("+", 1)[0]
 
 
 def read_speed_rows(paths) -> list[dict]:
