@@ -15,7 +15,7 @@ name=$(basename "$config" .yaml)
 } > "$out/$name.machine.txt" 2>&1
 start=$(date +%s)
 timeout "${SNAKEMAKE_TIMEOUT:-480}" python3 -m snakemake --cores "$(nproc)" --scheduler greedy --keep-going \
-  --rerun-incomplete --configfile "$config" --config gpu=true > "$out/$name.snakemake.log" 2>&1
+  --rerun-incomplete --configfile "$config" --config gpu=true ${SNAKEMAKE_ARGS:-} > "$out/$name.snakemake.log" 2>&1
 echo "snakemake exit $? in $(( $(date +%s) - start )) s" >> "$out/$name.machine.txt"
 tar -czf "$out/$name.results.tgz" results/knockout results/gpu/kernel_speed.csv results/gpu/device.json logs/knockout \
   results/benchmarks/knockout 2>/dev/null
