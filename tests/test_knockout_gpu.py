@@ -67,6 +67,33 @@ def test_without_a_gpu_every_variant_is_a_row_and_the_knockout_reaches_tilelang_
     assert rows["Simplify"]["latency_ratio"] is None  # nothing timed, nothing made up
 
 
+def test_a_variant_whose_kernel_never_finishes_on_the_gpu_is_a_timeout_row_and_the_others_go_on(tmp_path, monkeypatch):
+    """Seen on the H200: the 4096^3 GEMM with 32x32x32 blocks, AnnotateWarpGroupRegAlloc knocked out, never
+    finished, holding the GPU's lock. gpu_bench.run_job arms SIGALRM once it holds the GPU; here a stand-in for the
+    hung launch (the alarm armed as run_job arms it, then no return) and one for a variant that returns."""
+    import signal
+    import time
+
+    from tilelang_churn.lowering import gpu_bench, knockout_gpu
+
+    def run_job(spec, device, repeats, launches, cache_dir=None, knockout=None, knockout_run=False, gpu_seconds=None):
+        if knockout is not None and knockout.knocked_pass == "Hangs":
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)
+            signal.alarm(int(gpu_seconds))
+            time.sleep(60)  # the kernel that never finishes
+        return {"status": statuses.STATUS_OK, "latency_ms": 1.0, "latency_min_ms": 1.0, "latency_max_ms": 1.0}
+
+    monkeypatch.setattr(gpu_bench, "run_job", run_job)
+    variants = [pass_knockout.BASELINE, pass_knockout.Variant("Hangs"), pass_knockout.Variant("Returns")]
+    started = time.monotonic()
+    results = knockout_gpu.run_variants(None, {}, variants, tmp_path, workers=2, timeout=300, repeats=1, launches=1,
+                                        gpu_seconds=1)  # fmt: skip
+    assert time.monotonic() - started < 30  # not the 300 s limit of the whole variant, nor the 60 s sleep
+    hung = results[1]
+    assert hung["status"] == statuses.STATUS_TIMEOUT and "past 1 s on the GPU" in hung["error"]
+    assert [results[0]["status"], results[2]["status"]] == [statuses.STATUS_OK, statuses.STATUS_OK]
+
+
 # ------------------------------------------------------------------------------------------------ GPU
 
 torch = pytest.importorskip("torch", reason="the GPU tests need torch")

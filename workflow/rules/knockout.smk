@@ -64,9 +64,11 @@ rule knockout_gpu:
     params:
         script=f"{SCRIPTS}/knockout_gpu.py",
         args=lambda wc: [*GPU_JOBS[(wc.version, wc.target, wc.shape)], *gpu_site_args(wc.version)],
+        # config knockout.timeout_s: also how long one variant may hold the GPU (a kernel that never finishes)
+        gpu_timeout=(GRID.knockout or job_grid.KNOCKOUT_DEFAULTS)["timeout_s"],
     shell:
         "python3 {params.script:q} --knockout {input.knockout:q} --device {input.device:q} --out {output.table:q}"
-        " --workers {threads:q} {params.args:q} > {log:q} 2>&1"
+        " --workers {threads:q} --gpu-timeout {params.gpu_timeout:q} {params.args:q} > {log:q} 2>&1"
 
 
 rule knockout_table:

@@ -44,6 +44,7 @@ import os
 import platform
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -291,12 +292,15 @@ def run_job(
     cache_dir: Path | None = None,
     knockout=None,
     knockout_run: bool = False,
+    gpu_seconds: float | None = None,
 ):
     """One GPU job (a trace_cli.TraceSpec): every step's outcome as one row (kernel_speed.csv's columns).
 
     knockout_run (the pass knockout's GPU jobs, knockout_gpu.py): the kernel is compiled with ``knockout``'s pass
     skipped (None: the baseline), and the row also says how (``compile_hook``, ``compile_skipped_runs``) and what
-    was compiled (``source_sha256`` of the generated source)."""
+    was compiled (``source_sha256`` of the generated source). gpu_seconds: once this process holds the GPU, its
+    launch, check and timing must end within that many seconds, or SIGALRM (its default action) ends the process:
+    a kernel that never finishes (seen on the H200 with a pass knocked out) would hold the GPU's lock for good."""
     import torch
 
     from tilelang_churn.lowering import pass_knockout
@@ -353,6 +357,9 @@ def run_job(
     row["work_kind"] = "flops" if "flops" in work else "bytes" if "bytes" in work else ""
     row["work"] = work.get("flops", work.get("bytes"))
     with _GpuLock(device):
+        if gpu_seconds:
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)
+            signal.alarm(max(1, math.ceil(gpu_seconds)))
         stage = "inputs"
         try:
             torch.manual_seed(0)
@@ -385,6 +392,9 @@ def run_job(
                 row["speedup_vs_torch"] = reference_timed["median"] / timed["median"]
         except Exception as exc:  # noqa: BLE001 - a launch failure is data
             return row | {"status": STATUS_LAUNCH_FAILED, "error": f"{stage}: {error_text(exc)}"}
+        finally:
+            if gpu_seconds:
+                signal.alarm(0)
     row["status"] = STATUS_WRONG if row.get("correct") is False else STATUS_OK
     return row
 

@@ -27,6 +27,7 @@ import argparse
 import functools
 import json
 import os
+import signal
 import sys
 import time
 from collections import deque
@@ -39,6 +40,7 @@ PROG = "knockout_gpu.py"
 SCRIPT = Path(__file__).resolve().parents[2] / "knockout_gpu.py"
 RECORD = "knockout_gpu.json"
 TIMEOUT_S = 900.0  # one variant: its compile, its wait for the GPU's lock behind the others, its timing
+GPU_SECONDS = 120.0  # one variant holding the GPU: its launch, check and timing (config knockout.timeout_s)
 
 
 def variants_of(record: Path) -> list[pass_knockout.Variant]:
@@ -57,10 +59,10 @@ def variants_of(record: Path) -> list[pass_knockout.Variant]:
     return chosen
 
 
-def _child(spec, device: dict, variant: pass_knockout.Variant, path: Path, cache: Path, repeats: int, launches: int):
+def _child(spec, device: dict, variant, path: Path, cache: Path, repeats: int, launches: int, gpu_seconds: float):
     print(f"{PROG}: {variant.name}: compiling", flush=True)
     row = gpu_bench.run_job(spec, device, repeats, launches, cache_dir=cache, knockout=variant.knockout(),
-                            knockout_run=True)  # fmt: skip
+                            knockout_run=True, gpu_seconds=gpu_seconds)  # fmt: skip
     files.write_json(path, row, indent=None)
     print(f"{PROG}: {variant.name}: {gpu_bench.summary_line(row)}", flush=True)
     return 0
@@ -109,7 +111,7 @@ def gpu_row(variant: pass_knockout.Variant, result: dict, baseline: dict) -> dic
 
 
 def run_variants(spec, device: dict, variants: list, out_dir: Path, workers: int, timeout: float, repeats: int,
-                 launches: int) -> list[dict]:  # fmt: skip
+                 launches: int, gpu_seconds: float = GPU_SECONDS) -> list[dict]:  # fmt: skip
     """gpu_bench's row of every variant, in variant order: each in a child of its own, ``workers`` at a time."""
     results: dict[int, dict] = {}
     scratch = out_dir / ".variants"
@@ -122,12 +124,21 @@ def run_variants(spec, device: dict, variants: list, out_dir: Path, workers: int
                 path = scratch / f"{index}.json"
                 path.unlink(missing_ok=True)
                 cache = out_dir / "tilelang_cache" / str(index)  # a private cache: no variant reads another's kernel
-                child = functools.partial(_child, spec, device, variants[index], path, cache, repeats, launches)
+                child = functools.partial(
+                    _child, spec, device, variants[index], path, cache, repeats, launches, gpu_seconds
+                )
                 pool.start(index, child, timeout)
             index, ended = pool.wait()
-            results[index] = pass_knockout.child_result(
-                scratch / f"{index}.json", ended, timeout, "the compile and run"
-            )
+            if ended.signal == signal.SIGALRM:  # its kernel held the GPU past gpu_seconds (gpu_bench.run_job)
+                results[index] = {
+                    "status": statuses.STATUS_TIMEOUT,
+                    "error": f"the launch, check and timing ran past {gpu_seconds:g} s on the GPU and the process "
+                    "was ended (a kernel that never finishes)",
+                }
+            else:
+                results[index] = pass_knockout.child_result(
+                    scratch / f"{index}.json", ended, timeout, "the compile and run"
+                )
     for path in scratch.glob("*.json"):
         path.unlink()
     scratch.rmdir()
@@ -141,6 +152,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", required=True, metavar="FILE", help="the configuration's knockout_gpu.csv")
     parser.add_argument("--workers", type=int, default=1, help="variants compiled at the same time (default 1)")
     parser.add_argument("--timeout", type=float, default=TIMEOUT_S, help=f"seconds per variant ({TIMEOUT_S:g})")
+    parser.add_argument(
+        "--gpu-timeout", type=float, default=GPU_SECONDS, help=f"seconds a variant may hold the GPU ({GPU_SECONDS:g})"
+    )
     parser.add_argument("--site", metavar="DIR", help="a release's GPU site (gpu_site.py), in front of sys.path")
     parser.add_argument("--repeats", type=int, default=gpu_bench.REPEATS)
     parser.add_argument("--launches", type=int, default=gpu_bench.LAUNCHES)
@@ -170,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     out = Path(ours.out)
     results = run_variants(spec, device, variants, out.parent, max(1, ours.workers), ours.timeout, ours.repeats,
-                           ours.launches)  # fmt: skip
+                           ours.launches, ours.gpu_timeout)  # fmt: skip
     imported = sorted({result["tilelang_version"] for result in results if result.get("tilelang_version")})
     if expected and any(releases.base_version(version) != releases.base_version(expected) for version in imported):
         said = f"imported tilelang {', '.join(imported)}, not {expected} (--expect-release)"
