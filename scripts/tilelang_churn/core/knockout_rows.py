@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 
 from tilelang_churn.core import files, passes_table
-from tilelang_churn.core.statuses import GPU_STATUSES, KNOCKOUT_STATUSES, STATUS_CRASHED, STATUS_TIMEOUT
+from tilelang_churn.core.statuses import GPU_STATUSES, KNOCKOUT_STATUSES, UNFINISHED_STATUSES
 
 BASELINE = "baseline"  # the variant that knocks out nothing
 MODE = "knockout"  # the provenance column mode of every knockout row
@@ -23,7 +23,7 @@ SOURCE = "pass_knockout"  # the tool that computed the numbers: provenance colum
 SOURCES = "sources.json.gz"  # beside a configuration's knockout.csv: every generated source once
 SOURCES_FORMAT = 1
 OCCURRENCE_ALL = "all"  # every run of the pass is skipped; else the 1-based run number
-GPU_KNOCKOUT_STATUSES = GPU_STATUSES + (STATUS_TIMEOUT, STATUS_CRASHED)  # the column gpu_status
+GPU_KNOCKOUT_STATUSES = GPU_STATUSES + UNFINISHED_STATUSES  # the column gpu_status
 
 VARIANT_COLUMNS = [
     "variant",  # baseline, <pass> (every run) or <pass>#<N> (its N-th run)

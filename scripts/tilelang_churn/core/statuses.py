@@ -36,3 +36,4 @@ STATUS_LOWER_FAILED = "lower_failed"  # tilelang.lower (or the kernel's build) r
 STATUS_TIMEOUT = "timeout"  # the lowering ran past knockout.timeout_s and was killed
 STATUS_CRASHED = "crashed"  # the lowering's process died (a signal: abort, segfault) or ended without a result
 KNOCKOUT_STATUSES = (STATUS_LOWERED, STATUS_LOWER_FAILED, STATUS_TIMEOUT, STATUS_CRASHED)
+UNFINISHED_STATUSES = (STATUS_TIMEOUT, STATUS_CRASHED)  # lowerings (or GPU runs) that gave no result

@@ -40,7 +40,7 @@ def _mark(row: dict) -> tuple[str, str]:
     status = row["status"]
     if status == statuses.STATUS_LOWER_FAILED:
         return "fails", f"lower_failed: {row['error'] or ''}"
-    if status in (statuses.STATUS_CRASHED, statuses.STATUS_TIMEOUT):
+    if status in statuses.UNFINISHED_STATUSES:
         return "unfinished", f"{status}: {row['error'] or ''}"
     if not row["skipped_runs"]:
         return "no_effect", "no effect: no run skipped" + ("" if row["baseline_runs"] else " (not in the baseline)")

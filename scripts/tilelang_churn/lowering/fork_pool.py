@@ -21,6 +21,7 @@ import signal
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 EXIT_NOT_RECORDED = 3  # trace_cli's: the child could not say what happened
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
@@ -50,6 +51,15 @@ def die_with_parent(prctl, parent: int) -> None:
         prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
     if os.getppid() != parent:
         os._exit(EXIT_NOT_RECORDED)
+
+
+def output_to(log: str | Path, append: bool = False) -> None:
+    """In a child: its stdout and stderr (file descriptors 1 and 2, so native code's output too) into LOG."""
+    Path(log).parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC), 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
 
 
 @dataclass(frozen=True)

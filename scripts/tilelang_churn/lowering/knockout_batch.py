@@ -32,7 +32,7 @@ from collections import deque
 from pathlib import Path
 
 from tilelang_churn.core import files, knockout_rows, line_churn, statuses
-from tilelang_churn.lowering import fork_pool, pass_knockout, release_process, trace_batch, trace_cli
+from tilelang_churn.lowering import fork_pool, pass_knockout, trace_batch, trace_cli
 
 PROG = "knockout_batch.py"
 SCRIPT = Path(__file__).resolve().parents[2] / "knockout_batch.py"
@@ -62,11 +62,7 @@ def check_jobs(jobs: list) -> list:
 
 def _child(spec, variant, log: str, result_path: Path, truncate: bool) -> int:
     """In the forked child: its output to the configuration's log, one lowering, the result as JSON."""
-    Path(log).parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(log, os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if truncate else os.O_APPEND), 0o644)
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    os.close(fd)
+    fork_pool.output_to(log, append=not truncate)
     name = variant.name if variant is not None else knockout_rows.BASELINE
     print(f"{PROG}: lowering {name}", flush=True)
     result = pass_knockout.lower(spec, variant)
@@ -75,18 +71,18 @@ def _child(spec, variant, log: str, result_path: Path, truncate: bool) -> int:
     return 0
 
 
-def _note(variant: pass_knockout.Variant, result: dict, baseline: dict) -> str:
+def _note(variant: pass_knockout.Variant, result: dict, same_source: bool | None) -> str:
     status = result["status"]
     if variant.knocked_pass is None:
         return "every pass runs" if status == statuses.STATUS_LOWERED else "the baseline did not lower: no knockout"
-    if status in (statuses.STATUS_TIMEOUT, statuses.STATUS_CRASHED):
+    if status in statuses.UNFINISHED_STATUSES:
         return "the lowering did not finish: nothing known of its source"
     if not result.get("skipped_runs"):
         why = "the pass does not run in the baseline lowering" if not variant.baseline_runs else "TVM asked no more"
         return f"no effect: the knockout did not take effect (no run skipped; {why})"
     if status == statuses.STATUS_LOWER_FAILED:
         return "lowering fails without this pass"
-    if result.get("source") == baseline.get("source"):
+    if same_source:
         return "no effect on the generated source"
     return "the generated source differs from the baseline's"
 
@@ -94,6 +90,7 @@ def _note(variant: pass_knockout.Variant, result: dict, baseline: dict) -> str:
 def make_row(spec, version: str, variant: pass_knockout.Variant, result: dict, baseline: dict) -> dict:
     """The knockout.csv row of one lowering, beside its configuration's baseline."""
     source, baseline_source = result.get("source"), baseline.get("source")
+    same = None if source is None or baseline_source is None else source == baseline_source
     row = {
         "variant": variant.name,
         "knocked_pass": variant.knocked_pass,
@@ -108,20 +105,19 @@ def make_row(spec, version: str, variant: pass_knockout.Variant, result: dict, b
         "status": result["status"],
         "error": result.get("error"),
         "source_sha256": _sha256(source),
-        "source_equal": None if source is None or baseline_source is None else source == baseline_source,
+        "source_equal": same,
         "source_lines": None if source is None else len(source.splitlines()),
         "pass_runs": result.get("pass_runs"),
         "churn_total": result.get("churn_total"),
         "baseline_churn_total": baseline.get("churn_total"),
         "lower_seconds": result.get("lower_seconds"),
         "lower_cpu_seconds": result.get("lower_cpu_seconds"),
-        "note": _note(variant, result, baseline),
+        "note": _note(variant, result, same),
         **spec.provenance(version),
         "mode": knockout_rows.MODE,
         "source": knockout_rows.SOURCE,
     }
-    if source is not None and baseline_source is not None:
-        same = source == baseline_source
+    if same is not None:
         added, deleted = (0, 0) if same else line_churn.sequence_matcher_counts(baseline_source, source)
         row.update(source_added=added, source_deleted=deleted)
     return row
@@ -148,13 +144,15 @@ class Configuration:
         return len(self.results) == len(self.variants)
 
 
-def record(config: Configuration, version: str, settings: dict, process: dict) -> Path:
-    """Write the configuration's knockout.csv, sources.json.gz and knockout.json; remove the children's results."""
+def record(config: Configuration, version: str, settings: dict, process: dict) -> tuple[Path, dict]:
+    """Write the configuration's knockout.csv, sources.json.gz and knockout.json; remove the children's results.
+    The table's path and its rows counted by status."""
     results = [config.results[i] for i in range(len(config.variants))]
     baseline = results[0]
     rows = [make_row(config.spec, version, v, r, baseline) for v, r in zip(config.variants, results)]
     table = config.out / TABLE
     knockout_rows.write_rows(table, rows)
+    counts = {status: sum(row["status"] == status for row in rows) for status in statuses.KNOCKOUT_STATUSES}
     sources = knockout_rows.write_sources(
         config.out / knockout_rows.SOURCES, [v.name for v in config.variants], results
     )
@@ -165,7 +163,7 @@ def record(config: Configuration, version: str, settings: dict, process: dict) -
             "spec": config.spec.as_dict(),
             "settings": settings,
             "variants": [variant.as_dict() for variant in config.variants],
-            "statuses": {status: sum(row["status"] == status for row in rows) for status in statuses.KNOCKOUT_STATUSES},
+            "statuses": counts,
             "sources": sources,
             "process": process,
             "versions": trace_job_versions(),
@@ -180,7 +178,7 @@ def record(config: Configuration, version: str, settings: dict, process: dict) -
         (config.out / RESULTS_DIR).rmdir()
     except OSError:
         pass
-    return table
+    return table, counts
 
 
 def trace_job_versions() -> dict:
@@ -189,7 +187,7 @@ def trace_job_versions() -> dict:
     return trace_job.versions()
 
 
-def run_configurations(configs: list, version_of, workers: int, settings: dict, process: dict) -> list[Path]:
+def run_configurations(configs: list, version: str, workers: int, settings: dict, process: dict) -> list[Path]:
     """Every configuration's baseline, then its variants, at most ``workers`` lowerings at a time; a
     configuration's variants go ahead of the baselines still waiting, so configurations finish one by one."""
     timeout = settings["timeout_s"]
@@ -218,9 +216,8 @@ def run_configurations(configs: list, version_of, workers: int, settings: dict, 
                 config.variants += planned
                 queue.extendleft(reversed([(c, i) for i in range(1, len(config.variants))]))
             if config.done:
-                table = record(config, version_of(config), settings, process)
+                table, counts = record(config, version, settings, process)
                 written.append(table)
-                counts = json.loads((config.out / RECORD).read_text(encoding="utf-8"))["statuses"]
                 said = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
                 print(f"{PROG}: {config.spec.kernel_label} on {config.spec.target_name}: {said} ({table})", flush=True)
     return written
@@ -247,7 +244,7 @@ def run_batch(jobs: list, workers: int, settings: dict, release_env: str | None 
         return trace_cli.EXIT_NOT_RECORDED
     configs = [Configuration(job, spec, out) for job, (spec, out) in zip(jobs, parsed)]
     installed = getattr(sys.modules.get("tilelang"), "__version__", "") or ""
-    written = run_configurations(configs, lambda config: installed, max(1, workers), settings, process)
+    written = run_configurations(configs, installed, max(1, workers), settings, process)
     print(f"{PROG}: {len(written)} of {len(jobs)} configuration(s) recorded in {time.perf_counter() - started:.1f} s")
     return 0 if len(written) == len(jobs) else trace_cli.EXIT_NOT_RECORDED
 
@@ -257,12 +254,7 @@ def _broken_environment(jobs: list, release_env: str | None, process: dict) -> s
     another install's native libraries."""
     if process["import_error"]:
         return f"TileLang cannot be imported here ({process['import_error']}): no configuration was lowered"
-    from tilelang_churn.lowering import trace_job
-
-    problems = [trace_job.release_mismatch(expected, release_env) for expected in trace_batch.expected_releases(jobs)]
-    if release_env:
-        problems.append(trace_job.foreign_libraries(release_env, release_process.native_libraries()))
-    return "; ".join(filter(None, problems)) or None
+    return "; ".join(trace_batch.release_problems(jobs, release_env)) or None
 
 
 def _passes(text: str):

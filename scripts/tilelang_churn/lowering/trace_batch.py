@@ -106,11 +106,7 @@ def run_child(job: dict, process: dict) -> int:
     """In the forked child: the job's stdout and stderr go to its log, then gemm_lower_trace.main runs."""
     from tilelang_churn.lowering import trace_job
 
-    Path(job["log"]).parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(job["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    os.close(fd)
+    fork_pool.output_to(job["log"])
     sys.argv = [str(TRACE_SCRIPT), *job["args"]]  # run.json records the job's stand-alone command
     trace_job.PROCESS.update(process)
     try:
@@ -240,17 +236,23 @@ def run_jobs(
     return statuses
 
 
-def check_release(jobs: list, environment: str | None) -> None:
-    """The jobs' own check, once for the batch: one line when the imported TileLang is not the release asked
-    for (each job then records it as a failed setup row, exit 3)."""
+def release_problems(jobs: list, environment: str | None) -> list[str]:
+    """Why the imported TileLang cannot give the jobs' rows: not the release a job asks for (--expect-release),
+    or, in a release's environment, native libraries of another install."""
     from tilelang_churn.lowering import trace_job
 
-    if "tilelang" not in sys.modules:
-        return  # not importable: each job records why
     problems = [trace_job.release_mismatch(expected, environment) for expected in expected_releases(jobs)]
     if environment:
         problems.append(trace_job.foreign_libraries(environment, release_process.native_libraries()))
-    for problem in filter(None, problems):
+    return [problem for problem in problems if problem]
+
+
+def check_release(jobs: list, environment: str | None) -> None:
+    """The jobs' own check, once for the batch: one line when the imported TileLang is not the release asked
+    for (each job then records it as a failed setup row, exit 3)."""
+    if "tilelang" not in sys.modules:
+        return  # not importable: each job records why
+    for problem in release_problems(jobs, environment):
         print(f"{PROG}: error: {problem}", file=sys.stderr, flush=True)
 
 

@@ -23,7 +23,6 @@ from tilelang_churn.core import knockout_rows, statuses
 
 PROG = "knockout_table.py"
 GPU_RECORD = "knockout_gpu.json"  # a GPU job's record (lowering/knockout_gpu.py)
-UNFINISHED = (statuses.STATUS_CRASHED, statuses.STATUS_TIMEOUT)  # lowerings that gave no result
 CONFIG_COLUMNS = ("tilelang_version", "target_name", "kernel", "params", "kernel_label")
 
 
@@ -115,7 +114,7 @@ def summarize(rows: list[dict], top: int = 3) -> list[dict]:
                 "same_source": [row for row in lowered if row["source_equal"]],
                 "largest_change": changing[:top],
                 "needed": [row for row in variants if row["status"] == statuses.STATUS_LOWER_FAILED],
-                "unfinished": [row for row in variants if row["status"] in UNFINISHED],
+                "unfinished": [row for row in variants if row["status"] in statuses.UNFINISHED_STATUSES],
                 # on the GPU, beyond the repeats' range: the passes that pay most (the kernel is slower without
                 # them) and those that cost most (faster without them); a variant that compiled to the baseline's
                 # very source is the same kernel, its ratio the timing's noise
