@@ -159,6 +159,17 @@ def read_rows(path: str | Path, expected: dict | None = None, columns: list[str]
     return rows
 
 
+def read_recorded(record: str | Path, columns: list[str] = COLUMNS) -> list[dict]:
+    """The rows of the table a job recorded: the CSV beside its JSON RECORD (knockout.json -> knockout.csv,
+    knockout_gpu.json -> knockout_gpu.csv), refused unless it is the file whose rows and sha256 RECORD holds."""
+    record = Path(record)
+    try:
+        written = json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise TableError(f"{record}: not readable JSON ({exc})") from None
+    return read_rows(record.with_suffix(".csv"), written.get(f"{record.stem}_csv") or {}, columns=columns)
+
+
 def write_sources(path: str | Path, variants: list[str], results: list[dict]) -> int:
     """Every generated source once, and which variant generated which (None: no source), gzip without a date."""
     texts: list[str] = []

@@ -192,12 +192,10 @@ def figure_paths(record: str | Path, runs_dir: str | Path, out_dir: str | Path, 
 def build(records: list, runs_dir, out_dir, formats=("png",)) -> int:
     """One figure per configuration (its knockout.json, the table beside it checked against it; its GPU job's
     knockout_gpu.json among the records adds the latencies)."""
-    records, gpu_records = knockout_table.split_records(records)
-    gpu = {knockout_table.configuration_folder(path): path for path in gpu_records}
-    for record in records:
-        rows = knockout_table.read_configuration(record, gpu.get(knockout_table.configuration_folder(record)))
+    drawn = knockout_table.configurations(records)
+    for record, rows in drawn:
         plot_configuration(rows, figure_paths(record, runs_dir, out_dir, formats))
-    print(f"knockout_figures: {len(records)} figures -> {out_dir}")
+    print(f"knockout_figures: {len(drawn)} figures -> {out_dir}")
     return 0
 
 

@@ -218,11 +218,7 @@ def write_pages(records: list, runs_dir, out_dir, figures_dir=None) -> list[Path
     """index.html and a page per configuration (its knockout.json; sources.json.gz beside it) under out_dir."""
     out_dir = Path(out_dir)
     entries, written, used = [], [], set()
-    records, gpu_records = knockout_table.split_records(records)
-    gpu = {knockout_table.configuration_folder(path): path for path in gpu_records}
-    for record in records:
-        record = Path(record)
-        rows = knockout_table.read_configuration(record, gpu.get(knockout_table.configuration_folder(record)))
+    for record, rows in knockout_table.configurations(records):
         summary = knockout_table.summarize(rows)[0]
         folder = record.parent.relative_to(runs_dir)
         name = page_name("__".join(folder.parts))

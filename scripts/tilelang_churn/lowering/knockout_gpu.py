@@ -45,10 +45,8 @@ GPU_SECONDS = 120.0  # one variant holding the GPU: its launch, check and timing
 
 def variants_of(record: Path) -> list[pass_knockout.Variant]:
     """The baseline and every variant of the CPU knockout that lowered with a run skipped, in table order."""
-    written = json.loads(record.read_text(encoding="utf-8"))
-    rows = knockout_rows.read_rows(record.with_name("knockout.csv"), written.get("knockout_csv") or {})
     chosen = []
-    for row in rows:
+    for row in knockout_rows.read_recorded(record):
         if row["variant"] == knockout_rows.BASELINE:
             chosen.append(pass_knockout.BASELINE)
         elif row["status"] == statuses.STATUS_LOWERED and row["skipped_runs"]:

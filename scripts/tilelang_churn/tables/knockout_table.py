@@ -15,7 +15,6 @@ whose knockout changes the generated source most, and the passes lowering cannot
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -26,31 +25,18 @@ GPU_RECORD = "knockout_gpu.json"  # a GPU job's record (lowering/knockout_gpu.py
 CONFIG_COLUMNS = ("tilelang_version", "target_name", "kernel", "params", "kernel_label")
 
 
-def _written(record: Path) -> dict:
-    try:
-        return json.loads(record.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise knockout_rows.TableError(f"{record}: not readable JSON ({exc})") from None
-
-
 def read_configuration(record: str | Path, gpu_record: str | Path | None = None) -> list[dict]:
     """The rows of one configuration: the knockout.csv beside RECORD, checked against it; with GPU_RECORD (its
     knockout_gpu.json) each variant's GPU columns from the knockout_gpu.csv beside that, checked the same way."""
-    record = Path(record)
-    rows = knockout_rows.read_rows(record.with_name("knockout.csv"), _written(record).get("knockout_csv") or {})
+    rows = knockout_rows.read_recorded(record)
     if gpu_record is None:
         return rows
-    gpu_record = Path(gpu_record)
-    gpu_rows = knockout_rows.read_rows(
-        gpu_record.with_name("knockout_gpu.csv"),
-        _written(gpu_record).get("knockout_gpu_csv") or {},
-        columns=knockout_rows.GPU_TABLE_COLUMNS,
-    )
+    gpu_rows = knockout_rows.read_recorded(gpu_record, knockout_rows.GPU_TABLE_COLUMNS)
     by_variant = {row["variant"]: row for row in gpu_rows}
     unknown = set(by_variant) - {row["variant"] for row in rows}
     if unknown:
         raise knockout_rows.TableError(
-            f"{gpu_record}: variants {sorted(unknown)} are not in {record.with_name('knockout.csv')}: the GPU table is "
+            f"{gpu_record}: variants {sorted(unknown)} are not in {Path(record).with_suffix('.csv')}: the GPU table is "
             "of another knockout; rerun its GPU job (delete the file)"
         )
     return [{**row, **{k: v for k, v in by_variant.get(row["variant"], {}).items() if k != "variant"}} for row in rows]
@@ -62,19 +48,21 @@ def configuration_folder(record: str | Path) -> tuple[str, str, str]:
     return tuple(parts[-3:])
 
 
-def split_records(paths: list) -> tuple[list, list]:
-    """(knockout.json records, knockout_gpu.json records) of a command line that names both."""
-    gpu = [path for path in paths if Path(path).name == GPU_RECORD]
-    return [path for path in paths if Path(path).name != GPU_RECORD], gpu
+def configurations(paths: list) -> list[tuple[Path, list[dict]]]:
+    """(knockout.json, its rows) of each configuration among PATHS, in their order: PATHS name knockout.json
+    records and knockout_gpu.json records, and a configuration's GPU record, when given, is joined to its rows."""
+    paths = [Path(path) for path in paths]
+    gpu = {configuration_folder(path): path for path in paths if path.name == GPU_RECORD}
+    return [
+        (path, read_configuration(path, gpu.get(configuration_folder(path))))
+        for path in paths
+        if path.name != GPU_RECORD
+    ]
 
 
-def gather(records: list[str | Path], gpu_records: list[str | Path] = ()) -> list[dict]:
-    """Every configuration's rows, in RECORDS' order, each joined with its GPU table when GPU_RECORDS has it."""
-    gpu = {configuration_folder(path): path for path in gpu_records}
-    rows = []
-    for record in records:
-        rows += read_configuration(record, gpu.get(configuration_folder(record)))
-    return rows
+def gather(paths: list) -> list[dict]:
+    """Every configuration's rows (configurations), one table."""
+    return [row for _, rows in configurations(paths) for row in rows]
 
 
 def configuration_key(row: dict) -> tuple:
@@ -140,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("records", nargs="+", help="each configuration's knockout.json (and knockout_gpu.json)")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     try:
-        rows = gather(*split_records(args.records))
+        rows = gather(args.records)
     except knockout_rows.TableError as exc:
         print(f"{PROG}: error: {exc}; rerun its knockout batch (delete the file)", file=sys.stderr)
         return 1
