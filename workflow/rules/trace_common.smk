@@ -34,14 +34,19 @@ def batch_jobs_param(batch) -> list:
     return [(list(job.args), job.run_dir, job.trace_log) for job in batch.jobs]
 
 
+def workflow_cores() -> int:
+    """The cores Snakemake was given; none given: one. Known only when a job's threads are evaluated."""
+    try:
+        return workflow.cores or 1
+    except WorkflowError:  # Snakemake's own words when no --cores was given
+        return 1
+
+
 def batch_threads(wildcards) -> int:
     """An equal share of the cores for each batch (at least one core): the batches run side by side, so one
     batch's import of TileLang (one core, 2-5 s) overlaps another's lowering instead of idling a core.
     Evaluated per job, when the cores are known (--max-threads caps it, e.g. on Slurm); none given: one."""
-    try:
-        cores = workflow.cores or 1
-    except WorkflowError:  # Snakemake's own words when no --cores was given
-        cores = 1
+    cores = workflow_cores()
     return max(1, cores // min(len(GRID.batches), cores))
 
 
@@ -56,10 +61,7 @@ KNOCKOUT_DIR = job_grid.KNOCKOUT_DIR
 
 def knockout_threads(wildcards) -> int:
     """Every core (--max-threads caps it): a knockout batch forks hundreds of short lowerings."""
-    try:
-        return workflow.cores or 1
-    except WorkflowError:
-        return 1
+    return workflow_cores()
 
 
 def batch_knockout_paths(batch, name: str) -> list:

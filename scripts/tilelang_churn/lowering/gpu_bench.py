@@ -334,18 +334,17 @@ def run_job(
     start = time.perf_counter()
     try:
         with pass_knockout.compiling_without(knockout) as hook:
-            if knockout_run:
-                row["compile_hook"] = hook
-            kernel = tilelang.compile(func, out_idx=out_idx, target=COMPILE_TARGET)
+            try:
+                kernel = tilelang.compile(func, out_idx=out_idx, target=COMPILE_TARGET)
+            finally:  # compiled or not: how the knockout reached the compile's passes
+                if knockout_run:
+                    row["compile_hook"] = hook
+                    row["compile_skipped_runs"] = knockout.skipped_runs if knockout is not None else None
     except Exception as exc:  # noqa: BLE001
         row["compile_seconds"] = round(time.perf_counter() - start, 3)
-        if knockout_run:
-            row["compile_skipped_runs"] = knockout.skipped_runs if knockout is not None else None
         return row | {"status": STATUS_COMPILE_FAILED, "error": error_text(exc)}
     row |= {"compiled": True, "compile_seconds": round(time.perf_counter() - start, 3)}
     row["compile_target"] = target_text(getattr(kernel, "target", None))
-    if knockout_run:
-        row["compile_skipped_runs"] = knockout.skipped_runs if knockout is not None else None
     try:
         source = kernel.get_kernel_source()
         row["source_lines"] = len(source.splitlines())
