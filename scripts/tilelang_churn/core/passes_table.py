@@ -281,7 +281,6 @@ def typed_rows(path: Path, text: str, columns: list[str], schema: str, ints=(), 
         if len(values) != len(columns):
             raise TableError(f"{path}, line {line}: {len(values)} cells where the schema has {len(columns)}")
         row = dict(zip(columns, values))
-        key = None
         try:
             for key in ints:
                 row[key] = int(row[key]) if row[key] != "" else None
