@@ -199,7 +199,11 @@ def run_batch(root: Path, jobs: list[tuple[str, ...]], workers: int = 2) -> dict
 
 
 def job_provenance(
-    target_name: str = "cuda-sm90", mode: str = "trace-env", tilelang_version: str = "0.1.15", **kernel
+    target_name: str = "cuda-sm90",
+    mode: str = "trace-env",
+    tilelang_version: str = "0.1.15",
+    pass_configs: str = "{}",
+    **kernel,
 ) -> dict:
     from tilelang_churn.core import trace_modes
     from tilelang_churn.core.jobs import GEMM
@@ -217,6 +221,7 @@ def job_provenance(
         kernel=GEMM,
         params=kernels.canonical(spec),
         kernel_label=kernels.label(GEMM, gemm.ordered(spec), gemm.defaults()),
+        pass_configs=pass_configs,
     )
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, make_workdir, require_tilelang, snakemake
+from tilelang_churn.core import passes_table
 from tilelang_churn.figures import speed_figures
 from tilelang_churn.lowering import gpu_bench, gpu_site, job_grid, kernels
 from tilelang_churn.tables import kernel_speed
@@ -34,8 +35,8 @@ def _header(path: Path) -> list[str]:
 
 
 def test_the_recorded_tables_have_the_schema_of_the_stage():
-    for name in ("kernel_speed_h200.csv", "kernel_speed_h200_4096.csv"):
-        assert _header(DATA / name) == kernel_speed.SPEED_COLUMNS
+    for name in ("kernel_speed_h200.csv", "kernel_speed_h200_4096.csv"):  # recorded before pass_configs
+        assert _header(DATA / name) == [c for c in kernel_speed.SPEED_COLUMNS if c not in passes_table.ADDED_COLUMNS]
     # a GPU row carries passes_table's provenance (without mode and source) and the machine's
     assert gpu_bench.ROW_PROVENANCE == list(kernel_speed.SPEED_COLUMNS[: len(gpu_bench.ROW_PROVENANCE)])
     assert set(gpu_bench.DEVICE_COLUMNS) <= set(kernel_speed.SPEED_COLUMNS)
@@ -192,7 +193,8 @@ def test_the_kernel_speed_command_line_writes_the_recorded_table_and_its_join(tm
     command += ["--mode", "instrument", "--speed", str(speed), "--joined", str(joined), *jsons]
     proc = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert speed.read_bytes() == SPEED.read_bytes()
+    # the recorded table with the column added since (passes_table.ADDED_COLUMNS), as its reader fills it in
+    assert kernel_speed.read_csv(speed) == rows and _header(speed) == kernel_speed.SPEED_COLUMNS
     expected = kernel_speed.join(rows, kernel_speed.read_csv(SUMMARY), "instrument")
     assert kernel_speed.read_csv(joined) == [
         {key: row.get(key) for key in kernel_speed.JOINED_COLUMNS} for row in expected

@@ -150,6 +150,7 @@ def test_schema_defaults_are_filled():
         "accum_dtype": "float32",
         "threads": 128,
         "stages": 3,
+        "pass_configs": {},
     }
 
 
@@ -444,7 +445,7 @@ def test_every_schema_pattern_refuses_a_final_newline():
     patterns = list(_patterns(schema))
     assert len(patterns) >= 4
     for where, pattern in patterns:
-        example = next(word for word in ("build", "a1", "A_b") if re.search(pattern, word))  # a value it takes
+        example = next(word for word in ("build", "a1", "A_b", "tl.a") if re.search(pattern, word))  # a value it takes
         assert re.search(pattern, example + "\n") is None, where  # jsonschema searches: $ matched before a "\n"
     assert refused(shapes=[{"M": 8, "N": 8, "K": 8, "name": "sh\n"}]).startswith(
         "config shapes[0].name: 'sh\\n' does not match"

@@ -10,7 +10,10 @@ why). scripts/book_figures.py draws them; scripts/tilelang_churn/figures/figure_
 from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
-from tilelang_churn.core import passes_table  # scripts/, on sys.path from common.smk (standard library only)
+from tilelang_churn.core import (
+    pass_configs,
+    passes_table,
+)  # scripts/, on sys.path from common.smk (standard library only)
 
 # the stems of scripts/book_figures.py FIGURES (a test keeps the two in step; the script is not imported here:
 # it loads matplotlib, which the DAG does not need)
@@ -58,7 +61,7 @@ def _kernel(target: str, shape: str) -> dict:
     spec = GRID.shapes[shape]
     kernel = {key: spec[key] for key in ("M", "N", "K", "dtype", "accum_dtype", "threads", "stages")}
     kernel.update(zip(("block_M", "block_N", "block_K"), spec["block"]))
-    return dict(kernel, target_name=target)
+    return dict(kernel, target_name=target, pass_configs=pass_configs.canonical(spec["pass_configs"]))
 
 
 def book_has_variants() -> bool:

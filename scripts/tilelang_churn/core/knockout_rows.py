@@ -72,8 +72,19 @@ GPU_COLUMNS = [
     "repeats",  # timed repeats
     "launches",  # launches per repeat
 ]
+# the knocked pass beside its official switch (core/pass_configs.SWITCHES): the same configuration lowered, and
+# compiled, with TileLang's own option that turns the pass off, when the grid holds it (config pass_configs)
+SWITCH_COLUMNS = [
+    "switch",  # the pass configs that turn the knocked pass off, canonical JSON; empty: the pass has no switch
+    "switch_pass_configs",  # the configuration with that switch on, as found in the table; empty: not in the grid
+    "switch_source_equal",  # this variant's generated source is that configuration's baseline source
+    "switch_latency_ms",  # that configuration's baseline latency_ms, timed in its own GPU job
+    "switch_gpu_status",  # that configuration's baseline gpu_status
+]
 # provenance: passes.csv's columns (mode knockout, source pass_knockout), so a row joins the trace tables
-COLUMNS = VARIANT_COLUMNS + GPU_COLUMNS + passes_table.PROVENANCE_COLUMNS
+COLUMNS = VARIANT_COLUMNS + GPU_COLUMNS + passes_table.PROVENANCE_COLUMNS + SWITCH_COLUMNS
+# read from a table written before them: the provenance's own, and no switch known
+ADDED_COLUMNS = {**passes_table.ADDED_COLUMNS, **dict.fromkeys(SWITCH_COLUMNS, "")}
 GPU_TABLE_COLUMNS = ["variant", *GPU_COLUMNS]  # a configuration's knockout_gpu.csv
 INT_COLUMNS = (
     "pipeline_step",
@@ -89,7 +100,7 @@ INT_COLUMNS = (
     "repeats",
     "launches",
 ) + passes_table.PROVENANCE_INT_COLUMNS
-BOOL_COLUMNS = ("source_equal", "gpu_source_equal")
+BOOL_COLUMNS = ("source_equal", "gpu_source_equal", "switch_source_equal")
 FLOAT_COLUMNS = (
     "lower_seconds",
     "lower_cpu_seconds",
@@ -105,6 +116,7 @@ FLOAT_COLUMNS = (
     "latency_ratio",
     "latency_ratio_low",
     "latency_ratio_high",
+    "switch_latency_ms",
 )
 
 
@@ -144,7 +156,10 @@ def read_rows(path: str | Path, expected: dict | None = None, columns: list[str]
         )
     rows = []
     schema = f"the schema of {path.name}"
-    for line, row in passes_table.typed_rows(path, text, columns, schema, INT_COLUMNS, BOOL_COLUMNS, FLOAT_COLUMNS):
+    typed = passes_table.typed_rows(
+        path, text, columns, schema, INT_COLUMNS, BOOL_COLUMNS, FLOAT_COLUMNS, ADDED_COLUMNS
+    )
+    for line, row in typed:
         if "status" in row and row["status"] not in KNOCKOUT_STATUSES:
             raise TableError(
                 f"{path}, line {line}: unknown status {row['status']!r}; allowed {list(KNOCKOUT_STATUSES)}"

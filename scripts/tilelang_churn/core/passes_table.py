@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 from typing import TypedDict
 
-from tilelang_churn.core import files, trace_modes
+from tilelang_churn.core import files, pass_configs, trace_modes
 
 # status of a step: core/statuses.py's vocabulary (the meanings are there), re-exported under the names callers use
 from tilelang_churn.core.statuses import (  # noqa: F401
@@ -68,8 +68,13 @@ PROVENANCE_COLUMNS = [
     "kernel",
     "params",
     "kernel_label",
+    # the TileLang pass configs (PassConfigKey options) the job lowered under, canonical JSON: {} for the defaults
+    "pass_configs",
 ]
-KERNEL_COLUMNS = ("kernel", "params", "kernel_label")
+KERNEL_COLUMNS = ("kernel", "params", "kernel_label", "pass_configs")
+# Columns added after tables were first written, each with the value a table without it reads as (so that a
+# table written before, e.g. one recorded on a GPU, keeps being read): the readers fill them in.
+ADDED_COLUMNS = {"pass_configs": pass_configs.DEFAULT}
 COLUMNS = STEP_COLUMNS + PROVENANCE_COLUMNS
 PROVENANCE_INT_COLUMNS = ("M", "N", "K", "block_M", "block_N", "block_K", "threads", "stages")
 INT_COLUMNS = ("step", "added", "deleted", "added_stripped", "deleted_stripped", "depth") + PROVENANCE_INT_COLUMNS
@@ -98,6 +103,7 @@ KERNEL_AXES = {
     "dtype": ("dtype", "accum_dtype"),
     "threads": ("threads",),
     "stages": ("stages",),
+    "pass_configs": ("pass_configs",),
 }
 
 
@@ -267,20 +273,25 @@ def read_table(path: str | Path) -> tuple[str, list[dict]]:
     return text, rows
 
 
-def typed_rows(path: Path, text: str, columns: list[str], schema: str, ints=(), bools=(), floats=()):
+def typed_rows(path: Path, text: str, columns: list[str], schema: str, ints=(), bools=(), floats=(),
+               added: dict | None = None):  # fmt: skip
     """(line, row) of each row of a CSV text with the header COLUMNS, the cells of INTS, BOOLS and FLOATS typed
     (an empty cell None); a TableError naming PATH and the line for another header, a row with too few or too
-    many cells, or a cell that is not its type. The one typed reader of the project's tables."""
+    many cells, or a cell that is not its type. A header that lacks only columns of ADDED (default
+    ADDED_COLUMNS: added to the schema since) is read with their values filled in. The one typed reader of the
+    project's tables."""
+    added = ADDED_COLUMNS if added is None else added
     reader = csv.reader(text.splitlines(keepends=True))
     header = next(reader, None)
-    if header != columns:
+    missing = {column: added[column] for column in columns if column in added and column not in (header or ())}
+    if header != columns and header != [column for column in columns if column not in missing]:
         raise TableError(f"{path}: columns {header} are not {schema} {columns}")
     ints, bools, floats = ([column for column in kind if column in columns] for kind in (ints, bools, floats))
     for values in reader:
         line = reader.line_num
-        if len(values) != len(columns):
-            raise TableError(f"{path}, line {line}: {len(values)} cells where the schema has {len(columns)}")
-        row = dict(zip(columns, values))
+        if len(values) != len(header):
+            raise TableError(f"{path}, line {line}: {len(values)} cells where the schema has {len(header)}")
+        row = {**dict(zip(header, values)), **missing} if missing else dict(zip(columns, values))
         try:
             for key in ints:
                 row[key] = int(row[key]) if row[key] != "" else None

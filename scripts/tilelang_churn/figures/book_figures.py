@@ -36,6 +36,7 @@ not proof of a semantic or performance change.
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file
 import argparse
 import csv
+import json
 import math
 import sys
 from pathlib import Path
@@ -47,7 +48,7 @@ import numpy as np  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch, Rectangle  # noqa: E402
 
-from tilelang_churn.core import files  # noqa: E402
+from tilelang_churn.core import files, pass_configs  # noqa: E402
 from tilelang_churn.core import passes_table as pt  # noqa: E402
 from tilelang_churn.core.jobs import GEMM, group_rows, job_key  # noqa: E402
 from tilelang_churn.core.releases import release_sort_key  # noqa: E402
@@ -115,6 +116,7 @@ TEXT = {
             "dtype": "dtype",
             "threads": "threads",
             "stages": "pipeline",
+            "pass_configs": "pass configs",
         },
         "describe": "{shape}, {target}, block {block}, {dtype}, {threads} threads, {stages} stages",
         "kernel": "block {block}, {dtype}, {threads} threads, {stages} stages",
@@ -163,6 +165,7 @@ TEXT = {
             "dtype": "数据类型",
             "threads": "线程数",
             "stages": "流水级数",
+            "pass_configs": "pass 配置",
         },
         "describe": "{shape}，{target}，分块 {block}，{dtype}，{threads} 线程，{stages} 级流水",
         "kernel": "分块 {block}，{dtype}，{threads} 线程，{stages} 级流水",
@@ -221,6 +224,8 @@ def axis_text(axis: str, job: dict, language: str) -> str:
         return job["dtype"] if job["accum_dtype"] == "float32" else dtype_text(job)
     if axis == "threads":
         return words["threads"].format(n=job["threads"])
+    if axis == "pass_configs":
+        return pass_configs.label(json.loads(job["pass_configs"])).strip(" []") or "{}"
     if job["stages"] == 0:
         return words["stages_none"]
     if job["stages"] == 1:
@@ -370,7 +375,7 @@ def plot_reference(job: list[dict], out_dir: Path, language: str, width_cm: floa
 def _column_label(job: dict, reference: dict, language: str) -> str:
     """A configuration's column label: its shape, then whatever else differs from the reference."""
     parts = [shape_text(job)]
-    for axis in ("block", "dtype", "threads", "stages"):
+    for axis in ("block", "dtype", "threads", "stages", "pass_configs"):
         if axis in differing_axes(job, reference):
             parts.append(axis_text(axis, job, language))
     return "  ".join(parts)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import html
+import json
 import sys
 from pathlib import Path
 
@@ -34,7 +35,8 @@ INDEX_JS = compare_pages.INDEX_JS.replace("#pairs", "#configurations")
 # the comparison pages' style, and cells that wrap: pass lists and errors are long
 EXTRA_CSS = (
     "<style>td.wrap{white-space:normal;overflow-wrap:anywhere;min-width:24em;max-width:48em}"
-    "td.list{white-space:normal;overflow-wrap:break-word;min-width:9em;max-width:22em}</style>"
+    "td.list{white-space:normal;overflow-wrap:break-word;min-width:9em;max-width:22em}"
+    "div.sw{color:#1f4e8c}</style>"
 )
 STATUS_CLASS = {
     statuses.STATUS_LOWERED: "no",
@@ -94,13 +96,14 @@ def configuration_page(summary: dict, sources: dict[str, str | None], figure_hre
         runs = "" if is_baseline else f"{_num(row['skipped_runs'])}/{_num(row['baseline_runs'])}"
         gpu_cells = _gpu_cells(row) if on_gpu else ""
         gpu_error = f'<div class="yes">GPU: {_esc(row["gpu_error"])}</div>' if row.get("gpu_error") else ""
+        switch = _switch_note(row)
         trs.append(
             f'<tr id="v{i}"><td>{_esc(row["variant"])}</td><td class="num">{_num(row["pipeline_step"])}</td>'
             f'<td class="num">{runs}</td>'
             f'<td class="{STATUS_CLASS.get(row["status"], "")}">{_esc(row["status"])}</td>'
             f'<td class="num">{_source_change(row)}</td>{diff_cell}'
             f'<td class="num">{_num(row["churn_total"])}</td>'
-            f'{gpu_cells}<td class="wrap">{_esc(row["error"] or row["note"])}{gpu_error}</td></tr>'
+            f'{gpu_cells}<td class="wrap">{_esc(row["error"] or row["note"])}{gpu_error}{switch}</td></tr>'
         )
     figure = f' · <a href="{_esc(figure_href)}">figure</a>' if figure_href else ""
     body = f"""{EXTRA_CSS}<header><h1>{_esc(title)}: what each pass is worth</h1>
@@ -146,6 +149,19 @@ def _ratios(rows: list[dict]) -> str:
     if not rows:
         return '<span class="na">none</span>'
     return ", ".join(f"{_esc(row['variant'])} ×{row['latency_ratio']:.2f}" for row in rows)
+
+
+def _switch_note(row: dict) -> str:
+    """The knocked pass beside TileLang's own switch for it (knockout.csv's switch columns), '' without one."""
+    if not row.get("switch"):
+        return ""
+    settings = ", ".join(f"{key}={json.dumps(value)}" for key, value in json.loads(row["switch"]).items())
+    if not row.get("switch_pass_configs"):
+        return f'<div class="na">switch {_esc(settings)}: not in the grid (add it to config pass_configs)</div>'
+    same = row.get("switch_source_equal")
+    verdict = "the same source as" if same else "other source than" if same is False else "compared with"
+    latency = f", which runs in {_num(row['switch_latency_ms'])} ms" if row.get("switch_latency_ms") else ""
+    return f'<div class="sw">switch {_esc(settings)}: {verdict} the baseline with it on{latency}</div>'
 
 
 def _source_change(row: dict) -> str:
@@ -218,8 +234,11 @@ def write_pages(records: list, runs_dir, out_dir, figures_dir=None) -> list[Path
     """index.html and a page per configuration (its knockout.json; sources.json.gz beside it) under out_dir."""
     out_dir = Path(out_dir)
     entries, written, used = [], [], set()
-    for record, rows in knockout_table.configurations(records):
-        summary = knockout_table.summarize(rows)[0]
+    configurations = knockout_table.configurations(records)
+    # each variant beside its pass's switch, which may be another configuration's baseline
+    beside = iter(knockout_table.add_switches([row for _, rows in configurations for row in rows]))
+    for record, rows in configurations:
+        summary = knockout_table.summarize([next(beside) for _ in rows])[0]
         folder = record.parent.relative_to(runs_dir)
         name = page_name("__".join(folder.parts))
         while name in used:

@@ -12,7 +12,8 @@ CUDA target whose arch is the GPU's. Its arguments are the trace script's kernel
 What one job does, each step's failure a row (``status``), never a crash:
 
 1. ``build``: the kernel file's function returns the ``T.prim_func`` (``build_failed``).
-2. ``compile``: ``tilelang.compile(func, out_idx=OUT_IDX, target="cuda")``, nvcc included, timed
+2. ``compile``: ``tilelang.compile(func, out_idx=OUT_IDX, target="cuda", pass_configs=)`` (the job's pass configs),
+   nvcc included, timed
    (``compile_seconds``); a private TileLang cache per job, so the time is a real compile (``compile_failed``:
    lowering may have succeeded in the trace jobs, which churn_vs_speed.csv shows beside it). The target is the
    job's kind with the GPU's own arch, as TileLang picks it for the visible device (``compile_target``): the
@@ -335,7 +336,8 @@ def run_job(
     try:
         with pass_knockout.compiling_without(knockout) as hook:
             try:
-                kernel = tilelang.compile(func, out_idx=out_idx, target=COMPILE_TARGET)
+                kernel = tilelang.compile(func, out_idx=out_idx, target=COMPILE_TARGET,
+                                          pass_configs=spec.pass_configs or None)  # fmt: skip
             finally:  # compiled or not: how the knockout reached the compile's passes
                 if knockout_run:
                     row["compile_hook"] = hook
@@ -414,8 +416,10 @@ def _timing_columns(prefix: str, timed: dict, work_kind: str, work) -> dict:
 # the row: which job (passes_table's provenance columns, without mode and source: a GPU job has no trace mode),
 # on which machine, then the outcome (kernel_speed.py documents every column)
 ROW_PROVENANCE = [
-    column for column in passes_table.PROVENANCE_COLUMNS if column not in ("mode", "source", "kernel_label")
-] + ["kernel_label"]
+    column
+    for column in passes_table.PROVENANCE_COLUMNS
+    if column not in ("mode", "source", "kernel_label", "pass_configs")
+] + ["kernel_label"]  # pass_configs, a later column, is the table's last
 DEVICE_COLUMNS = ["gpu_name", "gpu_arch", "driver_version", "cuda_version", "nvcc_version", "torch_version"]
 
 

@@ -9,6 +9,7 @@ the bad value, before any job runs.
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import re
@@ -17,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from tilelang_churn.core import files, jobs, trace_modes
+from tilelang_churn.core import files, jobs, pass_configs, trace_modes
 from tilelang_churn.core.jobs import GEMM, Job
 from tilelang_churn.lowering import kernels, release_envs, tilelang_source, trace_cli
 
@@ -83,6 +84,7 @@ class KernelConfig:
     function: str
     params: dict
     user_file: bool  # source is a file of the user's (an input of its jobs), not a kernel shipped with the workflow
+    pass_configs: dict = field(default_factory=dict)  # TileLang's PassConfigKey options ({}: its defaults)
 
     @property
     def arguments(self) -> tuple[str, ...]:
@@ -91,7 +93,7 @@ class KernelConfig:
             "--function", self.function,
             "--params", kernels.canonical(self.params),
             "--kernel-name", self.kernel,
-        )  # fmt: skip
+        ) + pass_config_arguments(self.pass_configs)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -291,8 +293,9 @@ def some(values, noun: str, shown: int = 5) -> str:
     return f"{len(values)} {noun}, the first {shown} {values[:shown]!r}"
 
 
-def resolve_shapes(cfg: dict) -> dict[str, dict]:
-    """Shape id -> kernel parameters, in config order; ids and parameter sets must be unique."""
+def resolve_shapes(cfg: dict, origins: dict | None = None) -> dict[str, dict]:
+    """Shape id -> kernel parameters (pass configs included: one configuration per set), in config order; ids
+    and parameter sets must be unique. origins, when given, gets shape id -> the index of its config shape."""
     defaults = cfg["defaults"]
     _check_kernel_types(defaults, "defaults")
     shapes: dict[str, dict] = {}
@@ -302,28 +305,82 @@ def resolve_shapes(cfg: dict) -> dict[str, dict]:
         key = f"shapes[{i}]"
         _check_kernel_types(shape, key)
         block = shape["block"] if shape["block"] is not None else defaults["block"]
-        spec = {"M": shape["M"], "N": shape["N"], "K": shape["K"], "block": list(block)}
+        base = {"M": shape["M"], "N": shape["N"], "K": shape["K"], "block": list(block)}
         for name in KERNEL_FIELDS:
-            spec[name] = shape[name] if shape[name] is not None else defaults[name]
-        shape_id = shape["name"] or _derived_shape_id(shape, spec)
-        check_name_length(shape_id, "shape", f"{key}.name" if shape["name"] else key)
-        if shape_id in shapes:
-            raise ConfigError(
-                f"config {key}: shape id {shape_id!r} is also the id of {where[shape_id]}; "
-                "give one of them a distinct 'name'"
-            )
-        parameters = json.dumps(spec, sort_keys=True)  # one dict lookup per shape: 10,000 shapes in milliseconds
-        if parameters in same_as:
-            other_id = same_as[parameters]
-            set_keys = {name: value for name, value in shape.items() if value is not None}
-            raise ConfigError(
-                f"config {key}: {set_keys!r} has the same parameters as {where[other_id]} "
-                f"({other_id!r}); the two jobs would be identical"
-            )
-        shapes[shape_id] = spec
-        where[shape_id] = key
-        same_as[parameters] = shape_id
+            base[name] = shape[name] if shape[name] is not None else defaults[name]
+        base_id = shape["name"] or _derived_shape_id(shape, base)
+        for configs, configs_key in resolve_pass_configs(shape, key, defaults):
+            spec = {**base, "pass_configs": configs}
+            shape_id = base_id + pass_configs.folder_suffix(configs)
+            check_name_length(shape_id, "shape", f"{key}.name" if shape["name"] else key)
+            here = key if not configs else f"{key} with {configs_key}"
+            if shape_id in shapes:
+                raise ConfigError(
+                    f"config {here}: shape id {shape_id!r} is also the id of {where[shape_id]}; "
+                    "give one of them a distinct 'name'"
+                )
+            parameters = json.dumps(spec, sort_keys=True)  # one dict lookup per shape: 10,000 shapes in milliseconds
+            if parameters in same_as:
+                other_id = same_as[parameters]
+                set_keys = {name: value for name, value in shape.items() if value is not None}
+                raise ConfigError(
+                    f"config {here}: {set_keys!r} has the same parameters as {where[other_id]} "
+                    f"({other_id!r}); the two jobs would be identical"
+                )
+            shapes[shape_id] = spec
+            where[shape_id] = here
+            same_as[parameters] = shape_id
+            if origins is not None:
+                origins[shape_id] = i
     return shapes
+
+
+def resolve_pass_configs(entry: dict, key: str, defaults: dict) -> list[tuple[dict, str]]:
+    """The pass-config sets of a shape or kernel entry (its own ``pass_configs``, else ``defaults.pass_configs``),
+    each with the config key it comes from; checked (pass_configs.check) and distinct."""
+    own = entry.get("pass_configs")
+    sets, where = (
+        (own, f"{key}.pass_configs") if own is not None else (defaults["pass_configs"], "defaults.pass_configs")
+    )
+    resolved: list[tuple[dict, str]] = []
+    seen: dict[str, str] = {}
+    for j, configs in enumerate(sets):
+        set_key = f"{where}[{j}]"
+        try:
+            pass_configs.check(configs)
+        except pass_configs.PassConfigError as error:
+            raise ConfigError(f"config {set_key}: {error}") from None
+        spelled = pass_configs.canonical(configs)
+        if spelled in seen:
+            raise ConfigError(f"config {set_key}: {configs!r} is also {seen[spelled]}; the jobs would be identical")
+        seen[spelled] = set_key
+        resolved.append((configs, set_key))
+    return resolved
+
+
+def check_pass_configs(grid: Grid, installed: str | None, source=None) -> None:
+    """Every ``tl.*`` pass config key of the grid must be one that the installed TileLang defines (its
+    PassConfigKey, read from its source), when jobs run with it: a typo stops the run here, naming the key and
+    the closest keys. Another release's keys, and other namespaces (``tir.*``), are TVM's to refuse: the job
+    records that as a failed row."""
+    if not installed or installed not in grid.versions:
+        return
+    source = source if source is not None else tilelang_source.find_installed_source()
+    known = tilelang_source.pass_config_keys(source) if source is not None else None
+    if not known:
+        return
+    specs = [(shape, spec["pass_configs"]) for shape, spec in grid.shapes.items()]
+    specs += [(config_id, config.pass_configs) for config_id, config in grid.kernel_configs.items()]
+    for config_id, configs in specs:
+        for name in configs:
+            if name.startswith("tl.") and name not in known:
+                close = difflib.get_close_matches(name, sorted(known), n=3)
+                hint = f"; did you mean {', '.join(close)}?" if close else ""
+                raise ConfigError(
+                    f"config pass_configs (configuration {config_id!r}): {name!r} is not a pass config of TileLang "
+                    f"{source.release or installed} installed beside the workflow (its PassConfigKey in "
+                    f"{source.description}){hint}"
+                )
 
 
 def _check_kernel_types(entry: dict, key: str) -> None:
@@ -385,31 +442,36 @@ def resolve_kernels(cfg: dict, shapes: dict) -> dict[str, KernelConfig]:
                 f"config {key}.folders: {len(folders)} folder names for {len(entry['params'])} parameter sets; "
                 "give one per set of params, null for a derived folder"
             )
+        sets = resolve_pass_configs(entry, key, cfg["defaults"])
         for j, params in enumerate(entry["params"]):
             params = signature.ordered({**entry["defaults"], **params})
             problem = signature.problem(params)
             if problem:
                 raise ConfigError(f"config {key}.params[{j}]: kernel {name!r}: {problem}")
             named = folders[j] if folders is not None else None
-            set_key = f"{key}.folders[{j}]" if named else f"{key}.params[{j}]"
-            config_id = named or kernels.folder_id(name, params, signature.defaults())
-            check_name_length(config_id, "shape", set_key)
+            base_id = named or kernels.folder_id(name, params, signature.defaults())
             filled = {**signature.defaults(), **params}
-            if config_id in where:
-                other = where[config_id]
-                if full.get(config_id) == filled:
+            for pass_config_set, configs_key in sets:
+                set_key = f"{key}.folders[{j}]" if named else f"{key}.params[{j}]"
+                set_key += f" with {configs_key}" if pass_config_set else ""
+                config_id = base_id + pass_configs.folder_suffix(pass_config_set)
+                check_name_length(config_id, "shape", set_key)
+                if config_id in where:
+                    other = where[config_id]
+                    if full.get(config_id) == (filled, pass_config_set):
+                        raise ConfigError(
+                            f"config {set_key}: kernel {name!r}: {params!r} is the same parameter set as {other} "
+                            "(function defaults included); the two jobs would be identical"
+                        )
                     raise ConfigError(
-                        f"config {set_key}: kernel {name!r}: {params!r} is the same parameter set as {other} "
-                        "(function defaults included); the two jobs would be identical"
+                        f"config {set_key}: kernel {name!r}: {params!r} gets the folder {config_id!r}, as {other} "
+                        f"does; name one of them with {key}.folders (a folder name per parameter set, null: the "
+                        "derived one)"
                     )
-                raise ConfigError(
-                    f"config {set_key}: kernel {name!r}: {params!r} gets the folder {config_id!r}, as {other} does; "
-                    f"name one of them with {key}.folders (a folder name per parameter set, null: the derived one)"
-                )
-            where[config_id] = f"{key}.params[{j}]"
-            full[config_id] = filled
-            source = entry["file"] if user_file else entry["shipped"]
-            configs[config_id] = KernelConfig(name, source, entry["function"], params, user_file)
+                where[config_id] = f"{key}.params[{j}]" + (f" with {configs_key}" if pass_config_set else "")
+                full[config_id] = (filled, pass_config_set)
+                source = entry["file"] if user_file else entry["shipped"]
+                configs[config_id] = KernelConfig(name, source, entry["function"], params, user_file, pass_config_set)
     return configs
 
 
@@ -573,7 +635,12 @@ def gemm_arguments(spec: dict) -> tuple[str, ...]:
         "--accum-dtype", spec["accum_dtype"],
         "--threads", str(spec["threads"]),
         "--stages", str(spec["stages"]),
-    )  # fmt: skip
+    ) + pass_config_arguments(spec.get("pass_configs") or {})  # fmt: skip
+
+
+def pass_config_arguments(configs: dict) -> tuple[str, ...]:
+    """The trace script's --pass-configs for a non-empty set, nothing for TileLang's defaults."""
+    return ("--pass-configs", pass_configs.canonical(configs)) if configs else ()
 
 
 def trace_args(
@@ -610,7 +677,8 @@ def build_grid(cfg: dict, installed: str | None = None, source=None) -> Grid:
     """
     installed = installed if installed is not None else release_envs.installed_release()
     versions = resolve_versions(cfg, installed)
-    shapes = resolve_shapes(cfg)
+    shape_origins: dict[str, int] = {}
+    shapes = resolve_shapes(cfg, shape_origins)
     targets = resolve_targets(cfg)
     modes = resolve_modes(cfg)
     check_installed_modes(modes, versions, installed, source)
@@ -634,7 +702,8 @@ def build_grid(cfg: dict, installed: str | None = None, source=None) -> Grid:
                                       version)  # fmt: skip
                     job = Job(version, target, config_id, mode, args, env, user_file)
                     grid.jobs[(version, target, config_id, mode)] = job
-    check_job_arguments(cfg, grid)
+    check_pass_configs(grid, installed, source)
+    check_job_arguments(cfg, grid, shape_origins)
     grid.batches.extend(make_batches(grid, cfg["trace_batch_size"]))
     if grid.knockout is not None:
         knockout_jobs = [
@@ -661,12 +730,12 @@ _OPTION_FIELDS = {
 }
 
 
-def check_job_arguments(cfg: dict, grid: Grid) -> None:
+def check_job_arguments(cfg: dict, grid: Grid, shape_origins: dict[str, int]) -> None:
     """Run each configuration's arguments through the trace script's own argument rules
     (trace_cli.job_argument_problem), so that no job the check accepts exits 2 later (M: 256.0, threads:
     128.0, sizes beyond int64). The modes only add arguments the grid makes itself: one mode per
     configuration is enough."""
-    shape_index = {shape: i for i, shape in enumerate(grid.shapes)}
+    shape_index = shape_origins  # shape id -> its config shape (resolve_shapes)
     target_index = {target: i for i, target in enumerate(grid.targets)}
     checked = set()
     for job in grid.jobs.values():

@@ -31,7 +31,7 @@ import time
 from collections import deque
 from pathlib import Path
 
-from tilelang_churn.core import files, knockout_rows, line_churn, statuses
+from tilelang_churn.core import files, knockout_rows, line_churn, pass_configs, statuses
 from tilelang_churn.lowering import fork_pool, pass_knockout, trace_batch, trace_cli
 
 PROG = "knockout_batch.py"
@@ -114,6 +114,7 @@ def make_row(spec, version: str, variant: pass_knockout.Variant, result: dict, b
         "lower_cpu_seconds": result.get("lower_cpu_seconds"),
         "note": _note(variant, result, same),
         **spec.provenance(version),
+        "switch": _switch(variant.knocked_pass),
         "mode": knockout_rows.MODE,
         "source": knockout_rows.SOURCE,
     }
@@ -121,6 +122,11 @@ def make_row(spec, version: str, variant: pass_knockout.Variant, result: dict, b
         added, deleted = (0, 0) if same else line_churn.sequence_matcher_counts(baseline_source, source)
         row.update(source_added=added, source_deleted=deleted)
     return row
+
+
+def _switch(knocked_pass: str | None) -> str | None:
+    switch = pass_configs.switch_of(knocked_pass) if knocked_pass is not None else None
+    return pass_configs.canonical(switch) if switch else None
 
 
 def _sha256(text: str | None) -> str | None:

@@ -485,19 +485,21 @@ def make_instrument(recorder: PassRecorder, knockout=None):
     return _INSTRUMENT_CLASSES[kind](recorder, knockout)
 
 
-def _outer_pass_context(tvm, instrument):
-    """A PassContext with the tracer that keeps the caller's options (opt_level, config, pass lists)."""
+def outer_pass_context(tvm, instruments=(), config: dict | None = None):
+    """A PassContext that keeps the caller's options (opt_level, config, pass lists), adding instruments and
+    config (pass configs set over the caller's)."""
     current = tvm.transform.PassContext.current()
+    merged = {**dict(current.config), **(config or {})}
     try:
         return tvm.transform.PassContext(
             opt_level=current.opt_level,
             required_pass=list(current.required_pass),
             disabled_pass=list(current.disabled_pass),
-            instruments=[instrument],
-            config=dict(current.config),
+            instruments=list(instruments),
+            config=merged,
         )
-    except Exception:  # noqa: BLE001 - a release whose PassContext differs: the book's plain form
-        return tvm.transform.PassContext(instruments=[instrument])
+    except (TypeError, AttributeError):  # a release whose PassContext differs: the book's plain form
+        return tvm.transform.PassContext(instruments=list(instruments), config=merged)
 
 
 def run_instrument(
@@ -518,7 +520,7 @@ def run_instrument(
     artifact = None
     started = time.perf_counter()
     try:
-        with _outer_pass_context(tvm, make_instrument(recorder, knockout)):
+        with outer_pass_context(tvm, [make_instrument(recorder, knockout)]):
             with target:
                 artifact = tilelang.lower(func, target=target)
     except Exception as exc:  # noqa: BLE001 - a failing pass is data

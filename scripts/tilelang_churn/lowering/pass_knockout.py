@@ -178,11 +178,13 @@ def lower(spec, variant: Variant | None) -> dict:
     try:
         target = tilelang_trace.make_target(spec)
         func = tilelang_trace.build_kernel(spec)
+        configs = tilelang_trace.pass_config_context(spec)
     except Exception as exc:  # noqa: BLE001 - the kernel's build raising is this lowering's failure
         result.update(status=statuses.STATUS_LOWER_FAILED, error=f"build: {first_line(exc)}")
         result["lower_cpu_seconds"] = round(time.process_time() - cpu_started, 4)
         return result
-    rows, error, info = pass_instrument.run_instrument(func, target, knockout=knockout, keep_source=True)
+    with configs:
+        rows, error, info = pass_instrument.run_instrument(func, target, knockout=knockout, keep_source=True)
     churn = [row for row in rows if row["status"] in statuses.CHURN_STATUSES]
     result.update(
         source=info.get("kernel_source"),

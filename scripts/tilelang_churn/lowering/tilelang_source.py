@@ -247,3 +247,22 @@ def pass_catalog(source: SourceTree) -> dict[str, PassFactory]:
         for name, factory in found.items():
             catalog.setdefault(name, factory)
     return catalog
+
+
+PASS_CONFIG_FILE = "tilelang/transform/pass_config.py"
+
+
+def pass_config_keys(source: SourceTree) -> frozenset[str] | None:
+    """The string values of TileLang's ``PassConfigKey`` enum in the source (the ``tl.*`` options TileLang
+    registers), None when the source has no such class."""
+    text = source.read(PASS_CONFIG_FILE)
+    if text is None:
+        return None
+    enum = _definitions(ast.parse(text)).get("PassConfigKey")
+    if not isinstance(enum, ast.ClassDef):
+        return None
+    return frozenset(
+        node.value.value
+        for node in enum.body
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+    )

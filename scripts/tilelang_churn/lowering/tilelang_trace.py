@@ -7,6 +7,7 @@ info)``.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
 from pathlib import Path
@@ -15,7 +16,7 @@ import tilelang
 from tilelang import tvm
 
 from tilelang_churn.core import ir_archive, line_churn, passes_table
-from tilelang_churn.lowering import kernels, run_record, tilelang_source
+from tilelang_churn.lowering import kernels, pass_instrument, run_record, tilelang_source
 from tilelang_churn.lowering.trace_cli import DERIVABLE_PASS_PARAMS, TraceSpec
 
 
@@ -26,6 +27,14 @@ def build_kernel(spec: TraceSpec):
 
 def make_target(spec: TraceSpec):
     return tvm.target.Target(spec.target)
+
+
+def pass_config_context(spec: TraceSpec):
+    """A PassContext with the job's pass configs (every mode lowers inside it: the tracers' own contexts keep
+    its config), a no-op context without any. TVM refuses a key it does not know here."""
+    if not spec.pass_configs:
+        return contextlib.nullcontext()
+    return pass_instrument.outer_pass_context(tvm, config=spec.pass_configs)
 
 
 def derived_pass_args(spec: TraceSpec, target) -> dict:

@@ -11,10 +11,10 @@ import functools
 import json
 import re
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from tilelang_churn.core import trace_modes
+from tilelang_churn.core import pass_configs, trace_modes
 from tilelang_churn.core.jobs import GEMM
 from tilelang_churn.lowering import kernels, tilelang_source
 
@@ -91,6 +91,8 @@ class TraceSpec:
     params: dict  # function(**params) is the kernel
     kernel_label: str  # a readable label: the kernel and the parameters it sets away from the defaults
     keep_ir: bool = False  # instrument: write the IR after every pass to ir.json.gz (not provenance)
+    # TileLang's PassConfigKey options the kernel is lowered (and compiled) under: {} for its defaults
+    pass_configs: dict = field(default_factory=dict)
 
     @property
     def target_json(self) -> str:
@@ -122,7 +124,8 @@ class TraceSpec:
             "source": trace_modes.source_of(self.mode),
             "kernel": self.kernel,
             "params": kernels.canonical(self.params),
-            "kernel_label": self.kernel_label,
+            "kernel_label": self.kernel_label + pass_configs.label(self.pass_configs),
+            "pass_configs": pass_configs.canonical(self.pass_configs),
         }
 
     def as_dict(self) -> dict:
@@ -227,6 +230,13 @@ def _params(text: str) -> dict:
     return params
 
 
+def _pass_configs(text: str) -> dict:
+    try:
+        return pass_configs.parse(text)
+    except pass_configs.PassConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _label(text: str) -> str:
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.+-]*", text):
         raise argparse.ArgumentTypeError(f"{text!r} is not a name (letters, digits, _ . + -, not first)")
@@ -296,6 +306,14 @@ def build_parser(parser_class: type = argparse.ArgumentParser) -> argparse.Argum
         type=_label,
         metavar="NAME",
         help="the target's name in the tables (default: its short name, or json-<kind>[-<arch or mcpu>])",
+    )
+    parser.add_argument(
+        "--pass-configs",
+        type=_pass_configs,
+        default={},
+        metavar="JSON",
+        help="TileLang pass configs (PassConfigKey options) to lower and compile under, a JSON object, e.g. "
+        "'{\"tl.disable_warp_specialized\": true}' (default {}: TileLang's own)",
     )
     parser.add_argument(
         "--passes",
@@ -429,6 +447,7 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str], check_passes: bool)
         target=target,
         passes=tuple(args.passes) if mode.takes_passes else (),
         keep_ir=args.keep_ir,
+        pass_configs=args.pass_configs,
         **kernel,
     )
     return args

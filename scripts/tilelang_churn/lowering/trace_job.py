@@ -241,7 +241,8 @@ def trace(args) -> int:
                     func = tilelang_trace.build_kernel(spec)
                     stop_if_forked(job_pid)
                     runner = getattr(tilelang_trace, mode.runner)
-                    rows, error, extra = runner(spec, func, target, out_dir, trace_dir)
+                    with tilelang_trace.pass_config_context(spec):
+                        rows, error, extra = runner(spec, func, target, out_dir, trace_dir)
                     run_info.update(extra)
                 except OSError as exc:  # the run's own files (e.g. ir.json.gz) could not be written
                     raise NotRecorded(f"cannot write the run's files under {out_dir}: {exc}") from None

@@ -90,6 +90,7 @@ SPEED_SCHEMA: list[tuple[str, str]] = [
     ("speedup_vs_torch", "torch_latency_ms / latency_ms: above 1, the TileLang kernel is faster."),
     ("source_lines", "Lines of the generated CUDA source (kernel.get_kernel_source())."),
     ("job_seconds", "Wall time of the whole GPU job (import excluded)."),
+    ("pass_configs", "The pass configs it compiled under (`tilelang.compile(pass_configs=)`), as in churn.csv."),
 ]
 SPEED_COLUMNS = [name for name, _ in SPEED_SCHEMA]
 
@@ -112,7 +113,7 @@ JOINED_SCHEMA: list[tuple[str, str]] = [
 ]  # fmt: skip
 JOINED_COLUMNS = [name for name, _ in JOINED_SCHEMA]
 CHURN_COLUMNS = JOINED_COLUMNS[len(SPEED_COLUMNS) :]
-JOIN_KEY = ("tilelang_version", "target_name", "kernel", "params")
+JOIN_KEY = ("tilelang_version", "target_name", "kernel", "params", "pass_configs")
 FLOAT_COLUMNS = (
     "compile_seconds", "max_abs_error", "max_rel_error", "tolerance", "latency_ms", "latency_min_ms",
     "latency_max_ms", "spread", "tflops", "gbps", "torch_latency_ms", "torch_latency_min_ms",
@@ -153,8 +154,11 @@ def _cell(value):
 def read_csv(path: str | Path) -> list[dict]:
     """A table of this module (or churn_summary.csv), cells typed: ints, floats, bools, None for empty."""
     with open(path, newline="", encoding="utf-8") as handle:
-        rows = list(csv.DictReader(handle))
-    return [{key: _typed(key, value) for key, value in row.items()} for row in rows]
+        reader = csv.DictReader(handle)
+        rows = list(reader)
+    # a table written before a column was added reads as holding its default (passes_table.ADDED_COLUMNS)
+    added = {column: value for column, value in passes_table.ADDED_COLUMNS.items() if column not in reader.fieldnames}
+    return [{key: _typed(key, value) for key, value in {**row, **added}.items()} for row in rows]
 
 
 def _typed(key: str, value: str):
@@ -175,18 +179,23 @@ def _typed(key: str, value: str):
 _NOT_FROM_SUMMARY = ("mode", "lowered")  # columns of the join made here, not copied from the summary
 
 
+def _join_key(row: dict) -> tuple:
+    """JOIN_KEY's values: the release without a local suffix; a table written before pass_configs reads as {}."""
+    added = passes_table.ADDED_COLUMNS
+    values = [row.get(column) or added.get(column) for column in JOIN_KEY]
+    return (base_version(values[0]), *values[1:])
+
+
 def join(speed_rows: list[dict], summary_rows: list[dict], mode: str) -> list[dict]:
     """Each speed row with the churn of its trace job in `mode` (CHURN_COLUMNS), in the speed rows' order."""
     by_key = {}
     for summary in summary_rows:
         if summary.get("mode") != mode:
             continue
-        key = (base_version(summary["tilelang_version"]), summary["target_name"], summary["kernel"], summary["params"])
-        by_key.setdefault(key, summary)
+        by_key.setdefault(_join_key(summary), summary)
     joined = []
     for row in speed_rows:
-        key = (base_version(row["tilelang_version"]), row["target_name"], row["kernel"], row["params"])
-        summary = by_key.get(key)
+        summary = by_key.get(_join_key(row))
         churn = dict.fromkeys(CHURN_COLUMNS)
         churn["mode"] = mode
         if summary is not None:

@@ -15,14 +15,17 @@ whose knockout changes the generated source most, and the passes lowering cannot
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
-from tilelang_churn.core import knockout_rows, statuses
+from tilelang_churn.core import knockout_rows, pass_configs, statuses
 
 PROG = "knockout_table.py"
 GPU_RECORD = "knockout_gpu.json"  # a GPU job's record (lowering/knockout_gpu.py)
-CONFIG_COLUMNS = ("tilelang_version", "target_name", "kernel", "params", "kernel_label")
+CONFIG_COLUMNS = ("tilelang_version", "target_name", "kernel", "params", "kernel_label", "pass_configs")
+# a configuration apart from its pass configs: the one it is compared with when a switch is turned on
+SIBLING_COLUMNS = ("tilelang_version", "target_name", "kernel", "params")
 
 
 def read_configuration(record: str | Path, gpu_record: str | Path | None = None) -> list[dict]:
@@ -61,8 +64,43 @@ def configurations(paths: list) -> list[tuple[Path, list[dict]]]:
 
 
 def gather(paths: list) -> list[dict]:
-    """Every configuration's rows (configurations), one table."""
-    return [row for _, rows in configurations(paths) for row in rows]
+    """Every configuration's rows (configurations), one table, each variant beside its pass's switch (add_switches)."""
+    return add_switches([row for _, rows in configurations(paths) for row in rows])
+
+
+def add_switches(rows: list[dict]) -> list[dict]:
+    """Fill the switch columns of each variant whose pass has an official switch (its ``switch`` cell) from the
+    baseline of the same configuration with that switch on, when the rows hold it (config pass_configs): its
+    pass configs, whether the variant's generated source is that baseline's, and that baseline's GPU latency."""
+    baselines = {
+        (tuple(row[c] for c in SIBLING_COLUMNS), row["pass_configs"]): row
+        for row in rows
+        if row["variant"] == knockout_rows.BASELINE
+    }
+    filled = []
+    for row in rows:
+        switched = None
+        if row["switch"]:
+            configs = {**json.loads(row["pass_configs"]), **json.loads(row["switch"])}
+            spelled = pass_configs.canonical(configs)
+            if spelled != row["pass_configs"]:
+                switched = baselines.get((tuple(row[c] for c in SIBLING_COLUMNS), spelled))
+        if switched is None:
+            filled.append(row)
+            continue
+        same = None
+        if row["source_sha256"] and switched["source_sha256"]:
+            same = row["source_sha256"] == switched["source_sha256"]
+        filled.append(
+            {
+                **row,
+                "switch_pass_configs": switched["pass_configs"],
+                "switch_source_equal": same,
+                "switch_latency_ms": switched.get("latency_ms"),
+                "switch_gpu_status": switched.get("gpu_status"),
+            }
+        )
+    return filled
 
 
 def configuration_key(row: dict) -> tuple:

@@ -1,0 +1,267 @@
+"""Pass configs as a grid axis (config pass_configs, core/pass_configs.py): the grid, every mode's lowering, the
+knockout beside TileLang's own switch, and the workflow.
+
+Expected values come from TileLang itself: a driver subprocess lowers the same kernel under
+``PassContext(config=...)`` with a pass instrument of its own written here, and records the passes that ran, the
+generated source's sha256, or the error TVM raises for a key it does not know.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import make_workdir, require_tilelang, snakemake
+from test_job_grid import grid_of, refused
+from tilelang_churn.core import knockout_rows, pass_configs, passes_table
+from tilelang_churn.lowering import trace_cli
+from tilelang_churn.tables import knockout_table
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+NO_WS = {"tl.disable_warp_specialized": True}
+GEMM_256 = ["--mode", "instrument", "--shape", "256,256,256", "--block", "64,64,32", "--target", "cuda-sm90"]
+WS_PASSES = ["ProducerConsumerWarpSpecialized", "AnnotateWarpGroupRegAlloc"]
+
+# TileLang lowering the kernel of the arguments under each set of pass configs, with an instrument of the test's own
+REFERENCE = textwrap.dedent(
+    """
+    import hashlib, json, os, sys
+    os.environ["TILELANG_DISABLE_CACHE"] = "1"
+    sys.path.insert(0, sys.argv[1])
+    import tilelang
+    from tilelang import tvm
+    from tilelang_churn.lowering import trace_cli, tilelang_trace
+
+    @tvm.ir.instrument.pass_instrument
+    class Names:
+        def __init__(self):
+            self.names = []
+
+        def run_before_pass(self, mod, info):
+            self.names.append(str(info.name).rsplit(".", 1)[-1])
+
+    spec = trace_cli.parse_args(json.loads(sys.argv[2])).spec
+    results = []
+    for config in json.loads(sys.argv[3]):
+        names = Names()
+        target = tvm.target.Target(spec.target)
+        try:
+            with tvm.transform.PassContext(config=config, instruments=[names]), target:
+                source = tilelang.lower(tilelang_trace.build_kernel(spec), target=target).kernel_source
+            results.append({"passes": names.names, "sha256": hashlib.sha256(source.encode()).hexdigest()})
+        except Exception as exc:
+            results.append({"error": f"{type(exc).__name__}: {str(exc).splitlines()[0]}"})
+    print(json.dumps(results))
+    """
+)
+
+
+def reference(args: list, configs: list) -> list:
+    done = subprocess.run(
+        [sys.executable, "-c", REFERENCE, str(SCRIPTS), json.dumps(args), json.dumps(configs)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+# -------------------------------------------------------------------------------------------- no TileLang
+
+
+def test_a_set_is_named_by_its_keys_in_the_folder_and_the_label():
+    assert pass_configs.folder_suffix({}) == pass_configs.label({}) == ""
+    configs = {"tl.disable_warp_specialized": True, "tl.config_index_bitwidth": 64}
+    assert pass_configs.folder_suffix(configs) == "+config_index_bitwidth-64+disable_warp_specialized"
+    assert pass_configs.label(configs) == " [tl.config_index_bitwidth=64, tl.disable_warp_specialized]"
+    assert pass_configs.canonical(configs) == '{"tl.config_index_bitwidth":64,"tl.disable_warp_specialized":true}'
+    with pytest.raises(pass_configs.PassConfigError, match="'disable' is not a pass config key"):
+        pass_configs.parse('{"disable": true}')
+    with pytest.raises(pass_configs.PassConfigError, match=r"tl.x: \{'a': 1\} is not a boolean"):
+        pass_configs.check({"tl.x": {"a": 1}})
+
+
+def test_each_set_is_a_configuration_of_every_shape_and_kernel_without_its_own():
+    grid = grid_of(
+        shapes=[{"M": 256, "N": 256, "K": 256}],
+        kernels=[
+            {"name": "rmsnorm", "shipped": "rmsnorm", "params": [{}]},
+            {"name": "rms2", "shipped": "rmsnorm", "params": [{}], "pass_configs": [{"tl.disable_tma_lower": True}]},
+        ],
+        defaults={"pass_configs": [{}, NO_WS]},
+    )
+    assert grid.configurations == [
+        "256x256x256",
+        "256x256x256+disable_warp_specialized",
+        "rmsnorm",
+        "rmsnorm+disable_warp_specialized",
+        "rms2+disable_tma_lower",
+    ]
+    for (_, _, shape, _), job in grid.jobs.items():
+        spec = trace_cli.parse_args(list(job.args)).spec  # the job's own command line carries the set
+        expected = NO_WS if "warp" in shape else {"tl.disable_tma_lower": True} if "tma" in shape else {}
+        assert spec.pass_configs == expected, shape
+        provenance = spec.provenance("0.1.15")
+        assert provenance["pass_configs"] == pass_configs.canonical(expected)
+        args = list(job.args)
+        if "--pass-configs" in args:
+            del args[args.index("--pass-configs") : args.index("--pass-configs") + 2]
+        plain = trace_cli.parse_args(args).spec
+        assert provenance["kernel_label"] == plain.kernel_label + pass_configs.label(expected)
+
+
+def test_a_bad_set_stops_the_workflow_naming_its_key():
+    assert refused(defaults={"pass_configs": [{"disable": True}]}).startswith(
+        "config defaults.pass_configs[0]: 'disable' does not match"
+    )
+    assert refused(kernels=[{"name": "r", "shipped": "rmsnorm", "params": [{}], "pass_configs": [{"tl.x": {}}]}]) == (
+        "config kernels[0].pass_configs[0].tl.x: {} is not valid under any of the given schemas"
+    )
+    assert refused(shapes=[{"M": 8, "N": 8, "K": 8, "pass_configs": [NO_WS, NO_WS]}]) == (
+        "config shapes[0].pass_configs[1]: {'tl.disable_warp_specialized': True} is also "
+        "shapes[0].pass_configs[0]; the jobs would be identical"
+    )
+
+
+def test_a_tl_key_the_installed_release_lacks_is_refused_with_the_closest_keys():
+    require_tilelang()
+    message = refused(defaults={"pass_configs": [{"tl.disable_warp_specialised": True}]})
+    assert message.startswith("config pass_configs (configuration '256x256x256+disable_warp_specialised'): ")
+    assert "'tl.disable_warp_specialised' is not a pass config of TileLang" in message
+    assert "did you mean tl.disable_warp_specialized" in message
+
+
+def test_a_table_written_before_the_column_reads_as_the_defaults(tmp_path):
+    columns = [c for c in passes_table.COLUMNS if c not in passes_table.ADDED_COLUMNS]
+    row = {c: "" for c in columns} | {"step": "0", "pass": "p", "status": "noop", "mode": "instrument"}
+    path = tmp_path / "passes.csv"
+    path.write_text(",".join(columns) + "\n" + ",".join(row[c] for c in columns) + "\n")
+    (read,) = passes_table.read_rows(path)
+    assert read["pass_configs"] == pass_configs.DEFAULT and list(read) == passes_table.COLUMNS
+    # a column missing that was always there is still refused
+    path.write_text(",".join(columns[1:]) + "\n" + ",".join(row[c] for c in columns[1:]) + "\n")
+    with pytest.raises(passes_table.TableError, match="are not the passes.csv schema"):
+        passes_table.read_rows(path)
+
+
+# ---------------------------------------------------------------------------------------------- TileLang
+
+
+@pytest.fixture(scope="module")
+def traced(tmp_path_factory):
+    """The GEMM traced in two modes, without and with the switch, and TileLang's own lowering of it."""
+    require_tilelang()
+    tmp = tmp_path_factory.mktemp("pass_configs")
+    out = {}
+    for mode in ("instrument", "trace-env"):
+        for name, configs in (("default", {}), ("no_ws", NO_WS)):
+            args = [*GEMM_256, "--pass-configs", json.dumps(configs)]
+            args[1] = mode
+            folder = tmp / f"{mode}_{name}"
+            done = subprocess.run(
+                [sys.executable, str(SCRIPTS / "gemm_lower_trace.py"), *args, "--out", str(folder)],
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+            assert done.returncode == 0, done.stderr[-3000:]
+            out[mode, name] = passes_table.read_rows(folder / "passes.csv")
+    return out, reference(GEMM_256, [{}, NO_WS, {"tirx.no_such_option": True}])
+
+
+def test_every_mode_lowers_under_the_set_as_tilelang_does(traced):
+    out, (default, no_ws, _) = traced
+    # the switch matters here: TileLang itself runs the warp-specialization passes only without it
+    assert set(WS_PASSES) <= set(default["passes"]) and not set(WS_PASSES) & set(no_ws["passes"])
+    for name, want in (("default", default), ("no_ws", no_ws)):
+        runs = [row["pass"] for row in out["instrument", name] if row["status"] in ("changed", "noop", "failed")]
+        assert runs == want["passes"], name
+        assert {row["pass_configs"] for row in out["instrument", name]} == {
+            pass_configs.canonical({} if name == "default" else NO_WS)
+        }
+        # trace-env reads TileLang's own run record: its passes follow the set too
+        env_passes = {row["pass"] for row in out["trace-env", name]}
+        assert bool(set(WS_PASSES) & env_passes) == (name == "default"), name
+
+
+def test_a_key_tvm_does_not_know_is_the_jobs_failed_row_with_tvms_words(traced, tmp_path):
+    *_, (_, _, bad) = traced
+    args = [*GEMM_256, "--pass-configs", '{"tirx.no_such_option": true}', "--out", str(tmp_path)]
+    done = subprocess.run(
+        [sys.executable, str(SCRIPTS / "gemm_lower_trace.py"), *args], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == trace_cli.EXIT_PASS_FAILED, done.stderr[-2000:]
+    (row,) = passes_table.read_rows(tmp_path / "passes.csv")
+    assert row["status"] == "failed" and row["pass"] == "setup"
+    assert row["error"].startswith(bad["error"].split(" candidates")[0])
+
+
+@pytest.fixture(scope="module")
+def knocked(tmp_path_factory):
+    """The warp-specialization passes knocked out of the GEMM, beside the same GEMM with TileLang's switch."""
+    require_tilelang()
+    tmp = tmp_path_factory.mktemp("knockout_switch")
+    jobs = []
+    for name, configs in (("default", {}), ("no_ws", NO_WS)):
+        args = [*GEMM_256, "--pass-configs", json.dumps(configs), "--out", str(tmp / name)]
+        jobs.append({"args": args, "log": str(tmp / f"{name}.log")})
+    (tmp / "jobs.json").write_text(json.dumps(jobs))
+    done = subprocess.run(
+        [sys.executable, str(SCRIPTS / "knockout_batch.py"), "--jobs", str(tmp / "jobs.json"), "--workers", "2"]
+        + ["--passes", ",".join(WS_PASSES)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return tmp
+
+
+def test_a_knockout_is_read_beside_the_official_switch(knocked):
+    rows = knockout_table.gather([knocked / "default" / "knockout.json", knocked / "no_ws" / "knockout.json"])
+    default = {row["variant"]: row for row in rows if row["pass_configs"] == "{}"}
+    switched = {row["variant"]: row for row in rows if row["pass_configs"] != "{}"}
+    sources = knockout_rows.read_sources(knocked / "default" / knockout_rows.SOURCES)
+    (switched_source,) = {s for s in knockout_rows.read_sources(knocked / "no_ws" / knockout_rows.SOURCES).values()}
+    assert switched["baseline"]["source_sha256"] == hashlib.sha256(switched_source.encode()).hexdigest()
+    for name in WS_PASSES:
+        row = default[name]
+        assert row["skipped_runs"] >= 1 and row["switch"] == pass_configs.canonical(NO_WS)
+        assert row["switch_pass_configs"] == pass_configs.canonical(NO_WS)
+        assert row["switch_source_equal"] == (sources[name] == switched_source), name
+        # under the switch the pass never runs: its knockout cannot take effect, and no other switch is sought
+        assert switched[name]["skipped_runs"] == 0 and switched[name]["switch_pass_configs"] in ("", None)
+    assert default["baseline"]["switch"] in ("", None)
+
+
+# -------------------------------------------------------------------------------------------- the workflow
+
+
+@pytest.mark.slow
+def test_the_workflow_traces_and_knocks_out_each_set(tmp_path):
+    require_tilelang()
+    workdir = make_workdir(tmp_path)
+    config = {
+        "shapes": [{"M": 256, "N": 256, "K": 256, "block": [64, 64, 32]}],
+        "defaults": {"pass_configs": [{}, NO_WS]},
+        "targets": ["cuda-sm90"],
+        "modes": ["instrument"],
+        "knockout": {"passes": WS_PASSES},
+    }
+    (workdir / "config" / "pass_configs.yaml").write_text(yaml.safe_dump(config))
+    done = snakemake(workdir, "--configfile", "config/pass_configs.yaml", "--cores", "2")
+    assert done.returncode == 0, done.stderr[-4000:]
+    churn = passes_table.read_rows(workdir / "results" / "churn.csv")
+    assert {row["pass_configs"] for row in churn} == {"{}", pass_configs.canonical(NO_WS)}
+    gathered = knockout_rows.read_rows(workdir / "results" / "knockout" / "knockout.csv")
+    beside = [row for row in gathered if row["switch_pass_configs"]]
+    assert {row["variant"] for row in beside} == set(WS_PASSES)
+    page = next((workdir / "results" / "knockout" / "pages").glob("*256x256x256_b64x64x32.html")).read_text()
+    assert page.count("switch tl.disable_warp_specialized=true: ") == len(WS_PASSES)
