@@ -98,7 +98,7 @@ def test_the_figures_from_the_recorded_h200_table_are_drawn_and_reproducible(tmp
     # every configuration gets a label that tells it from the kernel's others
     gemm = [row for row in joined if row["kernel"] == "gemm"]
     labels = speed_figures.short_labels(gemm)
-    assert len(set(labels.values())) == len({(r["target_name"], r["params"]) for r in gemm})
+    assert len(set(labels.values())) == len({speed_figures.configuration(r) for r in gemm})
 
 
 def test_a_failed_row_is_drawn_as_data(tmp_path):

@@ -80,11 +80,26 @@ def get_gpu_outputs() -> list:
     return tables + [f"results/gpu/figures/{kernel}.{ext}" for kernel in GPU_KERNELS for ext in ("png", "svg")]
 
 
+def get_attribution_inputs() -> dict:
+    """--speed and --knockout of compare_releases.py: the GPU stage's latencies and the knockout's GPU columns."""
+    if not (config["gpu"] and GRID.compares_releases):
+        return {}
+    return {
+        "speed": "results/gpu/kernel_speed.csv",
+        **({"knockout": f"{job_grid.KNOCKOUT_DIR}/knockout.csv"} if GRID.knockout else {}),
+    }
+
+
+def get_attribution_outputs() -> dict:
+    return {"attribution": f"{COMPARE_DIR}/speed_attribution.csv"} if get_attribution_inputs() else {}
+
+
 def get_compare_outputs() -> list:
     tables = ("churn_by_version.csv", "pass_alignment.csv", "divergence.csv")
     figures = [f"{stem}.{ext}" for stem in ("release_heatmap", "release_trend") for ext in ("png", "svg")]
     pages = ("index.html", "pages")  # compare_pages: the index and one page per configuration x release pair
-    return [f"{COMPARE_DIR}/{name}" for name in (*tables, *figures, *pages)]
+    paths = [f"{COMPARE_DIR}/{name}" for name in (*tables, *figures, *pages)]
+    return paths + list(get_attribution_outputs().values())
 
 
 def per_job(pattern: str) -> list:

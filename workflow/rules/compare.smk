@@ -7,8 +7,11 @@
 
 rule compare_releases:
     input:
-        get_all_passes_csv,
+        passes=get_all_passes_csv,
+        # with the GPU stage: its latencies and the knockout's GPU columns, for speed_attribution.csv
+        attribution=lambda wildcards: list(get_attribution_inputs().values()),
     output:
+        **get_attribution_outputs(),
         by_version=f"{COMPARE_DIR}/churn_by_version.csv",
         alignment=f"{COMPARE_DIR}/pass_alignment.csv",
         divergence=f"{COMPARE_DIR}/divergence.csv",
@@ -49,6 +52,10 @@ rule compare_releases:
     params:
         script=f"{SCRIPTS}/compare_releases.py",
         out_dir=lambda wildcards, output: str(Path(output.by_version).parent),
+        attribution=lambda wildcards: [
+            arg for name, path in get_attribution_inputs().items() for arg in (f"--{name}", path)
+        ],
     # exec: the script is the job's process (no shell in between to be killed alone, leaving it to write on)
     shell:
-        "exec python3 {params.script:q} --out-dir {params.out_dir:q} {input:q} > {log:q} 2>&1"
+        "exec python3 {params.script:q} --out-dir {params.out_dir:q} {params.attribution:q} {input.passes:q} "
+        "> {log:q} 2>&1"

@@ -9,11 +9,12 @@ GEMM's columns, kernel, params, target name and mode); ``group_rows`` is the one
 
 from __future__ import annotations
 
+import json
 import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from tilelang_churn.core import passes_table
+from tilelang_churn.core import pass_configs, passes_table
 
 GEMM = "gemm"  # the book's kernel: its parameters are also passes.csv's GEMM columns
 JOB_PATH = "{version}/{target}/{shape}/{mode}"  # shape: the configuration's folder (a GEMM shape, a kernel's params)
@@ -83,15 +84,21 @@ def config_key(row: Mapping) -> tuple:
 
 
 def config_label(row: Mapping) -> str:
-    """A configuration's one-line name: ``target MxNxK bBMxBNxBK dtype/accum tTHREADS sSTAGES mode`` for the
-    GEMM, ``target KERNEL_LABEL mode`` for another kernel."""
+    """A configuration's one-line name: ``target MxNxK bBMxBNxBK dtype/accum tTHREADS sSTAGES [PASS CONFIGS] mode``
+    for the GEMM (the pass configs only when set), ``target KERNEL_LABEL mode`` for another kernel (its label
+    names its pass configs)."""
     if row.get("kernel", GEMM) != GEMM:
         return f"{row['target_name']} {row['kernel_label']} {row['mode']}"
     return (
         f"{row['target_name']} {row['M']}x{row['N']}x{row['K']} "
         f"b{row['block_M']}x{row['block_N']}x{row['block_K']} {row['dtype']}/{row['accum_dtype']} "
-        f"t{row['threads']} s{row['stages']} {row['mode']}"
+        f"t{row['threads']} s{row['stages']}{_pass_config_label(row)} {row['mode']}"
     )
+
+
+def _pass_config_label(row: Mapping) -> str:
+    spelled = row.get("pass_configs") or pass_configs.DEFAULT
+    return pass_configs.label(json.loads(spelled)) if spelled != pass_configs.DEFAULT else ""
 
 
 def group_rows(rows: Iterable[Mapping]) -> dict[tuple, list]:

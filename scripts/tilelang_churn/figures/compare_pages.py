@@ -59,7 +59,7 @@ a{color:#0969da}
 table{border-collapse:collapse}
 th,td{padding:2px 6px;border-bottom:1px solid #eaeef2;text-align:left;white-space:nowrap}
 th{background:#f6f8fa;position:sticky;top:0;z-index:1;font-weight:600}
-#pairs th,#pairs td.wrap{white-space:normal;overflow-wrap:anywhere}#pairs th{vertical-align:bottom}
+#pairs th,#pairs td.wrap,#speed td.wrap{white-space:normal;overflow-wrap:anywhere}#pairs th{vertical-align:bottom}
 #pairs td:first-child{min-width:22em;max-width:40em}h1{overflow-wrap:anywhere}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 .yes{color:#cf222e;font-weight:600}.no{color:#1a7f37}.na{color:#8c959f}
@@ -459,8 +459,48 @@ def pair_page(config: Configuration, old, new, row: dict, edits: pass_edits.Edit
     return html_page(f"{label}: {o} → {n}", body, PAGE_JS, data)
 
 
-def index_page(entries: Sequence[dict]) -> str:
-    """The index: one row per configuration x release pair (``entries``: divergence rows plus ``href``)."""
+def _passes_moved(names: str | None, shares: str | None) -> str:
+    if not names:
+        return '<span class="na">none</span>'
+    pairs = zip(names.split(";"), (shares or "").split(";"))
+    return ", ".join(f"{html.escape(name)} ({float(share):.0%})" for name, share in pairs)
+
+
+def attribution_section(rows: Sequence[dict] | None) -> str:
+    """The index's section of speed_attribution.csv (None: no GPU timings, no section)."""
+    if rows is None:
+        return ""
+    if not rows:
+        return (
+            '<h2>Speed between releases</h2><p class="na">No configuration\'s GPU latency moved between consecutive '
+            "releases by more than the two timings' spread (speed_attribution.csv has no rows).</p>"
+        )
+    trs = []
+    for row in rows:
+        edit = row.get("first_divergent_edit") or row.get("first_divergent_pass") or "—"
+        trs.append(
+            f'<tr><td class="wrap">{html.escape(str(row["target_name"]))} {html.escape(str(row["kernel_label"]))}</td>'
+            f"<td>{html.escape(release_text(row['release_old']))} → "
+            f"{html.escape(release_text(row['release_new']))}</td>"
+            f'<td class="num">{row["latency_old_ms"]:.4g} → {row["latency_new_ms"]:.4g} ms '
+            f"(×{row['latency_change']:.3f})</td><td>{html.escape(str(edit))}</td>"
+            f'<td class="wrap">{_passes_moved(row["passes_back_new"], row["back_new"])}'
+            f'<div class="na">{html.escape(row["knockout_new"])}</div></td>'
+            f'<td class="wrap">{_passes_moved(row["passes_back_old"], row["back_old"])}'
+            f'<div class="na">{html.escape(row["knockout_old"])}</div></td></tr>'
+        )
+    return f"""<h2>Speed between releases</h2>
+<div class="note">Configurations whose GPU latency moved between consecutive releases by more than the two timings'
+spread (speed_attribution.csv). Newer's passes back: the passes whose knockout in the newer release moves its latency
+at least halfway back to the older release's (the share of the way in brackets); older's passes: those whose
+knockout in the older release moves it at least halfway towards the newer's.</div>
+<table id="speed"><thead><tr><th>configuration</th><th>releases</th><th>latency</th><th>first divergent edit</th>
+<th>newer's passes back</th><th>older's passes towards</th></tr></thead><tbody>{"".join(trs)}</tbody></table>"""
+
+
+def index_page(entries: Sequence[dict], attribution: Sequence[dict] | None = None) -> str:
+    """The index: one row per configuration x release pair (``entries``: divergence rows plus ``href``), after
+    the configurations whose speed moved (``attribution``: speed_attribution.csv's rows; None: no GPU stage)."""
     trs = []
     for row in entries:
         trs.append(
@@ -487,7 +527,8 @@ the first aligned pass after which the printed IR differs. First divergent edit:
 edit (lines removed and added) differs, with both edits' sizes. Tables: churn_by_version.csv,
 pass_alignment.csv, divergence.csv beside this page. Text churn is a clue to locate, not proof of a semantic or
 performance change.</div></header>
-<main><input id="filter" type="search" placeholder="filter: e.g. cuda-sm90 instrument 0.1.15">
+<main>{attribution_section(attribution)}<h2>Pass by pass</h2>
+<input id="filter" type="search" placeholder="filter: e.g. cuda-sm90 instrument 0.1.15">
 <table id="pairs"><thead><tr><th>configuration</th><th>releases</th><th>IR differs before pass 1</th>
 <th>first divergent pass</th><th>first divergent edit</th><th>edits differ</th><th>source differs</th>
 <th>kept/removed/added</th></tr></thead><tbody>
@@ -497,9 +538,14 @@ performance change.</div></header>
 
 
 def write_pages(
-    configs: Sequence[Configuration], diverging: pd.DataFrame, edits: pass_edits.EditCache, out_dir
+    configs: Sequence[Configuration],
+    diverging: pd.DataFrame,
+    edits: pass_edits.EditCache,
+    out_dir,
+    attribution: Sequence[dict] | None = None,
 ) -> list[Path]:
-    """Write ``index.html`` and every pair's page under ``out_dir``; returns the paths (index first)."""
+    """Write ``index.html`` (with ``attribution``'s section) and every pair's page under ``out_dir``; returns the
+    paths (index first)."""
     out_dir = Path(out_dir)
     by_pair = {
         (r["configuration"], r["release_old"], r["release_new"]): r
@@ -526,5 +572,5 @@ def write_pages(
             entries.append({**row, "href": f"{PAGES_DIR}/{name}.html"})
     index = out_dir / INDEX
     with files.atomic_file(index) as handle:
-        handle.write(index_page(entries))
+        handle.write(index_page(entries, attribution))
     return [index, *written]

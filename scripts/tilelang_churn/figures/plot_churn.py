@@ -20,6 +20,7 @@ the file named, no temporary left).
 
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file
 import argparse
+import json
 import multiprocessing
 import os
 import sys
@@ -35,8 +36,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
+from tilelang_churn.core import pass_configs, trace_modes  # noqa: E402
 from tilelang_churn.core import passes_table as pt  # noqa: E402
-from tilelang_churn.core import trace_modes  # noqa: E402
 from tilelang_churn.core.jobs import GEMM  # noqa: E402
 from tilelang_churn.figures import figure_style as fs  # noqa: E402  (the one style of every figure)
 from tilelang_churn.figures import heatmap  # noqa: E402
@@ -302,6 +303,9 @@ def plot_job_bars(rows_or_df, path, measure: str = "raw") -> None:
             f"threads {first['threads']}",
             f"stages {first['stages']}",
         ]
+        kernel_parts += (
+            [pass_configs.label(json.loads(first["pass_configs"])).strip()] if first["pass_configs"] != "{}" else []
+        )
     else:
         kernel_parts = [str(first["kernel_label"])]
     title_parts = [
@@ -390,6 +394,8 @@ def _config_labels(jobs: pd.DataFrame) -> list[str]:
         extra.append(lambda r: f"{r['dtype']}/{r['accum_dtype']}")
     if gemm[["threads", "stages"]].drop_duplicates().shape[0] > 1:
         extra.append(lambda r: f"t{r['threads']} s{r['stages']}")
+    if gemm["pass_configs"].nunique() > 1:
+        extra.append(lambda r: pass_configs.label(json.loads(r["pass_configs"])).strip() or "[defaults]")
     labels = []
     for _, r in jobs.iterrows():
         if r["kernel"] == GEMM:

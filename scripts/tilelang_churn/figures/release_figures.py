@@ -45,11 +45,11 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
-from tilelang_churn.core import trace_modes
+from tilelang_churn.core import knockout_rows, passes_table, trace_modes
 from tilelang_churn.core.releases import release_sort_key, release_text, sort_releases
 from tilelang_churn.figures import compare_pages, heatmap
 from tilelang_churn.figures import figure_style as fs
-from tilelang_churn.tables import pass_edits
+from tilelang_churn.tables import kernel_speed, pass_edits, speed_attribution
 from tilelang_churn.tables.release_tables import (
     ADDED,
     CONFIG_KEY,
@@ -71,6 +71,7 @@ from tilelang_churn.tables.release_tables import (
 )
 
 FIGURE_STEMS = ("release_heatmap", "release_trend")
+ATTRIBUTION_TABLE = "speed_attribution.csv"  # with the GPU stage (tables/speed_attribution.py)
 DPI = fs.SCREEN_DPI
 FAILED_COLOR = fs.FAILED_COLOR
 UNSUPPORTED_FILL = fs.UNSUPPORTED_FILL
@@ -481,9 +482,13 @@ def write_all(
     heatmap_config: str | None = None,
     formats: Sequence[str] = ("png", "svg"),
     with_pages: bool = True,
+    speed_rows: list[dict] | None = None,
+    knockout: list[dict] | None = None,
 ) -> dict[str, list[Path]]:
-    """Write the three tables, the HTML pages (``compare_pages``) and both figures under ``out_dir``; returns
-    {"tables": [...], "figures": [...], "pages": [index, page, ...]}.
+    """Write the three tables, the HTML pages (``compare_pages``) and both figures under ``out_dir``; with
+    ``speed_rows`` (kernel_speed.csv: the GPU stage) also speed_attribution.csv (``knockout``: knockout.csv's
+    rows, None without the knockout) and its section of the index. Returns {"tables": [...], "figures": [...],
+    "pages": [index, page, ...]}.
 
     Every input problem (unknown heatmap configuration, bad table) raises ValueError before anything is
     written.
@@ -498,7 +503,13 @@ def write_all(
     tables = [out_dir / name for name in OUTPUT_TABLES]
     for table, path in zip((by_version, alignment, diverging), tables):
         write_csv(table, path)
-    pages = compare_pages.write_pages(configs, diverging, edits, out_dir) if with_pages else []
+    attribution = None
+    if speed_rows is not None:
+        records = diverging.astype(object).where(diverging.notna(), None).to_dict("records")
+        attribution = speed_attribution.attribute(speed_rows, records, knockout, sorted(churn_df["mode"].unique()))
+        tables.append(out_dir / ATTRIBUTION_TABLE)
+        passes_table.write_rows(tables[-1], attribution, speed_attribution.COLUMNS)
+    pages = compare_pages.write_pages(configs, diverging, edits, out_dir, attribution) if with_pages else []
     heatmap = [out_dir / f"{FIGURE_STEMS[0]}.{fmt}" for fmt in formats]
     trend = [out_dir / f"{FIGURE_STEMS[1]}.{fmt}" for fmt in formats]
     if formats:
@@ -507,12 +518,22 @@ def write_all(
     return {"tables": tables, "figures": heatmap + trend, "pages": pages}
 
 
-def build(passes_paths, out_dir, heatmap_config: str | None = None, formats: Sequence[str] = ("png", "svg")) -> int:
-    """Read the passes.csv files and write everything; 0, or 1 with one line on stderr for a bad input."""
+def build(
+    passes_paths,
+    out_dir,
+    heatmap_config: str | None = None,
+    formats: Sequence[str] = ("png", "svg"),
+    speed_csv=None,
+    knockout_csv=None,
+) -> int:
+    """Read the passes.csv files (and the GPU stage's kernel_speed.csv, the knockout.csv) and write everything;
+    0, or 1 with one line on stderr for a bad input."""
     passes_paths = [Path(p) for p in passes_paths]
     try:
         churn, archives = read_jobs(passes_paths)
-        written = write_all(churn, archives, out_dir, heatmap_config, formats)
+        speed_rows = kernel_speed.read_csv(speed_csv) if speed_csv else None
+        knockout = knockout_rows.read_rows(knockout_csv) if knockout_csv else None
+        written = write_all(churn, archives, out_dir, heatmap_config, formats, True, speed_rows, knockout)
     except (OSError, ValueError) as exc:
         print(f"compare_releases: error: {exc}", file=sys.stderr)
         return 1
@@ -549,10 +570,20 @@ def main(argv=None) -> int:
         help="comma-separated figure formats among png, svg, pdf (default: png,svg)",
     )
     parser.add_argument(
+        "--speed",
+        metavar="KERNEL_SPEED_CSV",
+        help="the GPU stage's kernel_speed.csv: also write speed_attribution.csv and its section of the index",
+    )
+    parser.add_argument(
+        "--knockout", metavar="KNOCKOUT_CSV", help="with --speed: the knockout's knockout.csv (its GPU columns)"
+    )
+    parser.add_argument(
         "passes",
         nargs="+",
         metavar="PASSES_CSV",
         help="per-job passes.csv; the job's IR archive is <its folder>/ir.json.gz",
     )
     args = parser.parse_args(argv)
-    return build(args.passes, args.out_dir, args.heatmap_config, args.formats)
+    if args.knockout and not args.speed:
+        parser.error("argument --knockout: only used with --speed (the latencies it attributes)")
+    return build(args.passes, args.out_dir, args.heatmap_config, args.formats, args.speed, args.knockout)

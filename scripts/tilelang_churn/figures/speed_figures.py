@@ -29,6 +29,7 @@ import matplotlib.pyplot as plt
 import matplotlib.ticker as mticker
 import matplotlib.transforms as mtransforms
 
+from tilelang_churn.core import pass_configs
 from tilelang_churn.core.releases import release_sort_key
 from tilelang_churn.core.statuses import STATUS_WRONG
 from tilelang_churn.figures import figure_style as fs
@@ -38,11 +39,18 @@ MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 HASHSALT = "tilelang-churn/speed_figures"
 
 
-def short_labels(rows: list[dict]) -> dict[str, str]:
-    """params JSON -> a label of the parameters that differ among the rows' configurations (plus the target
-    when several), e.g. ``block_M=32, block_N=32``; ``as configured`` for the one that differs in nothing."""
-    configs = {(row["target_name"], row["params"]): json.loads(row["params"]) for row in rows}
-    targets = {target for target, _ in configs}
+def configuration(row: dict) -> tuple[str, str, str]:
+    """A GPU row's configuration within its kernel: target, params and pass configs (a table written before
+    pass_configs: TileLang's defaults)."""
+    return row["target_name"], row["params"], row.get("pass_configs") or pass_configs.DEFAULT
+
+
+def short_labels(rows: list[dict]) -> dict[tuple, str]:
+    """configuration(row) -> a label of the parameters and pass configs that differ among the rows'
+    configurations (plus the target when several), e.g. ``block_M=32, block_N=32``; ``as configured`` for the one
+    that differs in nothing."""
+    configs = {configuration(row): {**json.loads(row["params"]), **json.loads(configuration(row)[2])} for row in rows}
+    targets = {target for target, _, _ in configs}
     names = sorted({name for params in configs.values() for name in params})
     varying = [name for name in names if len({json.dumps(p.get(name)) for p in configs.values()}) > 1]
     common = {}
@@ -50,10 +58,10 @@ def short_labels(rows: list[dict]) -> dict[str, str]:
         values = [json.dumps(p.get(name)) for p in configs.values()]
         common[name] = max(sorted(set(values)), key=values.count)
     labels = {}
-    for (target, params_text), params in configs.items():
+    for config, params in configs.items():
         parts = [f"{name}={params.get(name)}" for name in varying if json.dumps(params.get(name)) != common[name]]
         text = ", ".join(parts) or "as configured"
-        labels[(target, params_text)] = f"{target}: {text}" if len(targets) > 1 else text
+        labels[config] = f"{config[0]}: {text}" if len(targets) > 1 else text
     return labels
 
 
@@ -74,7 +82,7 @@ def plot_kernel(rows: list[dict], kernel: str, paths) -> None:
             plt.close(fig)
             return
         labels = short_labels(rows)
-        configs = list(dict.fromkeys((row["target_name"], row["params"]) for row in rows))
+        configs = list(dict.fromkeys(configuration(row) for row in rows))
         releases = sorted({row["tilelang_version"] for row in rows}, key=release_sort_key)
         colour = {config: fs.SERIES_COLORS[i % len(fs.SERIES_COLORS)] for i, config in enumerate(configs)}
         marker = {release: MARKERS[i % len(MARKERS)] for i, release in enumerate(releases)}
@@ -82,7 +90,7 @@ def plot_kernel(rows: list[dict], kernel: str, paths) -> None:
         scatter, by_release, churn_axis = axes
         on_floor = mtransforms.blended_transform_factory(scatter.transData, scatter.transAxes)
         for row in rows:
-            config = (row["target_name"], row["params"])
+            config = configuration(row)
             if row.get("churn_total") is None:
                 continue
             if row in timed:
@@ -97,7 +105,7 @@ def plot_kernel(rows: list[dict], kernel: str, paths) -> None:
         x_of = {release: i for i, release in enumerate(releases)}
         for config in configs:
             of_config = sorted(
-                (row for row in rows if (row["target_name"], row["params"]) == config),
+                (row for row in rows if configuration(row) == config),
                 key=lambda row: release_sort_key(row["tilelang_version"]),
             )
             points = [(x_of[row["tilelang_version"]], row["latency_ms"]) for row in of_config if row in timed]
@@ -133,7 +141,7 @@ def plot_kernel(rows: list[dict], kernel: str, paths) -> None:
             ax.set_axisbelow(True)
         handles, texts = [], []
         for config in configs:
-            failed = sorted({r["status"] for r in rows if (r["target_name"], r["params"]) == config and r not in timed})
+            failed = sorted({r["status"] for r in rows if configuration(r) == config and r not in timed})
             handles.append(plt.Line2D([], [], color=colour[config], marker="o"))
             texts.append(labels[config] + (f"  [{', '.join(failed)}]" if failed else ""))
         for release in releases:
