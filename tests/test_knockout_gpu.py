@@ -178,3 +178,30 @@ def test_the_tables_recorded_on_the_h200_hold_their_schema_and_their_own_arithme
     baselines = [row for row in grid if row["variant"] == knockout_rows.BASELINE]
     assert len(baselines) == 11 and all(row["gpu_status"] == statuses.STATUS_OK for row in baselines)
     assert gemm[0]["variant"] == knockout_rows.BASELINE and gemm[0]["gpu_status"] == statuses.STATUS_OK
+
+
+def test_the_attribution_run_knocked_out_passes_of_both_releases_beside_the_official_switch():
+    """tests/data/gpu/PROVENANCE.md, 2026-12-02 (knockout_h200_attribution.yaml): each release's knockout on the GPU,
+    a variant that never finishes on the GPU a timeout row, and the warp-specialization passes beside TileLang's
+    switch: whether the knockout's source is the switched configuration's is recomputed from the rows' hashes."""
+    for release in ("0.1.14", "0.1.15"):
+        rows = knockout_rows.read_rows(DATA / f"knockout_h200_attribution_{release}.csv")
+        assert {row["tilelang_version"] for row in rows} == {release}
+        (hung,) = [row for row in rows if row["gpu_status"] == statuses.STATUS_TIMEOUT]
+        assert "ran past 60 s on the GPU" in hung["gpu_error"] and hung["latency_ms"] is None
+        beside = [row for row in rows if row["switch_pass_configs"]]
+        assert {row["knocked_pass"] for row in beside} >= {"ProducerConsumerWarpSpecialized"}
+        for row in beside:
+            (switched,) = [
+                other
+                for other in rows
+                if other["variant"] == knockout_rows.BASELINE and other["pass_configs"] == row["switch_pass_configs"]
+                and (other["kernel"], other["params"]) == (row["kernel"], row["params"])
+            ]  # fmt: skip
+            assert row["switch_source_equal"] == (row["source_sha256"] == switched["source_sha256"])
+            assert row["switch_latency_ms"] == switched["latency_ms"]
+        # the gathering gives back what was recorded
+        assert knockout_table.add_switches(rows) == rows
+        # what the H200 run found: ProducerConsumerWarpSpecialized's knockout is the switch's very kernel
+        (pcws,) = [row for row in beside if row["knocked_pass"] == "ProducerConsumerWarpSpecialized"]
+        assert pcws["switch_source_equal"] is True

@@ -459,11 +459,15 @@ def pair_page(config: Configuration, old, new, row: dict, edits: pass_edits.Edit
     return html_page(f"{label}: {o} → {n}", body, PAGE_JS, data)
 
 
-def _passes_moved(names: str | None, shares: str | None) -> str:
-    if not names:
-        return '<span class="na">none</span>'
-    pairs = zip(names.split(";"), (shares or "").split(";"))
-    return ", ".join(f"{html.escape(name)} ({float(share):.0%})" for name, share in pairs)
+def _passes_moved(row: dict, side: str) -> str:
+    """A speed_attribution row's passes of one side (new, old), their shares of the way, the knockout's state."""
+    names, shares = row[f"passes_back_{side}"], row[f"back_{side}"]
+    if names:
+        pairs = zip(names.split(";"), (shares or "").split(";"))
+        listed = ", ".join(f"{html.escape(name)} ({float(share):.0%})" for name, share in pairs)
+    else:
+        listed = "—" if row.get("note") else '<span class="na">none</span>'
+    return f'{listed}<div class="na">knockout {html.escape(row[f"knockout_{side}"])}</div>'
 
 
 def attribution_section(rows: Sequence[dict] | None) -> str:
@@ -484,18 +488,17 @@ def attribution_section(rows: Sequence[dict] | None) -> str:
             f"{html.escape(release_text(row['release_new']))}</td>"
             f'<td class="num">{row["latency_old_ms"]:.4g} → {row["latency_new_ms"]:.4g} ms '
             f"(×{row['latency_change']:.3f})</td><td>{html.escape(str(edit))}</td>"
-            f'<td class="wrap">{_passes_moved(row["passes_back_new"], row["back_new"])}'
-            f'<div class="na">{html.escape(row["knockout_new"])}</div></td>'
-            f'<td class="wrap">{_passes_moved(row["passes_back_old"], row["back_old"])}'
-            f'<div class="na">{html.escape(row["knockout_old"])}</div></td></tr>'
+            f'<td class="wrap">{_passes_moved(row, "new")}</td><td class="wrap">{_passes_moved(row, "old")}</td>'
+            f'<td class="wrap">{html.escape(row.get("note") or "")}</td></tr>'
         )
     return f"""<h2>Speed between releases</h2>
 <div class="note">Configurations whose GPU latency moved between consecutive releases by more than the two timings'
 spread (speed_attribution.csv). Newer's passes back: the passes whose knockout in the newer release moves its latency
-at least halfway back to the older release's (the share of the way in brackets); older's passes: those whose
-knockout in the older release moves it at least halfway towards the newer's.</div>
+back to the older release's, between half and one and a half times the way (the share in brackets); older's passes:
+those whose knockout in the older release moves it so towards the newer's.</div>
 <table id="speed"><thead><tr><th>configuration</th><th>releases</th><th>latency</th><th>first divergent edit</th>
-<th>newer's passes back</th><th>older's passes towards</th></tr></thead><tbody>{"".join(trs)}</tbody></table>"""
+<th>newer's passes back</th><th>older's passes towards</th><th>note</th></tr></thead>
+<tbody>{"".join(trs)}</tbody></table>"""
 
 
 def index_page(entries: Sequence[dict], attribution: Sequence[dict] | None = None) -> str:

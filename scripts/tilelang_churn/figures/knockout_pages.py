@@ -36,7 +36,7 @@ INDEX_JS = compare_pages.INDEX_JS.replace("#pairs", "#configurations")
 EXTRA_CSS = (
     "<style>td.wrap{white-space:normal;overflow-wrap:anywhere;min-width:24em;max-width:48em}"
     "td.list{white-space:normal;overflow-wrap:break-word;min-width:9em;max-width:22em}"
-    "div.sw{color:#1f4e8c}</style>"
+    "div.switch{color:#1f4e8c}</style>"
 )
 STATUS_CLASS = {
     statuses.STATUS_LOWERED: "no",
@@ -160,8 +160,8 @@ def _switch_note(row: dict) -> str:
         return f'<div class="na">switch {_esc(settings)}: not in the grid (add it to config pass_configs)</div>'
     same = row.get("switch_source_equal")
     verdict = "the same source as" if same else "other source than" if same is False else "compared with"
-    latency = f", which runs in {_num(row['switch_latency_ms'])} ms" if row.get("switch_latency_ms") else ""
-    return f'<div class="sw">switch {_esc(settings)}: {verdict} the baseline with it on{latency}</div>'
+    latency = f", which runs in {row['switch_latency_ms']:.4g} ms" if row.get("switch_latency_ms") else ""
+    return f'<div class="switch">switch {_esc(settings)}: {verdict} the baseline with it on{latency}</div>'
 
 
 def _source_change(row: dict) -> str:

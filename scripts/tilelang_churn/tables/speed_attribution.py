@@ -6,11 +6,17 @@ repeats, ``latency_min_ms``..``latency_max_ms``, do not overlap), one row: both 
 divergent pass and edit (divergence.csv, in the mode the trace of every release has: instrument when
 configured), and, from the pass knockout (config ``knockout``, GPU columns):
 
-- the newer release's passes whose knockout moves its latency at least halfway back to the older release's:
-  with the newer latency ``L_new``, the older ``L_old`` and the knockout's ``latency_ratio`` ``r`` (timed beside
-  its own baseline), the way back is ``L_new * (1 - r) / (L_new - L_old)``;
-- the older release's passes whose knockout moves its latency at least halfway towards the newer's:
-  ``L_old * (r - 1) / (L_new - L_old)``.
+- the newer release's passes whose knockout moves its latency at least halfway back to the older release's, and
+  lands nearer the older's than the newer's: with the newer latency ``L_new``, the older ``L_old`` and the
+  knockout's ``latency_ratio`` ``r`` (timed beside its own baseline), the share of the way back,
+  ``L_new * (1 - r) / (L_new - L_old)``, is between 0.5 and 1.5 (a knockout that overshoots further moves the
+  kernel by much more than the releases differ: it is not what changed between them);
+- the older release's passes whose knockout moves its latency the same way towards the newer's:
+  ``L_old * (r - 1) / (L_new - L_old)`` between 0.5 and 1.5.
+
+When the two releases generate the same source (divergence.csv ``source_differs`` False: the trace's lowering
+for the job's target), no pass of the lowering can explain the move: the pass lists stay empty and ``note``
+says so.
 
 A knockout counts only when its GPU result is right (``gpu_status`` ok), its compiled source is not the
 baseline's (the same kernel's ratio is the timing's noise) and the repeats' range of its ratio excludes 1.
@@ -20,10 +26,12 @@ Standard library only.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tilelang_churn.core import passes_table, statuses
 from tilelang_churn.core.releases import base_version, release_sort_key
 
-HALFWAY = 0.5  # the least share of the way between the releases' latencies a knockout must move
+HALFWAY = 0.5  # a knockout's share of the way between the releases' latencies: within HALFWAY of all the way
 CONFIG = ("target_name", "kernel", "params", "pass_configs")
 RELEASE_MODE = "instrument"  # the trace mode of every release (its comparison has the IR after each pass)
 
@@ -47,13 +55,14 @@ ATTRIBUTION_SCHEMA: list[tuple[str, str]] = [
     ("first_divergent_edit", "divergence.csv's: the first aligned pass whose edit differs."),
     ("source_differs", "divergence.csv's: the generated sources differ."),
     ("knockout_new", "The newer release's knockout on the GPU: timed, or why not (not configured, not timed)."),
-    ("passes_back_new", "The newer release's passes whose knockout moves its latency at least halfway back to the "
-     "older's, most first, `;`-separated."),
+    ("passes_back_new", "The newer release's passes whose knockout moves its latency back to the older's, between "
+     "half and one and a half times the way (nearest to all the way first), `;`-separated."),
     ("back_new", "The share of the way back of each, same order (1: all the way)."),
     ("knockout_old", "The older release's knockout on the GPU, as knockout_new."),
-    ("passes_back_old", "The older release's passes whose knockout moves its latency at least halfway towards the "
-     "newer's, most first."),
+    ("passes_back_old", "The older release's passes whose knockout moves its latency towards the newer's, between "
+     "half and one and a half times the way."),
     ("back_old", "The share of the way of each, same order."),
+    ("note", "In words: why no pass is listed (the same generated source, no knockout timed), else empty."),
 ]  # fmt: skip
 COLUMNS = [name for name, _ in ATTRIBUTION_SCHEMA]
 FLOAT_COLUMNS = (
@@ -65,9 +74,19 @@ FLOAT_COLUMNS = (
     "latency_new_max_ms",
     "latency_change",
 )
+BOOL_COLUMNS = ("source_differs",)
 KNOCKOUT_TIMED = "timed"
 KNOCKOUT_NOT_CONFIGURED = "not configured"
 KNOCKOUT_NOT_TIMED = "not timed"  # configured, but the configuration has no timed knockout in this release
+
+
+def read_csv(path) -> list[dict]:
+    """The rows of a speed_attribution.csv, typed (passes_table's reader: a cut or foreign table is refused)."""
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    typed = passes_table.typed_rows(path, text, COLUMNS, "the speed_attribution.csv schema", (), BOOL_COLUMNS,
+                                    FLOAT_COLUMNS)  # fmt: skip
+    return [row for _, row in typed]
 
 
 def _key(row: dict) -> tuple:
@@ -85,8 +104,9 @@ def _beyond_noise(row: dict) -> bool:
 
 
 def passes_moving(knockout: list[dict], latency: float, toward: float) -> list[tuple[str, float]]:
-    """(variant, share of the way from LATENCY to TOWARD that its knockout moves) for each timed knockout that
-    moves at least HALFWAY, most first. The knockout's latency is LATENCY x its latency_ratio."""
+    """(variant, share of the way from LATENCY to TOWARD that its knockout moves) for each timed knockout whose share
+    is within HALFWAY of 1 (it lands nearer TOWARD than LATENCY), nearest to all the way first. The knockout's
+    latency is LATENCY x its latency_ratio."""
     found = []
     for row in knockout:
         ratio = row.get("latency_ratio")
@@ -95,15 +115,28 @@ def passes_moving(knockout: list[dict], latency: float, toward: float) -> list[t
         if not _beyond_noise(row):
             continue
         share = latency * (1 - ratio) / (latency - toward)
-        if share >= HALFWAY:
+        if abs(share - 1) <= HALFWAY:
             found.append((row["variant"], share))
-    return sorted(found, key=lambda item: -item[1])
+    return sorted(found, key=lambda item: abs(item[1] - 1))
 
 
 def _knockout_state(configured: bool, rows: list[dict]) -> str:
     if not configured:
         return KNOCKOUT_NOT_CONFIGURED
     return KNOCKOUT_TIMED if any(row.get("latency_ratio") is not None for row in rows) else KNOCKOUT_NOT_TIMED
+
+
+def _note(same_source: bool, configured: bool, found: bool) -> str | None:
+    if same_source:
+        return (
+            "both releases generate the same source for this configuration: no pass of the lowering explains the "
+            "move (compile, launch or timing do)"
+        )
+    if not configured:
+        return "no knockout configured (config knockout): the passes cannot be named"
+    if not found:
+        return "no knockout moves the latency within half of the way between the releases"
+    return None
 
 
 def attribute(
@@ -137,8 +170,9 @@ def attribute(
                 continue
             compared = divergence.get((key, older, newer), {})
             knocked_new, knocked_old = knockout.get((key, newer), []), knockout.get((key, older), [])
-            back_new = passes_moving(knocked_new, new["latency_ms"], old["latency_ms"])
-            back_old = passes_moving(knocked_old, old["latency_ms"], new["latency_ms"])
+            same_source = compared.get("source_differs") is False
+            back_new = [] if same_source else passes_moving(knocked_new, new["latency_ms"], old["latency_ms"])
+            back_old = [] if same_source else passes_moving(knocked_old, old["latency_ms"], new["latency_ms"])
             rows.append(
                 {
                     "kernel_label": new.get("kernel_label"),
@@ -158,6 +192,7 @@ def attribute(
                     "knockout_old": _knockout_state(knockout_rows is not None, knocked_old),
                     "passes_back_old": ";".join(name for name, _ in back_old),
                     "back_old": ";".join(f"{share:.2f}" for _, share in back_old),
+                    "note": _note(same_source, knockout_rows is not None, back_new or back_old),
                 }
             )
     return rows
