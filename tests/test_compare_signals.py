@@ -86,7 +86,8 @@ def rule_command(args: list[str], log: Path) -> str:
     values = {
         "params.script": shlex.quote(str(SCRIPT)),
         "params.out_dir": shlex.quote(args[1]),
-        "input": shlex.join(args[2:]),
+        "input.passes": shlex.join(args[2:]),
+        "params.attribution": "",  # no GPU stage
         "log": shlex.quote(str(log)),
     }
     command = re.sub(r"\{([\w.]+):q\}", lambda m: values[m.group(1)], command)
