@@ -201,9 +201,10 @@ def test_a_pair_whose_kept_passes_all_edit_alike_says_so_and_opens_on_the_added_
 def test_a_pair_without_ir_archives_does_not_claim_alike_edits(tmp_path):
     index, _ = pair_outputs(tmp_path, archived=False)
     assert "edits alike" not in index
-    (row,) = re.findall(r"<tr><td class=\"wrap\">.*?</tr>", index)
+    (row,) = re.findall(r"<tr data-search=\"[^\"]*\"><td class=\"wrap\">.*?</tr>", index)
     cells = re.findall(r"<td[^>]*>(.*?)</td>", row)
-    assert cells[4] == "—"  # the first divergent edit: unknown, not none
+    assert cells[2] == "—"  # the difference: unknown without archives
+    assert cells[5] == "—"  # the first divergent edit: unknown, not none
 
 
 # ------------------------------------------------------------------------------------- any text, any name

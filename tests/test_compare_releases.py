@@ -558,3 +558,35 @@ def test_align_shortcut_for_common_ends_equals_the_whole_programme():
             common = [rng.choice(letters) for _ in range(rng.randint(0, 5))]
             old, new = common + old + common[::-1], common + new + common[::-1]
         assert cr.align_passes(old, new) == cr._align_dp(old, new), (old, new)
+
+
+def test_a_difference_from_the_frontend_absorbed_by_a_pass_is_said_so(tmp_path):
+    # the new release's frontend prints one more line; P0 edits differently on it, P1 gives equal IR again
+    new_initial = HEADER + IR0 + "    y = 1\n"
+    row = pair_setup(tmp_path, [ir(0), ir(1), ir(2)], [ir(0, "  # y"), ir(1), ir(2)], new_initial=new_initial)
+    assert (row["differs_from"], row["reconverges_at"]) == ("frontend", "P1")
+    assert (row["introduced_by"], row["edits_differ_at"]) == ("", "P0")
+    assert row["difference_summary"] == "differs from the frontend; reconverges at P1"
+    names = NAMES[:3]
+    old = job_rows("0.1.8", [run(n) for n in names])
+    new = job_rows("0.1.9", [run(n) for n in names])
+    archives = {
+        cr.job_key(old[0]): tmp_path / "old" / "ir.json.gz",
+        cr.job_key(new[0]): tmp_path / "new" / "ir.json.gz",
+    }
+    table = cr.pass_alignment(frame(old, new), archives)
+    assert list(table.columns) == cr.ALIGNMENT_COLUMNS
+    assert list(table["difference"]) == [cr.EDITS_DIFFER, cr.ABSORBED, cr.EQUAL]
+    assert list(table["ir_equal_after"]) == [False, True, True]
+
+
+def test_a_difference_introduced_by_a_pass_that_never_goes_away_is_said_so(tmp_path):
+    row = pair_setup(tmp_path, [ir(0), ir(1), ir(2), ir(3)], [ir(0), ir(1), ir(9), ir(10)])
+    assert (row["differs_from"], row["reconverges_at"], row["introduced_by"]) == ("P2", "", "P2")
+    assert row["edits_differ_at"] == "P3"  # x = 2 -> 3 against x = 9 -> 10: another edit on differing IR
+    assert row["difference_summary"] == "differs from P2; never reconverges"
+    # the same edit on differing IR carries the difference forward
+    row = pair_setup(tmp_path / "b", [ir(0), ir(1), ir(2)], [ir(0), ir(1, "\n    y = 1"), ir(2, "\n    y = 1")])
+    assert (row["introduced_by"], row["edits_differ_at"]) == ("P1", "")
+    equal = pair_setup(tmp_path / "c", [ir(0), ir(1)], [ir(0), ir(1)])
+    assert (equal["differs_from"], equal["difference_summary"]) == ("", "the IR is equal after every pass")

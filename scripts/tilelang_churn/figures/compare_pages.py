@@ -99,7 +99,8 @@ details{margin:8px 0}summary{cursor:pointer;font-weight:600}
 INDEX_JS = """
 const f=document.getElementById('filter');
 f.addEventListener('input',()=>{const q=f.value.toLowerCase().split(/\\s+/).filter(Boolean);
-for(const tr of document.querySelectorAll('#pairs tbody tr')){const t=tr.textContent.toLowerCase();
+for(const tr of document.querySelectorAll('#pairs tbody tr')){
+const t=(tr.textContent+' '+(tr.dataset.search||'')).toLowerCase();
 tr.hidden=!q.every(w=>t.includes(w));}});
 """
 
@@ -470,6 +471,20 @@ def _passes_moved(row: dict, side: str) -> str:
     return f'{listed}<div class="na">knockout {html.escape(row[f"knockout_{side}"])}</div>'
 
 
+def _difference_cell(row: dict) -> str:
+    """Where the pair's IR starts to differ and where it reconverges, and which passes introduce a difference or
+    edit differently on IR that already differs (divergence.csv's difference columns)."""
+    summary = row.get("difference_summary") or ""
+    if not summary:
+        return '<td class="na">—</td>'
+    parts = [f"<b>{html.escape(summary)}</b>"]
+    for key, words in (("introduced_by", "introduced by"), ("edits_differ_at", "edits differ at")):
+        if row.get(key):
+            parts.append(f"{words} {html.escape(row[key].replace(';', ', '))}")
+    css = "no" if summary.startswith("the IR is equal") else "wrap"
+    return f'<td class="{css} wrap">{"<br>".join(parts)}</td>'
+
+
 def attribution_section(rows: Sequence[dict] | None) -> str:
     """The index's section of speed_attribution.csv (None: no GPU timings, no section)."""
     if rows is None:
@@ -506,8 +521,9 @@ def index_page(entries: Sequence[dict], attribution: Sequence[dict] | None = Non
     the configurations whose speed moved (``attribution``: speed_attribution.csv's rows; None: no GPU stage)."""
     trs = []
     for row in entries:
+        search = " ".join(str(row.get(key) or "") for key in ("kernel", "params", "pass_configs"))
         trs.append(
-            "<tr>"
+            f'<tr data-search="{html.escape(search)}">'
             + (
                 f'<td class="wrap"><a href="{html.escape(row["href"])}">{html.escape(row["configuration"])}</a></td>'
                 if row.get("href")
@@ -516,6 +532,7 @@ def index_page(entries: Sequence[dict], attribution: Sequence[dict] | None = Non
             )
             + f"<td>{html.escape(release_text(row['release_old']))} → "
             f"{html.escape(release_text(row['release_new']))}</td>"
+            + _difference_cell(row)
             + _bool_cell(row.get("initial_ir_differs"))
             + f"<td>{html.escape(row.get('first_divergent_pass') or '')}</td>"
             + _first_edit_cell(row)
@@ -525,14 +542,18 @@ def index_page(entries: Sequence[dict], attribution: Sequence[dict] | None = Non
             "</tr>"
         )
     body = f"""<header><h1>TileLang releases compared, pass by pass</h1>
-<div class="note">One row per configuration and pair of consecutive releases ({len(entries)}). First divergent pass:
-the first aligned pass after which the printed IR differs. First divergent edit: the first aligned pass whose
-edit (lines removed and added) differs, with both edits' sizes. Tables: churn_by_version.csv,
+<div class="note">One row per configuration and pair of consecutive releases ({len(entries)}). Difference: where the
+IR after each pass starts to differ between the releases (the frontend: before the first pass) and the pass after
+which it is equal again to the end; introduced by: passes after which it differs where it was equal before; edits
+differ at: passes that edit differently on IR that already differs (the others carry the difference forward).
+First divergent pass: the first aligned pass after which the printed IR differs. First divergent edit: the first
+aligned pass whose edit (lines removed and added) differs, with both edits' sizes. Tables: churn_by_version.csv,
 pass_alignment.csv, divergence.csv beside this page. Text churn is a clue to locate, not proof of a semantic or
 performance change.</div></header>
 <main>{attribution_section(attribution)}<h2>Pass by pass</h2>
 <input id="filter" type="search" placeholder="filter: e.g. cuda-sm90 instrument 0.1.15">
-<table id="pairs"><thead><tr><th>configuration</th><th>releases</th><th>IR differs before pass 1</th>
+<table id="pairs"><thead><tr><th>configuration</th><th>releases</th><th>difference</th>
+<th>IR differs before pass 1</th>
 <th>first divergent pass</th><th>first divergent edit</th><th>edits differ</th><th>source differs</th>
 <th>kept/removed/added</th></tr></thead><tbody>
 {"".join(trs)}

@@ -68,6 +68,8 @@ row per aligned pass run:
   run removed and added, after ``normalize_ir``; context ignored, so the same edit on differently printed IR
   is the same); False when only one side failed; empty for added/removed rows and when either edit is
   unknown (no IR archive: modes other than instrument; a nested run, whose starting IR the archive lacks).
+- ir_equal_after, difference: whether the normalised IR after the position is equal in both releases, and what
+  the position does to the difference (``ir_states``: equal, introduced, carried, absorbed, edits differ).
 
 A pair in which neither release has a pass run (e.g. both unsupported) has no alignment row; its
 ``divergence.csv`` row is still written.
@@ -107,6 +109,10 @@ maximum alignment keeps (a test shows such a case), and its ``replace`` blocks w
   added and removed, normalised); empty for a failed side.
 - edit_differs_runs, edit_unknown_runs: kept pairs whose edits differ; kept pairs with an unknown edit. The
   note names the added/removed runs that edited the IR before the first divergent edit, and the unknown count.
+- differs_from, reconverges_at, introduced_by, edits_differ_at, difference_summary: the reading of the
+  alignment's ``difference`` (``difference_columns``): where the IR starts to differ (``frontend`` or a pass),
+  the top-level pass after which it is equal to the end, the passes that introduce a difference and those that
+  edit differently on IR that already differs, and all of it in words.
 
 Normalisation of printed IR (``normalize_ir``), and nothing else:
 
@@ -197,6 +203,8 @@ ALIGNMENT_COLUMNS = [
     "deleted_new",
     "churn_delta",
     "edit_same",
+    "ir_equal_after",
+    "difference",
 ]
 EDIT_COUNT_COLUMNS = [
     "first_divergent_edit_step_old",
@@ -226,6 +234,11 @@ DIVERGENCE_COLUMNS = [
     "note",
     "first_divergent_edit",
     *EDIT_COUNT_COLUMNS,
+    "differs_from",
+    "reconverges_at",
+    "introduced_by",
+    "edits_differ_at",
+    "difference_summary",
 ]
 OUTPUT_TABLES = ("churn_by_version.csv", "pass_alignment.csv", "divergence.csv")
 
@@ -583,6 +596,7 @@ def align_jobs(old: ReleaseJob, new: ReleaseJob, edits: pass_edits.EditCache | N
     ops = align_passes(old.pass_names(), new.pass_names())
     edits_old = edits.of(old) if edits is not None else {}
     edits_new = edits.of(new) if edits is not None else {}
+    states = ir_states(old, new, ops, edits)
     for position, (op, i, j) in enumerate(ops):
         run_old = old.run_list()[i] if i is not None else None
         run_new = new.run_list()[j] if j is not None else None
@@ -598,9 +612,132 @@ def align_jobs(old: ReleaseJob, new: ReleaseJob, edits: pass_edits.EditCache | N
                 **_run_fields(run_new, "new"),
                 "churn_delta": delta,
                 "edit_same": _edit_same(op, run_old, run_new, edits_old, edits_new),
+                **states[position],
             }
         )
     return rows
+
+
+EQUAL, INTRODUCED, CARRIED, ABSORBED, EDITS_DIFFER = "equal", "introduced", "carried", "absorbed", "edits differ"
+DIFFERENCES = (EQUAL, INTRODUCED, CARRIED, ABSORBED, EDITS_DIFFER)
+
+
+def ir_states(old: ReleaseJob, new: ReleaseJob, ops: list, edits: pass_edits.EditCache | None) -> list[dict]:
+    """Per aligned position: ``ir_equal_after`` (the normalised IR after it equal in both releases: each side's
+    IR after its latest run at or before the position) and ``difference``, from the IR before and after:
+    equal / introduced (equal before, not after) / absorbed (not before, equal after) / carried (differs before
+    and after, and both made the same edit, or a one-side run that changed nothing) / edits differ (differs
+    before and after, and the edits differ, or a one-side run changed the IR). Unknown (no archive, a step the
+    archive lacks, a failed run on either side, and everything after): both None."""
+    unknown = [{"ir_equal_after": None, "difference": None} for _ in ops]
+    loaded = [edits.archive(old), edits.archive(new)] if edits is not None else ["", ""]
+    if any(not isinstance(archive, dict) for archive in loaded):
+        return unknown
+    normalized: list[dict[int, str]] = [{}, {}]
+
+    def text(side: int, index: int | None) -> str | None:
+        if index is None:
+            return None
+        if index not in normalized[side]:
+            normalized[side][index] = pass_edits.normalize_ir(loaded[side]["texts"][index])
+        return normalized[side][index]
+
+    steps = [{step.get("step"): step for step in archive["steps"]} for archive in loaded]
+    # the IR of each side after its latest top-level run (top) and, inside a pass, after its latest nested run
+    # (inner): a nested run's row follows its parent's, whose IR after is the parent's result, so a nested run
+    # starts from the parent's input and the next top-level run from the parent's result
+    top = [text(side, loaded[side].get("initial")) for side in (0, 1)]
+    if None in top:
+        return unknown
+    inner = list(top)
+    states = []
+    edits_old, edits_new = edits.of(old), edits.of(new)
+    for op, i, j in ops:
+        nested = _nested((op, i, j), old, new)
+        before = inner if nested else top
+        current = list(before)
+        for side, job, index in ((0, old, i), (1, new, j)):
+            if index is None:
+                continue
+            run = job.run_list()[index]
+            step = steps[side].get(int(run["step"]))
+            after = text(side, step.get("after")) if step is not None and step.get("pass") == run["pass"] else None
+            current[side] = after
+        if None in current:  # a failed run, or a step the archive lacks: nothing after it to compare
+            break
+        equal_before, equal_after = before[0] == before[1], current[0] == current[1]
+        if nested:
+            inner = current
+        else:
+            top, inner = current, list(before)
+        if equal_before:
+            difference = EQUAL if equal_after else INTRODUCED
+        elif equal_after:
+            difference = ABSORBED
+        elif op == KEPT:
+            same = _edit_same(op, old.run_list()[i], new.run_list()[j], edits_old, edits_new)
+            difference = CARRIED if same is True else EDITS_DIFFER if same is False else None
+        else:
+            run = old.run_list()[i] if op == REMOVED else new.run_list()[j]
+            difference = EDITS_DIFFER if run["changed"] is True else CARRIED
+        states.append({"ir_equal_after": equal_after, "difference": difference})
+    return states + unknown[len(states) :]
+
+
+def _nested(op: tuple, old: ReleaseJob, new: ReleaseJob) -> bool:
+    _, i, j = op
+    runs = [job.run_list()[index] for job, index in ((old, i), (new, j)) if index is not None]
+    return any(_depth(run) > 0 for run in runs)
+
+
+def _depth(run) -> int:
+    depth = run.get("depth")
+    return 0 if depth is None or pd.isna(depth) else int(depth)
+
+
+def _pass_at(ops: list, position: int, old: ReleaseJob, new: ReleaseJob) -> str:
+    _, i, j = ops[position]
+    return (old.run_list()[i] if i is not None else new.run_list()[j])["pass"]
+
+
+def difference_columns(old: ReleaseJob, new: ReleaseJob, ops: list, states: list[dict], initial_differs) -> dict:
+    """divergence.csv's reading of the states: where the IR first differs (``frontend``: before the first pass),
+    the pass after which it is equal to the end (empty when it never is, or never differed), the passes that
+    introduce a difference and those that edit differently where it already differs, and all of it in words."""
+    known = [(position, state) for position, state in enumerate(states) if state["difference"] is not None]
+    if not known:
+        return {"difference_summary": "unknown: no IR to compare"}
+    introduced = [_pass_at(ops, p, old, new) for p, state in known if state["difference"] == INTRODUCED]
+    differing = [_pass_at(ops, p, old, new) for p, state in known if state["difference"] == EDITS_DIFFER]
+    differs_from = "frontend" if initial_differs is True else (introduced[0] if introduced else "")
+    reconverges_at = ""
+    complete = len(known) == len(states)
+    last_position = known[-1][0]
+    # reconvergence is the top-level IR's: a nested run's IR is an intermediate inside its parent
+    top = [(p, state) for p, state in known if not _nested(ops[p], old, new)]
+    if differs_from and complete and top and top[-1][1]["ir_equal_after"]:
+        reconverges_at = next(
+            (_pass_at(ops, p, old, new) for p, state in reversed(top) if state["difference"] == ABSORBED), ""
+        )
+    if not differs_from:
+        summary = "the IR is equal after every pass" if complete else "equal as far as compared"
+    else:
+        start = "differs from the frontend" if differs_from == "frontend" else f"differs from {differs_from}"
+        end = (
+            f"reconverges at {reconverges_at}"
+            if reconverges_at
+            else "never reconverges"
+            if complete
+            else f"still differs where the comparison stops ({_pass_at(ops, last_position, old, new)})"
+        )
+        summary = f"{start}; {end}"
+    return {
+        "differs_from": differs_from,
+        "reconverges_at": reconverges_at,
+        "introduced_by": ";".join(dict.fromkeys(introduced)),
+        "edits_differ_at": ";".join(dict.fromkeys(differing)),
+        "difference_summary": summary,
+    }
 
 
 def _edit_same(op, run_old, run_new, edits_old: dict, edits_new: dict):
@@ -638,7 +775,7 @@ def pass_alignment(
         "churn_delta",
     ):
         out[column] = out[column].astype("Int64")
-    for column in ("changed_old", "changed_new", "edit_same"):
+    for column in ("changed_old", "changed_new", "edit_same", "ir_equal_after"):
         out[column] = out[column].astype("boolean")
     return out
 
@@ -773,6 +910,8 @@ def _divergence_row(old: ReleaseJob, new: ReleaseJob, edits: pass_edits.EditCach
     else:
         row.update(_compare_pair(old, new, ops, loaded[0], loaded[1], notes))
         row.update(_first_divergent_edit(old, new, ops, edits.of(old), edits.of(new), notes))
+        states = ir_states(old, new, ops, edits)
+        row.update(difference_columns(old, new, ops, states, row.get("initial_ir_differs")))
     row["note"] = "; ".join(notes)
     return row
 
@@ -851,6 +990,9 @@ def divergence(
         out[column] = out[column].astype("Int64")
     for column in ("initial_ir_differs", "final_ir_differs", "ir_identical_throughout", "source_differs"):
         out[column] = out[column].astype("boolean")
-    for column in ("first_divergent_pass", "note", "first_divergent_edit"):
+    for column in ("first_divergent_pass", "note", "first_divergent_edit", *DIFFERENCE_TEXT_COLUMNS):
         out[column] = out[column].astype(object).fillna("").astype(str)
     return out
+
+
+DIFFERENCE_TEXT_COLUMNS = ("differs_from", "reconverges_at", "introduced_by", "edits_differ_at", "difference_summary")
