@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import system_packages
-from test_compare_releases import frame, job_rows, run, write_archive, write_jobs
+from test_compare_releases import CONFIG, frame, job_rows, run, write_archive, write_jobs
 from test_reports_in_browser import find_browser
 from tilelang_churn.figures import compare_pages, release_figures
 from tilelang_churn.tables import release_tables as cr
@@ -362,3 +362,22 @@ def test_a_page_whose_ir_holds_html_opens_in_chromium_and_a_pass_can_be_chosen(t
     assert "P0" in selected
     assert f"+{NASTY}" in new_diff.splitlines()
     assert index_width <= 1400, index_width
+
+
+@pytest.mark.slow  # a browser
+def test_the_index_says_where_each_pair_differs_and_its_filter_finds_the_kernel_in_chromium(tmp_path):
+    index, _ = pair_outputs(tmp_path)
+    (summary,) = re.findall(r"<td class=\"wrap\"><b>(.*?)</b>", index)
+    with chromium_page({"width": 1000, "height": 700}) as (page, errors):
+        page.goto((tmp_path / "index.html").as_uri())
+        row = page.locator("#pairs tbody tr").first
+        shown = row.inner_text()
+        label = row.locator("td").first.inner_text()
+        found = {}
+        for query in (CONFIG["kernel"], "no-such-kernel", CONFIG["kernel"] + " 0.1.15"):
+            page.fill("#filter", query)
+            found[query] = row.is_visible()
+    assert errors == []
+    assert summary in shown and summary.startswith("differs from the frontend")
+    assert CONFIG["kernel"] not in label  # the label alone does not name the kernel; the filter still finds it
+    assert found == {CONFIG["kernel"]: True, "no-such-kernel": False, CONFIG["kernel"] + " 0.1.15": True}

@@ -481,8 +481,8 @@ def _difference_cell(row: dict) -> str:
     for key, words in (("introduced_by", "introduced by"), ("edits_differ_at", "edits differ at")):
         if row.get(key):
             parts.append(f"{words} {html.escape(row[key].replace(';', ', '))}")
-    css = "no" if summary.startswith("the IR is equal") else "wrap"
-    return f'<td class="{css} wrap">{"<br>".join(parts)}</td>'
+    css = "no wrap" if summary.startswith("the IR is equal") else "wrap"
+    return f'<td class="{css}">{"<br>".join(parts)}</td>'
 
 
 def attribution_section(rows: Sequence[dict] | None) -> str:
