@@ -345,3 +345,14 @@ def test_the_signature_is_read_without_importing_the_file(tmp_path):
     assert signature.problem({"N": 1, "anything": 2}) is None
     assert kernels.label("k", {"N": 1, "block": 64}, signature.defaults()) == "k(N=1)"
     assert kernels.folder_id("k", {"N": 1, "block": 64}, signature.defaults()) == "k_N1"
+
+
+def test_tilelangs_own_report_of_every_kernel_is_where_the_readme_says(kernels_run):
+    workdir, _ = kernels_run
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    (row,) = [line for line in readme.splitlines() if line.startswith("| `runs/<version>/<target>/<shape>/trace-env/")]
+    inside = row.split("`")[1].rstrip("/").split("/")[5:]  # below runs/<version>/<target>/<shape>/trace-env/
+    jobs = list((workdir / "results" / "runs").glob("*/*/*/trace-env"))
+    assert jobs and inside
+    for job in jobs:  # the GEMM's, FlashAttention's and the user's kernel's alike
+        assert (job.joinpath(*inside) / "report.html").is_file(), job
