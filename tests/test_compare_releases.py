@@ -590,3 +590,20 @@ def test_a_difference_introduced_by_a_pass_that_never_goes_away_is_said_so(tmp_p
     assert (row["introduced_by"], row["edits_differ_at"]) == ("P1", "")
     equal = pair_setup(tmp_path / "c", [ir(0), ir(1)], [ir(0), ir(1)])
     assert (equal["differs_from"], equal["difference_summary"]) == ("", "the IR is equal after every pass")
+
+
+def test_the_heatmap_configuration_is_found_by_the_folders_of_its_jobs(tmp_path):
+    from tilelang_churn.figures import release_figures
+
+    paths = []
+    for version in ("0.1.8", "0.1.9"):
+        for target in ("cuda-sm90", "hip"):
+            folder = tmp_path / version / target / "1024x1024x512" / "trace-env"
+            pt.write_rows(folder / "passes.csv", job_rows(version, [run("P0")], target_name=target))
+            paths.append(folder / "passes.csv")
+    churn, archives = cr.read_jobs(paths)
+    label = release_figures.label_of_job(churn, archives, "hip/1024x1024x512/trace-env")
+    (expected,) = {cr.config_label(row) for _, row in churn.iterrows() if row["target_name"] == "hip"}
+    assert label == expected
+    with pytest.raises(ValueError, match="no job in a folder .../hip/other/trace-env/"):
+        release_figures.label_of_job(churn, archives, "hip/other/trace-env")

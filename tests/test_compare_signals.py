@@ -88,6 +88,7 @@ def rule_command(args: list[str], log: Path) -> str:
         "params.out_dir": shlex.quote(args[1]),
         "input.passes": shlex.join(args[2:]),
         "params.attribution": "",  # no GPU stage
+        "params.heatmap": "",
         "log": shlex.quote(str(log)),
     }
     command = re.sub(r"\{([\w.]+):q\}", lambda m: values[m.group(1)], command)

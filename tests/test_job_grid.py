@@ -499,3 +499,14 @@ def test_the_book_reference_warning_of_a_large_grid_names_a_few_shapes(tmp_path)
     warning = next(line for line in (proc.stdout + proc.stderr).splitlines() if "is not in the job grid" in line)
     assert "targets ['hip'], 40 shapes, the first 5 ['64x64x64', '128x64x64'," in warning
     assert "2560x64x64" not in warning
+
+
+def test_the_release_heatmap_defaults_to_the_books_reference_and_a_bad_choice_is_named():
+    grid = grid_of(shapes=[{"M": 1024, "N": 1024, "K": 1024}], modes=["trace-env", "instrument"])
+    assert grid.release_heatmap == ("cuda-sm90", "1024x1024x1024", "instrument")
+    assert grid_of(modes=["trace-env"]).release_heatmap is None  # the reference shape is not in this grid
+    chosen = grid_of(release_heatmap={"shape": "256x256x256"}).release_heatmap
+    assert chosen == ("cuda-sm90", "256x256x256", "trace-env")
+    assert refused(release_heatmap={"mode": "pass-diff"}).startswith(
+        "config release_heatmap.mode: 'pass-diff' is not in the grid; it has mode ['trace-env']"
+    )

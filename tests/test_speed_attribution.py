@@ -158,3 +158,5 @@ def test_the_workflow_hands_the_comparison_the_gpu_latencies_and_the_knockout(tm
         assert ("--speed results/gpu/kernel_speed.csv" in command) == (gpu == "true")
         assert ("--knockout results/knockout/knockout.csv" in command) == (gpu == knockout == "true")
         assert ("speed_attribution.csv" in done.stdout) == (gpu == "true")
+        # config release_heatmap's default: the book's reference, by the folders of its jobs
+        assert "--heatmap-job cuda-sm90/1024x1024x1024/instrument" in command

@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -71,6 +72,8 @@ from tilelang_churn.tables.release_tables import (
 )
 
 FIGURE_STEMS = ("release_heatmap", "release_trend")
+LEGEND_INCH_PER_CHAR = 0.07  # 8-pt DejaVu Sans, an average character: the legend's width per label character
+TITLE_INCH_PER_CHAR = 0.095  # 11 pt
 ATTRIBUTION_TABLE = "speed_attribution.csv"  # with the GPU stage (tables/speed_attribution.py)
 DPI = fs.SCREEN_DPI
 FAILED_COLOR = fs.FAILED_COLOR
@@ -97,6 +100,22 @@ def _save(fig, paths: Iterable[str | os.PathLike]) -> None:
 
 def _as_paths(paths) -> list:
     return [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+
+
+def _kernel_names(table: pd.DataFrame) -> str:
+    """The kernels of a table for a title: 'gemm', 'gemm, flash_attention and rmsnorm'."""
+    names = list(dict.fromkeys(str(name) for name in table["kernel"].fillna("gemm"))) if "kernel" in table else ["gemm"]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def label_of_job(churn_df: pd.DataFrame, archives: Mapping[tuple, str | os.PathLike], job: str) -> str:
+    """The configuration label of the jobs in folders .../TARGET/SHAPE/MODE/ (``job``), read from their paths."""
+    wanted = tuple(job.split("/"))
+    keys = {tuple(key[1:]) for key, path in archives.items() if Path(path).parent.parts[-3:] == wanted}
+    for config in configurations(churn_df) if keys else []:  # a job key less its release is its configuration's
+        if tuple(config.key) in keys:
+            return config.label
+    raise ValueError(f"--heatmap-job {job}: no job in a folder .../{job}/ among the passes.csv given")
 
 
 def _pick_configuration(configs: list[Configuration], label: str | None) -> Configuration:
@@ -302,6 +321,10 @@ def plot_release_trend(by_version: pd.DataFrame, alignment: pd.DataFrame, paths)
 
     with matplotlib.rc_context(_RC):
         width = max(7.0, 1.0 + len(modes) * max(4.0, 0.75 * len(releases) + 1.5))
+        # the legend's entries are whole configuration labels: as many columns as fit, and never cut
+        entry = LEGEND_INCH_PER_CHAR * max(len(line) for line in lines) + 0.8
+        width = max(width, entry + 0.5)
+        legend_columns = max(1, min(3, int(width // entry)))
         fig, axes = plt.subplots(
             2,
             len(modes),
@@ -353,12 +376,12 @@ def plot_release_trend(by_version: pd.DataFrame, alignment: pd.DataFrame, paths)
             ),
             Line2D([], [], color="#555555", linestyle=":", label="no pass run shared with the previous release"),
         ]
-        fig.legend(handles=handles, loc="outside lower center", ncols=2 if width < 14 else 3, fontsize=8, frameon=False)
-        fig.suptitle(
-            "TileLang GEMM lowering across releases: pass runs and IR churn per configuration\n"
-            "(codegen excluded; counts of different modes come from different tools)",
-            fontsize=11,
+        fig.legend(handles=handles, loc="outside lower center", ncols=legend_columns, fontsize=8, frameon=False)
+        title = (
+            f"TileLang lowering of {_kernel_names(table)} across releases: pass runs and IR churn per configuration "
+            "(codegen excluded; counts of different modes come from different tools)"
         )
+        fig.suptitle(textwrap.fill(title, int(width / TITLE_INCH_PER_CHAR)), fontsize=11)
         try:
             _save(fig, _as_paths(paths))
         finally:
@@ -525,12 +548,15 @@ def build(
     formats: Sequence[str] = ("png", "svg"),
     speed_csv=None,
     knockout_csv=None,
+    heatmap_job: str | None = None,
 ) -> int:
     """Read the passes.csv files (and the GPU stage's kernel_speed.csv, the knockout.csv) and write everything;
     0, or 1 with one line on stderr for a bad input."""
     passes_paths = [Path(p) for p in passes_paths]
     try:
         churn, archives = read_jobs(passes_paths)
+        if heatmap_job is not None:
+            heatmap_config = label_of_job(churn, archives, heatmap_job)
         speed_rows = kernel_speed.read_csv(speed_csv) if speed_csv else None
         knockout = knockout_rows.read_rows(knockout_csv) if knockout_csv else None
         written = write_all(churn, archives, out_dir, heatmap_config, formats, True, speed_rows, knockout)
@@ -570,6 +596,13 @@ def main(argv=None) -> int:
         help="comma-separated figure formats among png, svg, pdf (default: png,svg)",
     )
     parser.add_argument(
+        "--heatmap-job",
+        default=None,
+        metavar="TARGET/SHAPE/MODE",
+        help="the heatmap's configuration by the folders of its jobs (results/runs/<version>/TARGET/SHAPE/MODE/); "
+        "instead of --heatmap-config",
+    )
+    parser.add_argument(
         "--speed",
         metavar="KERNEL_SPEED_CSV",
         help="the GPU stage's kernel_speed.csv: also write speed_attribution.csv and its section of the index",
@@ -584,6 +617,12 @@ def main(argv=None) -> int:
         help="per-job passes.csv; the job's IR archive is <its folder>/ir.json.gz",
     )
     args = parser.parse_args(argv)
+    if args.heatmap_job and args.heatmap_config:
+        parser.error("argument --heatmap-job: not with --heatmap-config (both choose the heatmap's configuration)")
+    if args.heatmap_job and len(args.heatmap_job.split("/")) != 3:
+        parser.error(f"argument --heatmap-job: {args.heatmap_job!r} is not TARGET/SHAPE/MODE")
     if args.knockout and not args.speed:
         parser.error("argument --knockout: only used with --speed (the latencies it attributes)")
-    return build(args.passes, args.out_dir, args.heatmap_config, args.formats, args.speed, args.knockout)
+    return build(
+        args.passes, args.out_dir, args.heatmap_config, args.formats, args.speed, args.knockout, args.heatmap_job
+    )

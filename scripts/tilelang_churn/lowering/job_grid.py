@@ -112,6 +112,8 @@ class Grid:
     # config knockout, defaults filled (None: off) and its batches: one job per configuration x target x release
     knockout: dict | None = None
     knockout_batches: list[Batch] = field(default_factory=list)
+    # (target, configuration folder, mode) that results/compare/release_heatmap shows; None: the script's default
+    release_heatmap: tuple[str, str, str] | None = None
 
     @property
     def configurations(self) -> list[str]:
@@ -573,6 +575,26 @@ def check_installed_modes(
             )
 
 
+def resolve_release_heatmap(cfg: dict, grid: Grid) -> tuple[str, str, str] | None:
+    """(target, configuration folder, mode) of config release_heatmap, its nulls from book_reference and mode
+    instrument (else the first mode). A value given and not in the grid is a ConfigError; book_reference's
+    default when the grid lacks it is None (the comparison picks one itself)."""
+    given = cfg.get("release_heatmap") or {}
+    reference = cfg.get("book_reference") or {}
+    default_mode = "instrument" if "instrument" in grid.modes else grid.modes[0]
+    chosen = (
+        given.get("target") or reference.get("target"),
+        given.get("shape") or reference.get("shape"),
+        given.get("mode") or default_mode,
+    )
+    known = (list(grid.targets), grid.configurations, list(grid.modes))
+    checks = list(zip(("target", "shape", "mode"), chosen, known))
+    for key, value, values in checks:
+        if given.get(key) is not None and value not in values:
+            raise ConfigError(f"config release_heatmap.{key}: {value!r} is not in the grid; it has {some(values, key)}")
+    return chosen if all(value in values for _, value, values in checks) else None
+
+
 def resolve_api_passes(cfg: dict, modes: tuple[str, ...]) -> tuple[str, ...]:
     """The pass list of the modes that take one (config api_passes, else trace_cli.DEFAULT_PASSES)."""
     passes = tuple(cfg.get("api_passes") or trace_cli.DEFAULT_PASSES)
@@ -703,6 +725,7 @@ def build_grid(cfg: dict, installed: str | None = None, source=None) -> Grid:
                     job = Job(version, target, config_id, mode, args, env, user_file)
                     grid.jobs[(version, target, config_id, mode)] = job
     check_pass_configs(grid, installed, source)
+    grid = replace(grid, release_heatmap=resolve_release_heatmap(cfg, grid))
     check_job_arguments(cfg, grid, shape_origins)
     grid.batches.extend(make_batches(grid, cfg["trace_batch_size"]))
     if grid.knockout is not None:
