@@ -201,10 +201,10 @@ def test_a_pair_whose_kept_passes_all_edit_alike_says_so_and_opens_on_the_added_
 def test_a_pair_without_ir_archives_does_not_claim_alike_edits(tmp_path):
     index, _ = pair_outputs(tmp_path, archived=False)
     assert "edits alike" not in index
-    (row,) = re.findall(r"<tr data-search=\"[^\"]*\"><td class=\"wrap\">.*?</tr>", index)
+    (row,) = re.findall(r"<tr data-search=\"[^\"]*\"><td class=\"num\">1</td>.*?</tr>", index)
     cells = re.findall(r"<td[^>]*>(.*?)</td>", row)
-    assert cells[2] == "—"  # the difference: unknown without archives
-    assert cells[5] == "—"  # the first divergent edit: unknown, not none
+    assert cells[3] == "—"  # the difference: unknown without archives
+    assert cells[6] == "—"  # the first divergent edit: unknown, not none
 
 
 # ------------------------------------------------------------------------------------- any text, any name
@@ -372,7 +372,7 @@ def test_the_index_says_where_each_pair_differs_and_its_filter_finds_the_kernel_
         page.goto((tmp_path / "index.html").as_uri())
         row = page.locator("#pairs tbody tr").first
         shown = row.inner_text()
-        label = row.locator("td").first.inner_text()
+        label = row.locator("td").nth(1).inner_text()
         found = {}
         for query in (CONFIG["kernel"], "no-such-kernel", CONFIG["kernel"] + " 0.1.15"):
             page.fill("#filter", query)
@@ -381,3 +381,25 @@ def test_the_index_says_where_each_pair_differs_and_its_filter_finds_the_kernel_
     assert summary in shown and summary.startswith("differs from the frontend")
     assert CONFIG["kernel"] not in label  # the label alone does not name the kernel; the filter still finds it
     assert found == {CONFIG["kernel"]: True, "no-such-kernel": False, CONFIG["kernel"] + " 0.1.15": True}
+
+
+def test_the_index_marks_which_pass_does_what_and_links_every_table_and_figure(tmp_path):
+    index, _ = pair_outputs(tmp_path)
+    old = job_rows("0.1.14", [run("P0"), run("P2")])
+    new = job_rows("0.1.15", [run("P0"), run("P1", added=2, deleted=1), run("P2")])
+    # the marks are the alignment's own differences, the strongest per pass name
+    archives = {cr.job_key(old[0]): tmp_path / "o.gz", cr.job_key(new[0]): tmp_path / "n.gz"}
+    alignment = cr.pass_alignment(frame(old, new), archives)
+    expected = {}
+    for _, row in alignment.iterrows():
+        name = row["pass_old"] if isinstance(row["pass_old"], str) else row["pass_new"]
+        if row["difference"] in compare_pages.MARKS and row["difference"] != cr.CARRIED:
+            expected[name] = compare_pages.MARKS[row["difference"]]
+    matrix = re.search(r'<table id="matrix">(.*?)</table>', index, re.S).group(1)
+    shown = dict(re.findall(r"<tr><th>(\w+)</th><td[^>]*>([^<]*)</td></tr>", matrix))
+    assert shown == expected and expected  # P1, run by 0.1.15 alone, edits the already differing IR
+    for name in compare_pages.FIGURES:
+        assert f'<a href="{name}">{name}</a>' in index
+    tables = ["churn_by_version.csv", "divergence.csv"]
+    linked = compare_pages.index_page([], None, tables)
+    assert all(f'<a href="{name}">{name}</a>' in linked for name in tables)

@@ -36,7 +36,7 @@ from tilelang_churn.core import files
 from tilelang_churn.core.releases import release_text
 from tilelang_churn.core.statuses import STATUS_FAILED, STATUS_NOOP
 from tilelang_churn.core.trace_modes import KEEPS_IR
-from tilelang_churn.tables import pass_edits
+from tilelang_churn.tables import pass_edits, release_tables
 from tilelang_churn.tables.pass_edits import normalize_ir
 from tilelang_churn.tables.release_tables import KEPT, Configuration, align_passes
 
@@ -60,7 +60,10 @@ table{border-collapse:collapse}
 th,td{padding:2px 6px;border-bottom:1px solid #eaeef2;text-align:left;white-space:nowrap}
 th{background:#f6f8fa;position:sticky;top:0;z-index:1;font-weight:600}
 #pairs th,#pairs td.wrap,#speed td.wrap{white-space:normal;overflow-wrap:anywhere}#pairs th{vertical-align:bottom}
-#pairs td:first-child{min-width:22em;max-width:40em}h1{overflow-wrap:anywhere}
+#speed td.wrap{min-width:9em}#pairs td:nth-child(4){min-width:12em}#pairs td:nth-child(7){min-width:9em}
+.matrix{overflow-x:auto}#matrix td{text-align:center;min-width:1.6em}
+#matrix tbody th{text-align:left;white-space:nowrap}#pairs td:nth-child(2){min-width:14em;max-width:30em}
+h1{overflow-wrap:anywhere}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 .yes{color:#cf222e;font-weight:600}.no{color:#1a7f37}.na{color:#8c959f}
 #filter{margin:8px 0;padding:4px 8px;width:28em;font:inherit}
@@ -471,6 +474,10 @@ def _passes_moved(row: dict, side: str) -> str:
     return f'{listed}<div class="na">knockout {html.escape(row[f"knockout_{side}"])}</div>'
 
 
+def _links(names: Sequence[str]) -> str:
+    return ", ".join(f'<a href="{html.escape(name)}">{html.escape(name)}</a>' for name in names) or "none"
+
+
 def _difference_cell(row: dict) -> str:
     """Where the pair's IR starts to differ and where it reconverges, and which passes introduce a difference or
     edit differently on IR that already differs (divergence.csv's difference columns)."""
@@ -516,14 +523,18 @@ those whose knockout in the older release moves it so towards the newer's.</div>
 <tbody>{"".join(trs)}</tbody></table>"""
 
 
-def index_page(entries: Sequence[dict], attribution: Sequence[dict] | None = None) -> str:
-    """The index: one row per configuration x release pair (``entries``: divergence rows plus ``href``), after
-    the configurations whose speed moved (``attribution``: speed_attribution.csv's rows; None: no GPU stage)."""
+FIGURES = ("release_heatmap.png", "release_heatmap.svg", "release_trend.png", "release_trend.svg")
+
+
+def index_page(entries: Sequence[dict], attribution: Sequence[dict] | None = None, tables: Sequence[str] = ()) -> str:
+    """The index: one row per configuration x release pair (``entries``: divergence rows plus ``href`` and their
+    ``marks``), after the configurations whose speed moved (``attribution``: speed_attribution.csv's rows; None:
+    no GPU stage) and the pass x pair matrix of marks; ``tables``: the CSV files beside it, linked."""
     trs = []
-    for row in entries:
+    for number, row in enumerate(entries, 1):
         search = " ".join(str(row.get(key) or "") for key in ("kernel", "params", "pass_configs"))
         trs.append(
-            f'<tr data-search="{html.escape(search)}">'
+            f'<tr data-search="{html.escape(search)}"><td class="num">{number}</td>'
             + (
                 f'<td class="wrap"><a href="{html.escape(row["href"])}">{html.escape(row["configuration"])}</a></td>'
                 if row.get("href")
@@ -547,12 +558,13 @@ IR after each pass starts to differ between the releases (the frontend: before t
 which it is equal again to the end; introduced by: passes after which it differs where it was equal before; edits
 differ at: passes that edit differently on IR that already differs (the others carry the difference forward).
 First divergent pass: the first aligned pass after which the printed IR differs. First divergent edit: the first
-aligned pass whose edit (lines removed and added) differs, with both edits' sizes. Tables: churn_by_version.csv,
-pass_alignment.csv, divergence.csv beside this page. Text churn is a clue to locate, not proof of a semantic or
-performance change.</div></header>
-<main>{attribution_section(attribution)}<h2>Pass by pass</h2>
+aligned pass whose edit (lines removed and added) differs, with both edits' sizes. Lines of IR text are compared
+after normalisation (trailing blanks, TVMScript's import comments); +/-: lines added/removed; step: a pass run's
+row in the job's passes.csv. Text churn is a clue to locate, not proof of a semantic or performance change.</div>
+<div class="note">Tables: {_links(tables)}. Figures: {_links(FIGURES)}.</div></header>
+<main>{attribution_section(attribution)}{difference_matrix(entries)}<h2>Pass by pass</h2>
 <input id="filter" type="search" placeholder="filter: e.g. cuda-sm90 instrument 0.1.15">
-<table id="pairs"><thead><tr><th>configuration</th><th>releases</th><th>difference</th>
+<table id="pairs"><thead><tr><th>#</th><th>configuration</th><th>releases</th><th>difference</th>
 <th>IR differs before pass 1</th>
 <th>first divergent pass</th><th>first divergent edit</th><th>edits differ</th><th>source differs</th>
 <th>kept/removed/added</th></tr></thead><tbody>
@@ -567,9 +579,10 @@ def write_pages(
     edits: pass_edits.EditCache,
     out_dir,
     attribution: Sequence[dict] | None = None,
+    tables: Sequence[str] = (),
 ) -> list[Path]:
-    """Write ``index.html`` (with ``attribution``'s section) and every pair's page under ``out_dir``; returns the
-    paths (index first)."""
+    """Write ``index.html`` (with ``attribution``'s section, links to ``tables``: the CSV files written beside it)
+    and every pair's page under ``out_dir``; returns the paths (index first)."""
     out_dir = Path(out_dir)
     by_pair = {
         (r["configuration"], r["release_old"], r["release_new"]): r
@@ -593,8 +606,62 @@ def write_pages(
                 entries.append({**row, "href": None, "page_error": str(exc)})
                 continue
             written.append(path)
-            entries.append({**row, "href": f"{PAGES_DIR}/{name}.html"})
+            entries.append({**row, "href": f"{PAGES_DIR}/{name}.html", "marks": pair_marks(old, new, edits)})
     index = out_dir / INDEX
     with files.atomic_file(index) as handle:
-        handle.write(index_page(entries, attribution))
+        handle.write(index_page(entries, attribution, tables))
     return [index, *written]
+
+
+# the index's pass x pair matrix: one mark per pass name and pair, the strongest of its runs' (release_tables)
+MARKS = {
+    release_tables.INTRODUCED: "I",
+    release_tables.ABSORBED: "A",
+    release_tables.EDITS_DIFFER: "≠",
+    release_tables.CARRIED: "·",
+}
+MARK_ORDER = list(MARKS)  # the strongest first
+
+
+def pair_marks(old, new, edits: pass_edits.EditCache) -> dict[str, str]:
+    """{pass name: its strongest difference in the pair (MARK_ORDER)}, for the passes that are not equal."""
+    ops = align_passes(old.pass_names(), new.pass_names())
+    marks: dict[str, str] = {}
+    for (_, i, j), state in zip(ops, release_tables.ir_states(old, new, ops, edits)):
+        difference = state["difference"]
+        if difference not in MARKS:
+            continue
+        name = (old.run_list()[i] if i is not None else new.run_list()[j])["pass"]
+        if name not in marks or MARK_ORDER.index(difference) < MARK_ORDER.index(marks[name]):
+            marks[name] = difference
+    return marks
+
+
+def difference_matrix(entries: Sequence[dict]) -> str:
+    """The passes that introduce, absorb or edit a difference somewhere (rows, in order of first appearance) x
+    the pairs (columns, as the table below): which pass does what where."""
+    rows = list(
+        dict.fromkeys(n for e in entries for n, d in (e.get("marks") or {}).items() if d != release_tables.CARRIED)
+    )
+    if not rows:
+        return ""
+    head = "".join(
+        f'<th title="{html.escape(e["configuration"])}: {html.escape(release_text(e["release_old"]))} → '
+        f'{html.escape(release_text(e["release_new"]))}">{k + 1}</th>'
+        for k, e in enumerate(entries)
+    )
+    body = []
+    for name in rows:
+        cells = []
+        for entry in entries:
+            difference = (entry.get("marks") or {}).get(name)
+            mark = MARKS.get(difference, "")
+            css = {"I": "yes", "A": "no", "≠": "yes"}.get(mark, "na")
+            cells.append(f'<td class="{css}" title="{html.escape(difference or "equal")}">{mark}</td>')
+        body.append(f"<tr><th>{html.escape(name)}</th>{''.join(cells)}</tr>")
+    return f"""<h2>Which pass does what to the difference</h2>
+<div class="note">One row per pass that introduces (I), absorbs (A) or edits differently (≠) a difference between two
+releases somewhere; one column per pair, numbered as the rows of the table below (its tooltip names it). · : it
+carries the difference forward with the same edit; empty: the IR is equal before and after it (or unknown).</div>
+<div class="matrix"><table id="matrix"><thead><tr><th>pass</th>{head}</tr></thead><tbody>{"".join(body)}</tbody>
+</table></div>"""

@@ -532,7 +532,8 @@ def write_all(
         attribution = speed_attribution.attribute(speed_rows, records, knockout, sorted(churn_df["mode"].unique()))
         tables.append(out_dir / ATTRIBUTION_TABLE)
         passes_table.write_rows(tables[-1], attribution, speed_attribution.COLUMNS)
-    pages = compare_pages.write_pages(configs, diverging, edits, out_dir, attribution) if with_pages else []
+    names = [path.name for path in tables]
+    pages = compare_pages.write_pages(configs, diverging, edits, out_dir, attribution, names) if with_pages else []
     heatmap = [out_dir / f"{FIGURE_STEMS[0]}.{fmt}" for fmt in formats]
     trend = [out_dir / f"{FIGURE_STEMS[1]}.{fmt}" for fmt in formats]
     if formats:
