@@ -39,6 +39,9 @@ def test_the_recorded_tables_have_the_schema_of_the_stage():
         assert _header(DATA / name) == [c for c in kernel_speed.SPEED_COLUMNS if c not in passes_table.ADDED_COLUMNS]
     # a GPU row carries passes_table's provenance (without mode and source) and the machine's
     assert gpu_bench.ROW_PROVENANCE == list(kernel_speed.SPEED_COLUMNS[: len(gpu_bench.ROW_PROVENANCE)])
+    # every provenance column but the trace mode's reaches the row (pass_configs: the table's last column)
+    assert set(gpu_bench.ROW_JOB_COLUMNS) == set(passes_table.PROVENANCE_COLUMNS) - {"mode", "source"}
+    assert set(gpu_bench.ROW_JOB_COLUMNS) <= set(kernel_speed.SPEED_COLUMNS)
     assert set(gpu_bench.DEVICE_COLUMNS) <= set(kernel_speed.SPEED_COLUMNS)
     rows = kernel_speed.read_csv(SPEED)
     assert {row["status"] for row in rows} <= set(gpu_bench.STATUSES)

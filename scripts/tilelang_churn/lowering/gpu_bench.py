@@ -309,7 +309,7 @@ def run_job(
     if cache_dir is not None:
         os.environ["TILELANG_CACHE_DIR"] = str(cache_dir)
     provenance = spec.provenance("")
-    row = {name: provenance[name] for name in ROW_PROVENANCE if name in provenance}
+    row = {name: provenance[name] for name in ROW_JOB_COLUMNS if name in provenance}
     row |= {name: device.get(name, "") for name in DEVICE_COLUMNS}
     row |= {"measured_by": MEASURED_BY, "repeats": repeats, "launches": launches, "compiled": False}
     try:
@@ -420,6 +420,7 @@ ROW_PROVENANCE = [
     for column in passes_table.PROVENANCE_COLUMNS
     if column not in ("mode", "source", "kernel_label", "pass_configs")
 ] + ["kernel_label"]  # pass_configs, a later column, is the table's last
+ROW_JOB_COLUMNS = [*ROW_PROVENANCE, "pass_configs"]  # every provenance column a GPU row carries
 DEVICE_COLUMNS = ["gpu_name", "gpu_arch", "driver_version", "cuda_version", "nvcc_version", "torch_version"]
 
 
