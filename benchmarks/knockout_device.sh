@@ -15,7 +15,7 @@ for site in ${SITES:-tmp/site15}; do
 done
 export PYTHONPATH=$path
 workdir=${WORKDIR:-.}
-mkdir -p "$workdir" && [ "$workdir" = . ] || cp -r config "$workdir/"
+if [ "$workdir" != . ]; then mkdir -p "$workdir" && cp -r config "$workdir/"; fi
 name=$(basename "$config" .yaml)${WORKDIR:+_$(basename "$workdir")}
 {
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader

@@ -602,8 +602,9 @@ def test_the_heatmap_configuration_is_found_by_the_folders_of_its_jobs(tmp_path)
             pt.write_rows(folder / "passes.csv", job_rows(version, [run("P0")], target_name=target))
             paths.append(folder / "passes.csv")
     churn, archives = cr.read_jobs(paths)
-    label = release_figures.label_of_job(churn, archives, "hip/1024x1024x512/trace-env")
+    configs = cr.configurations(churn)
+    label = release_figures.label_of_job(configs, archives, "hip/1024x1024x512/trace-env")
     (expected,) = {cr.config_label(row) for _, row in churn.iterrows() if row["target_name"] == "hip"}
     assert label == expected
     with pytest.raises(ValueError, match="no job in a folder .../hip/other/trace-env/"):
-        release_figures.label_of_job(churn, archives, "hip/other/trace-env")
+        release_figures.label_of_job(configs, archives, "hip/other/trace-env")

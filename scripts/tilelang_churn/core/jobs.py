@@ -97,8 +97,7 @@ def config_label(row: Mapping) -> str:
 
 
 def _pass_config_label(row: Mapping) -> str:
-    spelled = row.get("pass_configs") or pass_configs.DEFAULT
-    return pass_configs.label(json.loads(spelled)) if spelled != pass_configs.DEFAULT else ""
+    return pass_configs.label(json.loads(row["pass_configs"]))
 
 
 def group_rows(rows: Iterable[Mapping]) -> dict[tuple, list]:

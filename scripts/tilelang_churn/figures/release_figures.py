@@ -108,11 +108,12 @@ def _kernel_names(table: pd.DataFrame) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
-def label_of_job(churn_df: pd.DataFrame, archives: Mapping[tuple, str | os.PathLike], job: str) -> str:
-    """The configuration label of the jobs in folders .../TARGET/SHAPE/MODE/ (``job``), read from their paths."""
+def label_of_job(configs: list[Configuration], archives: Mapping[tuple, str | os.PathLike], job: str) -> str:
+    """The label of the configuration (among CONFIGS) whose jobs lie in folders .../TARGET/SHAPE/MODE/ (``job``),
+    read from their paths."""
     wanted = tuple(job.split("/"))
     keys = {tuple(key[1:]) for key, path in archives.items() if Path(path).parent.parts[-3:] == wanted}
-    for config in configurations(churn_df) if keys else []:  # a job key less its release is its configuration's
+    for config in configs if keys else []:  # a job key less its release is its configuration's
         if tuple(config.key) in keys:
             return config.label
     raise ValueError(f"--heatmap-job {job}: no job in a folder .../{job}/ among the passes.csv given")
@@ -507,6 +508,7 @@ def write_all(
     with_pages: bool = True,
     speed_rows: list[dict] | None = None,
     knockout: list[dict] | None = None,
+    heatmap_job: str | None = None,
 ) -> dict[str, list[Path]]:
     """Write the three tables, the HTML pages (``compare_pages``) and both figures under ``out_dir``; with
     ``speed_rows`` (kernel_speed.csv: the GPU stage) also speed_attribution.csv (``knockout``: knockout.csv's
@@ -518,7 +520,9 @@ def write_all(
     """
     out_dir = Path(out_dir)
     edits = pass_edits.EditCache(archives)  # each archive read once, each job's edits computed once
-    configs = configurations(churn_df)  # once for the three tables and the pages
+    configs = configurations(churn_df)  # once for the three tables, the heatmap's choice and the pages
+    if heatmap_job is not None:
+        heatmap_config = label_of_job(configs, archives or {}, heatmap_job)
     by_version = churn_by_version(churn_df, archives, configs, edits)
     alignment = pass_alignment(churn_df, archives, edits, configs)
     diverging = divergence(churn_df, archives, edits, configs)
@@ -556,11 +560,9 @@ def build(
     passes_paths = [Path(p) for p in passes_paths]
     try:
         churn, archives = read_jobs(passes_paths)
-        if heatmap_job is not None:
-            heatmap_config = label_of_job(churn, archives, heatmap_job)
         speed_rows = kernel_speed.read_csv(speed_csv) if speed_csv else None
         knockout = knockout_rows.read_rows(knockout_csv) if knockout_csv else None
-        written = write_all(churn, archives, out_dir, heatmap_config, formats, True, speed_rows, knockout)
+        written = write_all(churn, archives, out_dir, heatmap_config, formats, True, speed_rows, knockout, heatmap_job)
     except (OSError, ValueError) as exc:
         print(f"compare_releases: error: {exc}", file=sys.stderr)
         return 1

@@ -29,7 +29,6 @@ import matplotlib.pyplot as plt
 import matplotlib.ticker as mticker
 import matplotlib.transforms as mtransforms
 
-from tilelang_churn.core import pass_configs
 from tilelang_churn.core.releases import release_sort_key
 from tilelang_churn.core.statuses import STATUS_WRONG
 from tilelang_churn.figures import figure_style as fs
@@ -40,9 +39,8 @@ HASHSALT = "tilelang-churn/speed_figures"
 
 
 def configuration(row: dict) -> tuple[str, str, str]:
-    """A GPU row's configuration within its kernel: target, params and pass configs (a table written before
-    pass_configs: TileLang's defaults)."""
-    return row["target_name"], row["params"], row.get("pass_configs") or pass_configs.DEFAULT
+    """A GPU row's configuration within its kernel: target, params and pass configs."""
+    return row["target_name"], row["params"], row["pass_configs"]
 
 
 def short_labels(rows: list[dict]) -> dict[tuple, str]:

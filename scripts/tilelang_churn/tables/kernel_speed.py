@@ -180,10 +180,9 @@ _NOT_FROM_SUMMARY = ("mode", "lowered")  # columns of the join made here, not co
 
 
 def _join_key(row: dict) -> tuple:
-    """JOIN_KEY's values: the release without a local suffix; a table written before pass_configs reads as {}."""
-    added = passes_table.ADDED_COLUMNS
-    values = [row.get(column) or added.get(column) for column in JOIN_KEY]
-    return (base_version(values[0]), *values[1:])
+    """JOIN_KEY's values, the release without a local suffix (read_csv fills a column added since a table was
+    written)."""
+    return (base_version(row["tilelang_version"]), *(row[column] for column in JOIN_KEY[1:]))
 
 
 def join(speed_rows: list[dict], summary_rows: list[dict], mode: str) -> list[dict]:

@@ -226,12 +226,15 @@ def same_edit(old: RunEdit | None, new: RunEdit | None) -> bool | None:
 
 
 class EditCache:
-    """Each job's archive read once and its edits computed once, for the tables and the pages."""
+    """Each job's archive read once and its edits computed once, for the tables and the pages; ``pair_states``:
+    what release_tables.ir_states found for a pair of jobs (keys of both), computed once for the alignment, the
+    divergence and the index."""
 
     def __init__(self, archives: Mapping[tuple, str | os.PathLike] | None = None):
         self.archives = dict(archives or {})
         self._archives: dict[tuple, dict | str] = {}
         self._edits: dict[tuple, dict[int, RunEdit]] = {}
+        self.pair_states: dict[tuple, list[dict]] = {}
 
     def archive(self, job) -> dict | str:
         """The job's loaded archive, or a string saying why there is none."""

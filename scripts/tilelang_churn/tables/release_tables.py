@@ -629,8 +629,17 @@ def ir_states(old: ReleaseJob, new: ReleaseJob, ops: list, edits: pass_edits.Edi
     and after, and both made the same edit, or a one-side run that changed nothing) / edits differ (differs
     before and after, and the edits differ, or a one-side run changed the IR). Unknown (no archive, a step the
     archive lacks, a failed run on either side, and everything after): both None."""
+    if edits is None:
+        return [{"ir_equal_after": None, "difference": None} for _ in ops]
+    key = (old.key, new.key)
+    if key not in edits.pair_states:
+        edits.pair_states[key] = _ir_states(old, new, ops, edits)
+    return edits.pair_states[key]
+
+
+def _ir_states(old: ReleaseJob, new: ReleaseJob, ops: list, edits: pass_edits.EditCache) -> list[dict]:
     unknown = [{"ir_equal_after": None, "difference": None} for _ in ops]
-    loaded = [edits.archive(old), edits.archive(new)] if edits is not None else ["", ""]
+    loaded = [edits.archive(old), edits.archive(new)]
     if any(not isinstance(archive, dict) for archive in loaded):
         return unknown
     normalized: list[dict[int, str]] = [{}, {}]

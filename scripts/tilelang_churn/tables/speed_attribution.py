@@ -90,7 +90,7 @@ def read_csv(path) -> list[dict]:
 
 
 def _key(row: dict) -> tuple:
-    return tuple(row.get(column) or passes_table.ADDED_COLUMNS.get(column) for column in CONFIG)
+    return tuple(row[column] for column in CONFIG)
 
 
 def moved(old: dict, new: dict) -> bool:
