@@ -299,7 +299,9 @@ def test_a_page_that_cannot_be_written_is_named_on_the_index_and_stderr(tmp_path
     assert written == [tmp_path / "index.html"]  # the index is written all the same
     index = written[0].read_text()
     assert f"page not written: cannot write {tmp_path / 'pages' / name}.html: is a directory" in index
-    assert configs[0].label in index and 'href="pages/' not in index
+    # the label as the pages show it: the configuration's, with the kernel's name after the target
+    shown = configs[0].label.replace("cuda-sm90 ", "cuda-sm90 gemm ", 1)
+    assert shown in index and 'href="pages/' not in index
     err = capsys.readouterr().err
     assert f"the page of {configs[0].label}: 0.1.14 → 0.1.15 was not written: cannot write" in err
 
@@ -364,6 +366,13 @@ def test_a_page_whose_ir_holds_html_opens_in_chromium_and_a_pass_can_be_chosen(t
     assert index_width <= 1400, index_width
 
 
+def row_cells(index: str, column: int | None = None):
+    """The first row's cells of the index's table as text (one cell, by column)."""
+    row = re.search(r'<table id="pairs">.*?<tbody>\s*<tr[^>]*>(.*?)</tr>', index, re.S).group(1)
+    cells = [re.sub(r"<[^>]+>", " ", cell) for cell in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+    return cells if column is None else cells[column]
+
+
 @pytest.mark.slow  # a browser
 def test_the_index_says_where_each_pair_differs_and_its_filter_finds_the_kernel_in_chromium(tmp_path):
     index, _ = pair_outputs(tmp_path)
@@ -374,13 +383,16 @@ def test_the_index_says_where_each_pair_differs_and_its_filter_finds_the_kernel_
         shown = row.inner_text()
         label = row.locator("td").nth(1).inner_text()
         found = {}
-        for query in (CONFIG["kernel"], "no-such-kernel", CONFIG["kernel"] + " 0.1.15"):
+        queries = (CONFIG["kernel"], "no-such-kernel", CONFIG["kernel"] + " 0.1.15", "P1 " + CONFIG["kernel"], "Q9")
+        for query in queries:
             page.fill("#filter", query)
             found[query] = row.is_visible()
     assert errors == []
     assert summary in shown and summary.startswith("differs from the frontend")
-    assert CONFIG["kernel"] not in label  # the label alone does not name the kernel; the filter still finds it
-    assert found == {CONFIG["kernel"]: True, "no-such-kernel": False, CONFIG["kernel"] + " 0.1.15": True}
+    assert label.split()[:2] == [CONFIG["target_name"], CONFIG["kernel"]]  # the label names the kernel
+    # every column is searched: P1, the pass 0.1.15 adds, is named in the difference column only
+    assert "P1" in row_cells(index, 3) and not any("P1" in cell for k, cell in enumerate(row_cells(index)) if k != 3)
+    assert found == dict(zip(queries, (True, False, True, True, False)))
 
 
 def test_the_index_marks_which_pass_does_what_and_links_every_table_and_figure(tmp_path):
@@ -403,3 +415,195 @@ def test_the_index_marks_which_pass_does_what_and_links_every_table_and_figure(t
     tables = ["churn_by_version.csv", "divergence.csv"]
     linked = compare_pages.index_page([], None, tables)
     assert all(f'<a href="{name}">{name}</a>' in linked for name in tables)
+
+
+# ------------------------------------------------------------------------- reading a real pair's edits
+
+
+def lcs_length(a: list[str], b: list[str]) -> int:
+    """The longest common subsequence of two line lists: the reference the page's own diff must reach."""
+    previous = [0] * (len(b) + 1)
+    for x in a:
+        current = [0]
+        for j, y in enumerate(b):
+            current.append(previous[j] + 1 if x == y else max(previous[j + 1], current[j]))
+        previous = current
+    return previous[-1]
+
+
+def view_lines(page, ident: str) -> list[dict]:
+    """The lines a diff view shows: class, gutter, text, highlighted words, and the folded count of a '@@' line."""
+    return page.evaluate(
+        """id => [...document.getElementById(id).children].map(s => ({
+            cls: s.className, gutter: s.querySelector('b.g') ? s.querySelector('b.g').textContent : '',
+            text: s.textContent, words: [...s.querySelectorAll('em')].map(e => e.textContent)}))""",
+        ident,
+    )
+
+
+def no_horizontal_scroll(page, ident: str) -> dict:
+    """Whether the view scrolls sideways and whether each highlighted word lies inside its visible width."""
+    return page.evaluate(
+        """id => {const pre = document.getElementById(id), box = pre.getBoundingClientRect();
+            const ems = [...pre.querySelectorAll('em')].map(e => e.getBoundingClientRect());
+            return {scrolls: pre.scrollWidth > pre.clientWidth + 1, words: ems.length,
+                    outside: ems.filter(r => r.left < box.left - 1 || r.right > box.right + 1).length};}""",
+        ident,
+    )
+
+
+def check_reading_views(compare_dir: Path, expected: dict, shots: Path) -> dict:
+    """Drive the real pair page of ``expected`` (a divergence.csv row of an instrument pair) at 1000 and 1400 px:
+    the third view, the toggles, the keys, the whitespace-insensitive frontend diff and the copied finding;
+    returns what each showed, with the pair's pass_alignment.csv rows."""
+    import pandas as pd
+
+    alignment = pd.read_csv(compare_dir / "pass_alignment.csv", keep_default_na=False)
+    name = compare_pages.page_name(f"{expected['configuration']}__{expected['release_old']}__{expected['release_new']}")
+    seen: dict = {}
+    for width in (1000, 1400):
+        with chromium_page({"width": width, "height": 900}) as (page, errors):
+            page.goto((compare_dir / "index.html").as_uri())
+            row = page.locator("#pairs tbody tr", has=page.locator(f'a[href="pages/{name}.html"]'))
+            seen["index_difference"] = row.locator("td").nth(3).inner_text()
+            row.locator("a").click()
+            page.wait_for_load_state("load")
+            label = page.evaluate("JSON.parse(document.getElementById('data').textContent).label")
+            data = page.evaluate("JSON.parse(document.getElementById('data').textContent)")
+            mine = alignment[
+                (alignment["configuration"] == expected["configuration"])
+                & (alignment["release_old"] == expected["release_old"])
+                & (alignment["release_new"] == expected["release_new"])
+            ].sort_values("position")
+            assert len(mine) == len(data["rows"]), (len(mine), len(data["rows"]))
+            # the first pass whose two runs both change the IR and edit differently
+            both = [
+                k
+                for k, r in enumerate(data["rows"])
+                if r["same"] is False and (r["old"] or {}).get("diff") and (r["new"] or {}).get("diff")
+            ]
+            assert both, "no pass whose two runs both change the IR and edit differently"
+            chosen = both[0]
+            page.locator(f'#seq tbody tr[data-k="{chosen}"]').click()
+            lines = view_lines(page, "edit-diff")
+            layout = page.evaluate(
+                """() => ['old-diff','new-diff','edit-diff'].map(id =>
+                    document.getElementById(id).getBoundingClientRect().left)"""
+            )
+            seen[width] = {
+                "label": label,
+                "lines": lines,
+                "scroll": no_horizontal_scroll(page, "edit-diff"),
+                "stacked": layout[0] == layout[1],
+                "errors": errors,
+            }
+            page.screenshot(path=str(shots / f"pair_{width}.png"), full_page=True)
+            if width == 1400:
+                continue
+            # the same partition of both edits' changed lines as the page's data holds, line for line
+            changes = {
+                side: [
+                    ("+" if v & 3 == 1 else "-") + data["lines"][v >> 2]
+                    for v in data["rows"][chosen][side]["diff"]
+                    if v & 3 in (1, 2)
+                ]
+                for side in ("old", "new")
+            }
+            seen["changes"] = changes
+            seen["alignment"] = mine.to_dict("records")
+            seen["marks"] = page.evaluate(
+                "[...document.querySelectorAll('#seq tbody tr[data-k] td.mark')].map(t => t.textContent)"
+            )
+            # keys: n goes to the next pass whose edits differ (or that one release alone runs), p back
+            page.locator('#seq tbody tr[data-k="0"]').click()
+            page.keyboard.press("n")
+            seen["after_n"] = page.evaluate("document.querySelector('#seq tbody tr.sel').dataset.k")
+            page.keyboard.press("j")
+            seen["after_j"] = page.evaluate("document.querySelector('#seq tbody tr.sel').dataset.k")
+            page.keyboard.press("p")
+            seen["after_p"] = page.evaluate("document.querySelector('#seq tbody tr.sel').dataset.k")
+            # hide passes that edit alike
+            page.check("#opt-hide")
+            seen["visible"] = page.evaluate(
+                "[...document.querySelectorAll('#seq tbody tr[data-k]')].filter(t => !t.hidden).map(t => +t.dataset.k)"
+            )
+            page.uncheck("#opt-hide")
+            # the frontend's IR, with and without whitespace
+            seen["initial"] = {"exact": view_lines(page, "initial-diff")}
+            page.check("#opt-ws")
+            seen["initial"]["ws"] = view_lines(page, "initial-diff")
+            page.uncheck("#opt-ws")
+            page.uncheck("#opt-wrap")
+            seen["nowrap_scrolls"] = no_horizontal_scroll(page, "edit-diff")["scrolls"]
+            page.check("#opt-wrap")
+            # copy finding, and its permalink opens on the same pass
+            page.locator(f'#seq tbody tr[data-k="{chosen}"]').click()
+            page.click("#copy")
+            seen["finding"] = page.input_value("#finding")
+            seen["data"] = data
+            seen["chosen"] = chosen
+            link = re.search(r"^(file://\S+#pass=\S+)$", seen["finding"], re.M).group(1)
+            page.goto("about:blank")
+            page.goto(link)
+            seen["permalink_selects"] = page.evaluate("document.querySelector('#seq tbody tr.sel').dataset.k")
+            seen["errors"] = errors
+    return seen
+
+
+def assert_reading_views(seen: dict, expected: dict) -> None:
+    """What check_reading_views saw, against the run's own tables and a reference LCS of the page's lines."""
+    assert expected["difference_summary"] and expected["difference_summary"] in seen["index_difference"]
+    if expected["reconverges_at"]:
+        assert f"reconverges at {expected['reconverges_at']}" in seen["index_difference"]
+    old, new = str(expected["release_old"]), str(expected["release_new"])
+    for width in (1000, 1400):
+        shown = seen[width]
+        assert shown["errors"] == [], shown["errors"]
+        assert shown["label"].split()[:2] == [expected["target_name"], expected["kernel"]]
+        # the differing words are highlighted, and all of them lie inside the view: nothing to scroll sideways
+        assert shown["scroll"] == {"scrolls": False, "words": shown["scroll"]["words"], "outside": 0}
+        assert shown["scroll"]["words"] > 0
+        assert shown["stacked"] is (width == 1000)  # at 1000 px the two releases' panes stack
+    # the third view partitions both edits' changed lines into shared (a longest common run) and each one's own
+    lines = seen[1000]["lines"]
+    fold = r"@@ (\d+) lines both edits share @@"
+    folded = sum(int(re.match(fold, ln["text"]).group(1)) for ln in lines if ln["cls"] == "h")
+    both = sum(ln["cls"] == "c" and ln["gutter"] == "both" for ln in lines) + folded
+    only_old = sum(ln["cls"] == "o" and ln["gutter"] == old for ln in lines)
+    only_new = sum(ln["cls"] == "n" and ln["gutter"] == new for ln in lines)
+    changes = seen["changes"]
+    assert both == lcs_length(changes["old"], changes["new"])
+    assert (both + only_old, both + only_new) == (len(changes["old"]), len(changes["new"]))
+    assert only_old + only_new > 0
+    assert len(lines) == sum(ln["cls"] in ("c", "o", "n", "h") for ln in lines)
+    # keys and the toggle follow pass_alignment.csv
+    rows = seen["alignment"]
+    differs = [r["position"] for r in rows if r["edit_same"] == "False" or r["op"] != "kept"]
+    first = next(p for p in differs if p > 0)
+    assert int(seen["after_n"]) == first and int(seen["after_j"]) == first + 1 and int(seen["after_p"]) == first
+    assert seen["marks"] == [
+        compare_pages.MARKS.get(r["difference"])
+        or ("≠" if r["edit_same"] == "False" else "?" if r["op"] == "kept" and r["edit_same"] == "" else "")
+        for r in rows
+    ]
+    assert seen["visible"] == [r["position"] for r in rows if r["edit_same"] != "True"]
+    # the frontend's IR: re-indented lines are no change with whitespace ignored, as a reference LCS counts
+    data = seen["data"]
+    texts = [[data["lines"][i] for i in data["init"][side]] for side in ("old", "new")]
+    squashed = [[" ".join(t.split()) for t in side] for side in texts]
+
+    def counts(view):
+        return sum(ln["cls"] == "d" for ln in view), sum(ln["cls"] == "a" for ln in view)
+
+    exact, ws = counts(seen["initial"]["exact"]), counts(seen["initial"]["ws"])
+    common, common_ws = lcs_length(*texts), lcs_length(*squashed)
+    assert exact == (len(texts[0]) - common, len(texts[1]) - common)
+    assert ws == (len(texts[0]) - common_ws, len(texts[1]) - common_ws)
+    assert ws < exact and any(ln["cls"] == "w" for ln in seen["initial"]["ws"])
+    assert seen["nowrap_scrolls"]  # the long lines of IR do scroll once wrapping is off
+    # the copied finding names the pass and both releases, holds both edits, and its permalink opens on the pass
+    chosen = data["rows"][seen["chosen"]]
+    finding = seen["finding"]
+    assert chosen["new"]["pass"] in finding and f"{old} → {new}" in finding and finding.count("```diff") == 2
+    assert all(change[1:] in finding for change in changes["old"] + changes["new"])
+    assert int(seen["permalink_selects"]) == seen["chosen"]

@@ -408,6 +408,21 @@ def test_the_comparison_pages_of_the_real_run(compared_run, tmp_path):
     check_real_pages(compare, tmp_path / "page.png")
 
 
+@pytest.mark.slow  # a browser
+def test_a_real_pairs_edits_read_at_1000_and_1400_px(compared_run, tmp_path):
+    """The instrument pair 0.1.14 -> 0.1.15 of the real run: the index's reconvergence statement, the third view
+    (each release's edit against the other's) without sideways scrolling at both widths, the keys, the toggles and
+    the copied finding, against the run's pass_alignment.csv and divergence.csv (tests/test_compare_pages.py)."""
+    import pandas as pd
+    from test_compare_pages import assert_reading_views, check_reading_views
+
+    compare = compared_run / "results" / "compare"
+    divergence = pd.read_csv(compare / "divergence.csv", keep_default_na=False)
+    pair = divergence[(divergence["mode"] == "instrument") & (divergence["release_new"] == "0.1.15")]
+    expected = pair.iloc[0].to_dict()
+    assert_reading_views(check_reading_views(compare, expected, tmp_path), expected)
+
+
 # ------------------------------------------------------------------------------ as a module of another project
 
 

@@ -67,11 +67,11 @@ h1{overflow-wrap:anywhere}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 .yes{color:#cf222e;font-weight:600}.no{color:#1a7f37}.na{color:#8c959f}
 #filter{margin:8px 0;padding:4px 8px;width:28em;font:inherit}
-.layout{display:grid;grid-template-columns:auto minmax(0,1fr);gap:14px;align-items:start}
-.seq{max-height:78vh;overflow:auto;border:1px solid #d0d7de;border-radius:6px}
-.seq table{font-size:12.5px}.seq td,.seq th{padding:1px 5px}
-.seq tr{cursor:pointer}.seq tr:hover td{background:#f3f4f6}
+.seq{max-height:40vh;overflow:auto;border:1px solid #d0d7de;border-radius:6px}
+.seq table{font-size:12.5px;width:100%}.seq td,.seq th{padding:1px 5px}
+.seq tr[data-k]{cursor:pointer}.seq tr[data-k]:hover td{background:#f3f4f6}
 .seq tr.sel td{background:#ddf4ff!important;outline:none}
+.seq tr.phase td{background:#f6f8fa;color:#57606a;font-size:11.5px;font-weight:600;cursor:default}
 .seq tr.added td.new,.seq tr.added td.newc{background:#e6ffec}
 .seq tr.removed td.old,.seq tr.removed td.oldc{background:#ffebe9}
 .seq tr.added td.old,.seq tr.added td.oldc,.seq tr.removed td.new,.seq tr.removed td.newc{color:#8c959f}
@@ -79,19 +79,28 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 .seq tr.firstpass td.mark{box-shadow:inset 4px 0 #bf8700}
 .seq tr.firstedit td.mark{box-shadow:inset 4px 0 #cf222e}
 .seq tr.firstpass.firstedit td.mark{box-shadow:inset 4px 0 #cf222e,inset 8px 0 #bf8700}
+.nest{color:#8c959f}
+.tools{display:flex;flex-wrap:wrap;gap:4px 16px;align-items:center;margin:8px 0;font-size:13px}
+.tools .keys{color:#57606a;font-size:12px}
+#finding{width:100%;height:12em;font:12px/1.35 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 td.mark{width:22px;text-align:center;font-weight:700}
-td.mark.diff{color:#cf222e}td.mark.unknown{color:#8c959f}
+td.mark.diff{color:#cf222e}td.mark.unknown{color:#8c959f}td.mark.absorbed{color:#1a7f37}
 .plus{color:#1a7f37}.minus{color:#cf222e}
 .legend{font-size:12px;color:#57606a;margin:4px 0}
 .legend span{display:inline-block;margin-right:12px}
 .sw{display:inline-block;width:10px;height:10px;vertical-align:middle;margin-right:3px}
-.panes{display:grid;grid-template-columns:1fr 1fr;gap:10px;position:sticky;top:0}
+.panes{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,600px),1fr));gap:10px;margin-bottom:10px}
 .pane{border:1px solid #d0d7de;border-radius:6px;min-width:0}
 .pane h3{margin:0;padding:4px 8px;font-size:13px;background:#f6f8fa;border-bottom:1px solid #d0d7de}
 pre.diff{margin:0;padding:4px 0;max-height:70vh;overflow:auto;
  font:12px/1.35 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
-pre.diff span{display:block;padding:0 8px;white-space:pre}
+pre.diff span{display:block;padding:0 8px 0 2em;text-indent:-1.2em;white-space:pre-wrap;overflow-wrap:anywhere}
+body.nowrap pre.diff span{white-space:pre;overflow-wrap:normal}
 pre.diff .a{background:#e6ffec}pre.diff .d{background:#ffebe9}pre.diff .h{background:#ddf4ff;color:#57606a}
+pre.diff .a em{background:#abf2bc}pre.diff .d em{background:#ffc1c0}pre.diff em{font-style:normal;border-radius:2px}
+pre.diff .o{background:#fff1e5}pre.diff .o em{background:#ffd8b5}pre.diff .n{background:#ddf4ff}
+pre.diff .n em{background:#b6e3ff}pre.diff .w{color:#8c959f}
+pre.diff b.g{display:inline-block;min-width:5.5em;font-weight:600;color:#57606a;text-indent:0}
 pre.diff .m{color:#57606a;font-style:italic;white-space:pre-wrap}
 .failure{margin:6px 0 0}.failure pre{margin:2px 0 0;padding:4px 8px;background:#ffebe9;border-radius:6px;
  white-space:pre-wrap;font:12px/1.35 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
@@ -107,39 +116,8 @@ const t=(tr.textContent+' '+(tr.dataset.search||'')).toLowerCase();
 tr.hidden=!q.every(w=>t.includes(w));}});
 """
 
-PAGE_JS = """
-const D=JSON.parse(document.getElementById('data').textContent);
-const PREFIX=[' ','+','-',''],CLS=['','a','d','h'];
-function fill(pre,lines,empty){pre.textContent='';
- if(!lines||!lines.length){const s=document.createElement('span');s.className='m';s.textContent=empty;
-  pre.appendChild(s);return;}
- const frag=document.createDocumentFragment();
- for(const v of lines){const s=document.createElement('span');const k=v&3;  // line v>>2 of D.lines, kind k
-  s.className=CLS[k];s.textContent=PREFIX[k]+D.lines[v>>2];frag.appendChild(s);}
- pre.appendChild(frag);}
-function sideText(side,rel){if(!side)return 'no run of this pass in '+rel;
- if(side.why)return side.pass+' (step '+side.step+'): '+side.why+(side.error?'\\n'+side.error:'');
- return side.pass+' (step '+side.step+'): no change (no-op)';}
-function title(side,rel){if(!side)return rel+': —';
- let t=rel+': '+side.pass+' step '+side.step+', '+side.status;
- if(side.added!==null)t+=' +'+side.added+'/-'+side.deleted;return t;}
-const rows=[...document.querySelectorAll('#seq tbody tr')];
-function choose(k,scroll){k=Math.max(0,Math.min(rows.length-1,k));
- rows.forEach(r=>r.classList.remove('sel'));const tr=rows[k];if(!tr)return;tr.classList.add('sel');
- if(scroll)tr.scrollIntoView({block:'nearest'});
- const r=D.rows[k];
- document.getElementById('old-title').textContent=title(r.old,D.old);
- document.getElementById('new-title').textContent=title(r.new,D.new);
- fill(document.getElementById('old-diff'),r.old&&r.old.diff,sideText(r.old,D.old));
- fill(document.getElementById('new-diff'),r.new&&r.new.diff,sideText(r.new,D.new));
- document.getElementById('verdict').textContent=r.same===null?'':r.same?'same edit in both releases':'the edits differ';
- history.replaceState(null,'','#pos='+k);}
-rows.forEach((tr,k)=>tr.addEventListener('click',()=>choose(k,false)));
-document.addEventListener('keydown',e=>{const cur=rows.findIndex(r=>r.classList.contains('sel'));
- if(e.key==='ArrowDown'||e.key==='j'){choose(cur+1,true);e.preventDefault();}
- if(e.key==='ArrowUp'||e.key==='k'){choose(cur-1,true);e.preventDefault();}});
-const m=/pos=(\\d+)/.exec(location.hash);choose(m?+m[1]:D.start,true);
-"""
+# the pair page's script: diffs computed in the browser (whitespace and word level), keys, toggles, permalinks
+PAGE_JS = (Path(__file__).parent / "compare_page.js").read_text(encoding="utf-8")
 
 
 def slug(text: str) -> str:
@@ -219,6 +197,27 @@ def _first_edit_cell(row: dict, tag: str = "td") -> str:
     return f'<{tag} class="no wrap">none: every kept pass edits alike</{tag}>'
 
 
+def display_label(row: dict) -> str:
+    """A configuration's label as the pages show it: the ``configuration`` column's, with the kernel's name after
+    the target where the label lacks it (the GEMM's label names its shape, not its kernel)."""
+    label = str(row["configuration"])
+    kernel = str(row.get("kernel") or "")
+    words = label.split(" ")
+    if not kernel or kernel in words:
+        return label
+    return " ".join([words[0], kernel, *words[1:]])
+
+
+def _first_pass_cell(row: dict) -> str:
+    """The first divergent pass, or the frontend where the IR differs before any pass (the first pass then only
+    carries that difference: its name says nothing)."""
+    name = row.get("first_divergent_pass") or ""
+    differs = row.get("initial_ir_differs")
+    if name and not _na(differs) and bool(differs):
+        return f'<td class="wrap" title="first divergent pass: {html.escape(name)}">the frontend</td>'
+    return f"<td>{html.escape(name)}</td>"
+
+
 def text_diff(old: str | None, new: str | None, old_name: str, new_name: str, normalize) -> list[str] | None:
     if old is None or new is None:
         return None
@@ -266,6 +265,8 @@ def _side(run, edit: pass_edits.RunEdit | None, table: LineTable) -> dict | None
         "status": str(run["status"]),
         "added": None if _na(run["added"]) else int(run["added"]),
         "deleted": None if _na(run["deleted"]) else int(run["deleted"]),
+        "depth": 0 if _na(run.get("depth")) else int(run["depth"]),
+        "seconds": None if _na(run.get("seconds")) else float(run["seconds"]),
     }
     if run["status"] == STATUS_FAILED and str(run.get("error") or ""):
         out["error"] = str(run["error"])
@@ -312,24 +313,54 @@ def _failure_block(release: str, failure: dict) -> str:
     )
 
 
+def _mark(state: str | None, same, op: str) -> tuple[str, str]:
+    """A sequence row's mark and its CSS class: the IR difference's mark (MARKS), else ≠ where the edits differ,
+    ? where a kept pass's edit is unknown; class ``diff`` whenever the two runs' edits differ."""
+    text = MARKS.get(state) or ("≠" if same is False else "?" if (op == KEPT and same is None) else "")
+    css = "diff" if same is False else "unknown" if text == "?" else ""
+    return text, f"{css} absorbed" if state == release_tables.ABSORBED else css
+
+
+def _run_cells(side: str, run) -> str:
+    """One release's cells of a sequence row: step and pass (indented by its nesting), +/-, seconds."""
+    if run is None:
+        return f'<td class="{side}"></td><td class="{side}c"></td><td class="{side}c"></td>'
+    counts = ""
+    if not _na(run["added"]):
+        counts = f'<span class="plus">+{int(run["added"])}</span> <span class="minus">-{int(run["deleted"])}</span>'
+    elif run["status"] == STATUS_FAILED:
+        counts = '<span class="yes">failed</span>'
+    depth = 0 if _na(run.get("depth")) else int(run["depth"])
+    nest = f'<span class="nest">{"&nbsp;&nbsp;" * depth}↳ </span>' if depth else ""
+    name = f"{nest}{int(run['step'])} {html.escape(str(run['pass']))}"
+    ms = "" if _na(run.get("seconds")) else f"{float(run['seconds']) * 1000:.2f}"
+    return f'<td class="{side}">{name}</td><td class="{side}c num">{counts}</td><td class="{side}c num">{ms}</td>'
+
+
 def pair_page(config: Configuration, old, new, row: dict, edits: pass_edits.EditCache) -> str:
     """The HTML of one configuration's release pair (``old``/``new`` ReleaseJobs, ``row`` its divergence row)."""
     o, n = release_text(old.release), release_text(new.release)
     edits_old, edits_new = edits.of(old), edits.of(new)
     ops = align_passes(old.pass_names(), new.pass_names())
+    states = release_tables.ir_states(old, new, ops, edits)
     first_pass = (row.get("first_divergent_step_old"), row.get("first_divergent_step_new"))
     first_edit = (row.get("first_divergent_edit_step_old"), row.get("first_divergent_edit_step_new"))
     data_rows, trs = [], []
     table = LineTable()
     start = None
-    for position, (op, i, j) in enumerate(ops):
+    phase = None
+    for position, ((op, i, j), state) in enumerate(zip(ops, states)):
         run_old = old.run_list()[i] if i is not None else None
         run_new = new.run_list()[j] if j is not None else None
         edit_old = edits_old.get(int(run_old["step"])) if run_old is not None else None
         edit_new = edits_new.get(int(run_new["step"])) if run_new is not None else None
         same = pass_edits.same_edit(edit_old, edit_new) if op == KEPT else None
         sides = {"old": _side(run_old, edit_old, table), "new": _side(run_new, edit_new, table)}
-        data_rows.append({"op": op, **sides, "same": same})
+        data_rows.append({"op": op, **sides, "same": same, "state": state["difference"]})
+        run_phase = str((run_new if run_new is not None else run_old).get("phase") or "")
+        if run_phase and run_phase != phase:
+            phase = run_phase
+            trs.append(f'<tr class="phase"><td colspan="9">phase {html.escape(phase)}</td></tr>')
         steps = (
             int(run_old["step"]) if run_old is not None else None,
             int(run_new["step"]) if run_new is not None else None,
@@ -342,25 +373,12 @@ def pair_page(config: Configuration, old, new, row: dict, edits: pass_edits.Edit
         if op == KEPT and not _na(first_edit[0]) and steps == (int(first_edit[0]), int(first_edit[1])):
             classes.append("firstedit")
             start = position
-        mark, mark_class = (
-            ("≠", "diff") if same is False else ("?", "unknown") if (op == KEPT and same is None) else ("", "")
-        )
-        cells = [f'<td class="mark {mark_class}" title="{"edits differ" if same is False else ""}">{mark}</td>']
+        mark, mark_class = _mark(state["difference"], same, op)
+        why = state["difference"] or ("edits differ" if same is False else "")
+        cells = [f'<td class="mark {mark_class}" title="{html.escape(why)}">{mark}</td>']
         cells.append(f'<td class="num">{position}</td><td>{op}</td>')
-        for side, run in (("old", run_old), ("new", run_new)):
-            if run is None:
-                cells.append(f'<td class="{side}"></td><td class="{side}c"></td>')
-                continue
-            counts = ""
-            if not _na(run["added"]):
-                counts = (
-                    f'<span class="plus">+{int(run["added"])}</span> <span class="minus">-{int(run["deleted"])}</span>'
-                )
-            elif run["status"] == STATUS_FAILED:
-                counts = '<span class="yes">failed</span>'
-            name = f"{int(run['step'])} {html.escape(str(run['pass']))}"
-            cells.append(f'<td class="{side}">{name}</td><td class="{side}c num">{counts}</td>')
-        trs.append(f'<tr class="{" ".join(classes)}">{"".join(cells)}</tr>')
+        cells.append(_run_cells("old", run_old) + _run_cells("new", run_new))
+        trs.append(f'<tr data-k="{position}" class="{" ".join(classes)}">{"".join(cells)}</tr>')
 
     # the pass shown first: the first divergent edit, else the first edit that differs, else the first pass one
     # release alone runs that changes the IR (when every kept pass edits alike, what differs is there), else any
@@ -378,12 +396,12 @@ def pair_page(config: Configuration, old, new, row: dict, edits: pass_edits.Edit
     loaded = isinstance(archive_old, dict) and isinstance(archive_new, dict)
     source_old = archive_old.get("kernel_source") if isinstance(archive_old, dict) else None
     source_new = archive_new.get("kernel_source") if isinstance(archive_new, dict) else None
-    init_old = (
-        archive_old["texts"][archive_old["initial"]] if loaded and archive_old.get("initial") is not None else None
-    )
-    init_new = (
-        archive_new["texts"][archive_new["initial"]] if loaded and archive_new.get("initial") is not None else None
-    )
+
+    def initial_lines(archive) -> list[int] | None:
+        """The frontend's IR as indices into the page's line table (normalised as every diff here)."""
+        if not loaded or archive.get("initial") is None:
+            return None
+        return [table.code(" " + line) >> 2 for line in normalize_ir(archive["texts"][archive["initial"]]).splitlines()]
 
     def pre(lines, empty, ident=""):
         inner = (
@@ -393,7 +411,6 @@ def pair_page(config: Configuration, old, new, row: dict, edits: pass_edits.Edit
         )
         return f'<pre class="diff"{f" id={ident!r}" if ident else ""}>{inner}</pre>'
 
-    init_diff = text_diff(init_old, init_new, f"{o} initial IR", f"{n} initial IR", normalize_ir)
     source_diff = text_diff(source_old, source_new, f"{o} kernel source", f"{n} kernel source", _source_norm)
     failures = [_failure(job) for job in (old, new)]
     reasons = [
@@ -420,14 +437,13 @@ def pair_page(config: Configuration, old, new, row: dict, edits: pass_edits.Edit
         )
 
     facts = [
-        fact("IR differs before the first pass", yes_no(row.get("initial_ir_differs"))),
-        fact("first divergent pass", html.escape(row.get("first_divergent_pass") or "none")),
+        fact("difference", html.escape(row.get("difference_summary") or "unknown")),
         fact("first divergent edit", _first_edit_cell(row, tag="span")),
         fact("kept runs whose edit differs", _num(row.get("edit_differs_runs")) or "—"),
         fact("generated source differs", yes_no(row.get("source_differs"))),
         fact("kept / removed / added runs", f"{row['kept_runs']} / {row['removed_runs']} / {row['added_runs']}"),
     ]
-    label = config.label
+    label = display_label(row)
     body = f"""<header><div><a href="../{INDEX}">← all configurations</a></div>
 <h1>{html.escape(label)}: {html.escape(o)} → {html.escape(n)}</h1>
 <ul class="facts">{"".join(facts)}</ul>
@@ -437,21 +453,30 @@ def pair_page(config: Configuration, old, new, row: dict, edits: pass_edits.Edit
 <span><i class="sw" style="background:#ffebe9"></i>removed in {html.escape(n)}</span>
 <span><i class="sw" style="background:#bf8700"></i>first divergent pass (IR differs after it)</span>
 <span><i class="sw" style="background:#cf222e"></i>first divergent edit</span>
-<span><b class="yes">≠</b> the two runs' edits differ</span><span><b class="na">?</b> edit unknown</span>
-<span>choose a pass: click, or ↑/↓</span></div>
+<span><b class="yes">I</b> introduces a difference (equal before, not after)</span>
+<span><b class="yes">≠</b> edits differently</span><span><b class="no">A</b> absorbs one (equal after)</span>
+<span>· carries it forward</span><span><b class="na">?</b> edit unknown</span>
+<span>↳ a pass run inside the pass above; ms: its seconds × 1000</span></div>
 {no_ir_note}
-<div class="layout">
 <div class="seq"><table id="seq"><thead><tr><th></th><th>#</th><th>op</th>
-<th>{html.escape(o)}: step pass</th><th>+/-</th>
-<th>{html.escape(n)}: step pass</th><th>+/-</th></tr></thead><tbody>
+<th>{html.escape(o)}: step pass</th><th>+/-</th><th>ms</th>
+<th>{html.escape(n)}: step pass</th><th>+/-</th><th>ms</th></tr></thead><tbody>
 {"".join(trs)}
 </tbody></table></div>
-<div><div id="verdict" class="legend"></div><div class="panes">
+<div class="tools"><label><input type="checkbox" id="opt-hide"> hide passes that edit alike</label>
+<label><input type="checkbox" id="opt-wrap" checked> wrap lines</label>
+<label><input type="checkbox" id="opt-ws"> ignore whitespace</label>
+<button type="button" id="copy">copy finding</button>
+<span class="keys">keys: ↑/↓ or j/k the next pass, n/p the next/previous pass that edits differently</span></div>
+<div id="verdict" class="legend"></div>
+<div class="panes">
 <div class="pane"><h3 id="old-title">{html.escape(o)}</h3><pre class="diff" id="old-diff"></pre></div>
 <div class="pane"><h3 id="new-title">{html.escape(n)}</h3><pre class="diff" id="new-diff"></pre></div>
-</div></div></div>
+</div>
+<div class="pane"><h3 id="edit-title">the two edits</h3><pre class="diff" id="edit-diff"></pre></div>
+<textarea id="finding" readonly hidden></textarea>
 <h2>IR before the first pass (the frontend's output)</h2>
-{pre(init_diff, "identical (after normalisation)" if init_diff == [] else "not in the archives", "initial-diff")}
+<div class="pane"><pre class="diff" id="initial-diff"></pre></div>
 <h2>Generated kernel source</h2>
 {pre(source_diff, source_empty, "source-diff")}
 <details><summary>both releases' generated source</summary><div class="full">
@@ -459,7 +484,15 @@ def pair_page(config: Configuration, old, new, row: dict, edits: pass_edits.Edit
 <div class="pane"><h3>{html.escape(n)}</h3>{pre([" " + ln for ln in (source_new or "").splitlines()], "none")}</div>
 </div></details>
 </main>"""
-    data = {"old": o, "new": n, "start": start, "rows": data_rows, "lines": table.lines}
+    data = {
+        "old": o,
+        "new": n,
+        "label": label,
+        "start": start,
+        "rows": data_rows,
+        "init": {"old": initial_lines(archive_old), "new": initial_lines(archive_new)},
+        "lines": table.lines,
+    }
     return html_page(f"{label}: {o} → {n}", body, PAGE_JS, data)
 
 
@@ -536,16 +569,16 @@ def index_page(entries: Sequence[dict], attribution: Sequence[dict] | None = Non
         trs.append(
             f'<tr data-search="{html.escape(search)}"><td class="num">{number}</td>'
             + (
-                f'<td class="wrap"><a href="{html.escape(row["href"])}">{html.escape(row["configuration"])}</a></td>'
+                f'<td class="wrap"><a href="{html.escape(row["href"])}">{html.escape(display_label(row))}</a></td>'
                 if row.get("href")
-                else f'<td class="wrap">{html.escape(row["configuration"])}<div class="yes">'
+                else f'<td class="wrap">{html.escape(display_label(row))}<div class="yes">'
                 f"page not written: {html.escape(row.get('page_error') or '')}</div></td>"
             )
             + f"<td>{html.escape(release_text(row['release_old']))} → "
             f"{html.escape(release_text(row['release_new']))}</td>"
             + _difference_cell(row)
             + _bool_cell(row.get("initial_ir_differs"))
-            + f"<td>{html.escape(row.get('first_divergent_pass') or '')}</td>"
+            + _first_pass_cell(row)
             + _first_edit_cell(row)
             + f'<td class="num">{_num(row.get("edit_differs_runs"))}</td>'
             + _bool_cell(row.get("source_differs"))
@@ -646,7 +679,7 @@ def difference_matrix(entries: Sequence[dict]) -> str:
     if not rows:
         return ""
     head = "".join(
-        f'<th title="{html.escape(e["configuration"])}: {html.escape(release_text(e["release_old"]))} → '
+        f'<th title="{html.escape(display_label(e))}: {html.escape(release_text(e["release_old"]))} → '
         f'{html.escape(release_text(e["release_new"]))}">{k + 1}</th>'
         for k, e in enumerate(entries)
     )

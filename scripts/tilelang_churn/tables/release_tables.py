@@ -244,7 +244,7 @@ OUTPUT_TABLES = ("churn_by_version.csv", "pass_alignment.csv", "divergence.csv")
 
 KEPT, ADDED, REMOVED = "kept", "added", "removed"
 # the columns of a pass run that the alignment, the edits and the pages read (ReleaseJob.run_list)
-RUN_FIELDS = ("step", "pass", "status", "changed", "added", "deleted", "depth", "seconds", "source", "error")
+RUN_FIELDS = ("step", "phase", "pass", "status", "changed", "added", "deleted", "depth", "seconds", "source", "error")
 
 
 # ------------------------------------------------------------------------------------------ jobs, keys
