@@ -453,6 +453,39 @@ def test_release_matrix_union_and_states():
     assert data["failed"][3, 1] and np.isnan(data["values"][3, 1])
 
 
+def test_the_heatmaps_second_panel_holds_the_alignments_differences(tmp_path):
+    """Three releases: per row of the union alignment and pair of consecutive releases, the mark is
+    pass_alignment.csv's difference of the run in that row (the newer release's, or the older's where removed)."""
+    jobs = [
+        job_rows("0.1.13", [run("P0"), run("P2")]),
+        job_rows("0.1.14", [run("P0"), run("P2")]),
+        job_rows("0.1.15", [run("P0"), run("P1", added=2, deleted=1), run("P2")]),
+    ]
+    archives = {
+        cr.job_key(jobs[0][0]): write_archive(tmp_path / "a.gz", "a\nb", ["a\nb\nx", "a\nb\nx\ny"], names=["P0", "P2"]),
+        cr.job_key(jobs[1][0]): write_archive(tmp_path / "b.gz", "a\nb", ["a\nb\nx", "a\nb\nx\nz"], names=["P0", "P2"]),
+        cr.job_key(jobs[2][0]): write_archive(
+            tmp_path / "c.gz", "a\nc", ["a\nc\nx", "q\nc\nx", "q\nc\nx\nz"], names=["P0", "P1", "P2"]
+        ),
+    }
+    churn = frame(*jobs)
+    edits = pass_edits.EditCache(archives)
+    data = release_figures.release_matrix(churn, LABEL, edits)
+    alignment = cr.pass_alignment(churn, archives, pass_edits.EditCache(archives))
+    assert data["pairs"] == [("0.1.13", "0.1.14"), ("0.1.14", "0.1.15")]
+    assert data["row_labels"] == ["P0", "P1", "P2"]
+    for c, (old, new) in enumerate(data["pairs"]):
+        pair = alignment[(alignment["release_old"] == old) & (alignment["release_new"] == new)]
+        by_pass = {row.pass_new or row.pass_old: row.difference for row in pair.itertuples()}
+        shown = {name: row[c] for name, row in zip(data["row_labels"], data["differences"]) if row[c] is not None}
+        assert shown == by_pass
+    # 0.1.14 edits P2 differently on equal IR; 0.1.15's frontend differs, P1 (its own) edits it, P2 carries it
+    assert [row[0] for row in data["differences"]] == [cr.EQUAL, None, cr.INTRODUCED]
+    assert [row[1] for row in data["differences"]] == [cr.CARRIED, cr.EDITS_DIFFER, cr.CARRIED]
+    release_figures.plot_release_heatmap(churn, [tmp_path / "h.png"], LABEL, edits)
+    assert mpimg.imread(tmp_path / "h.png").shape[1] > release_figures.DPI * 7  # the panel widened the figure
+
+
 def test_heatmap_unknown_configuration():
     with pytest.raises(ValueError, match="no configuration labelled 'nope'"):
         release_figures.release_matrix(tiny_table(), "nope")

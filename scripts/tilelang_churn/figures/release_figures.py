@@ -50,7 +50,7 @@ from tilelang_churn.core import knockout_rows, passes_table, trace_modes
 from tilelang_churn.core.releases import release_sort_key, release_text, sort_releases
 from tilelang_churn.figures import compare_pages, heatmap
 from tilelang_churn.figures import figure_style as fs
-from tilelang_churn.tables import kernel_speed, pass_edits, speed_attribution
+from tilelang_churn.tables import kernel_speed, pass_edits, release_tables, speed_attribution
 from tilelang_churn.tables.release_tables import (
     ADDED,
     CONFIG_KEY,
@@ -170,10 +170,18 @@ def _release_columns(churn_df: pd.DataFrame) -> list[str]:
     return sort_releases(str(v) for v in typed_table(churn_df)["tilelang_version"])
 
 
-def release_matrix(churn_df: pd.DataFrame, configuration: str | None = None) -> dict:
+def release_matrix(
+    churn_df: pd.DataFrame,
+    configuration: str | None = None,
+    edits: pass_edits.EditCache | None = None,
+    configs: list[Configuration] | None = None,
+) -> dict:
     """The data of ``plot_release_heatmap``: label, releases, row_labels, values (added+deleted, NaN when
-    absent or failed), failed (bool), present (bool: the run exists), and per-release states."""
-    configs = configurations(churn_df)
+    absent or failed), failed (bool), present (bool: the run exists), per-release states, and per consecutive
+    pair of the configuration's releases (``pairs``) the IR difference after each row's run (``differences``:
+    release_tables.ir_states, None where unknown or where neither release runs the row; all None without
+    ``edits``)."""
+    configs = configurations(churn_df) if configs is None else configs
     config = _pick_configuration(configs, configuration)
     releases = _release_columns(churn_df)
     jobs = {job.release: job for job in config.jobs}
@@ -211,8 +219,18 @@ def release_matrix(churn_df: pd.DataFrame, configuration: str | None = None) -> 
             states.append("shares no pass")
         else:
             states.append("")
+    pairs = [(old.release, new.release) for old, new in config.pairs()]
+    row_of = {(release, index): r for r, row in enumerate(rows) for release, index in row.items()}
+    differences: list[list[str | None]] = [[None] * len(pairs) for _ in rows]
+    for c, (old, new) in enumerate(config.pairs()):
+        ops = align_passes(old.pass_names(), new.pass_names())
+        for (_, i, j), state in zip(ops, release_tables.ir_states(old, new, ops, edits)):
+            r = row_of[(new.release, j)] if j is not None else row_of[(old.release, i)]
+            differences[r][c] = state["difference"]
     return {
         "label": config.label,
+        "pairs": pairs,
+        "differences": differences,
         "releases": releases,
         "row_labels": row_labels,
         "values": values,
@@ -222,10 +240,55 @@ def release_matrix(churn_df: pd.DataFrame, configuration: str | None = None) -> 
     }
 
 
-def plot_release_heatmap(churn_df: pd.DataFrame, paths, configuration: str | None = None) -> str:
-    """Pass runs x releases churn heatmap of one configuration (label; default: see the module docstring),
-    saved to every path. Returns the configuration label."""
-    data = release_matrix(churn_df, configuration)
+# the second panel's cells: the IR difference between two consecutive releases after a pass run
+DIFFERENCE_CELLS = {  # difference: (fill, mark, mark colour)
+    release_tables.INTRODUCED: ("#cf222e", "I", "white"),
+    release_tables.EDITS_DIFFER: ("#fb8c00", "\u2260", "black"),
+    release_tables.ABSORBED: ("#2e7d32", "A", "white"),
+    release_tables.CARRIED: ("#d9d9d9", "\u00b7", "black"),
+    release_tables.EQUAL: ("#ffffff", "", "black"),
+}
+DIFFERENCE_WORDS = {
+    release_tables.INTRODUCED: "I introduces a difference",
+    release_tables.EDITS_DIFFER: "\u2260 edits differently",
+    release_tables.ABSORBED: "A absorbs it (equal after)",
+    release_tables.CARRIED: "\u00b7 carries it (same edit)",
+    release_tables.EQUAL: "IR equal after it (? unknown)",
+}
+
+
+def _difference_panel(ax, data: dict, nrows: int) -> None:
+    """The pairs x pass runs panel of IR differences (``release_matrix``'s differences), marks in the cells."""
+    pairs = data["pairs"]
+    column = {release: c for c, release in enumerate(data["releases"])}
+    for r, row in enumerate(data["differences"][:nrows]):
+        for c, difference in enumerate(row):
+            if difference is None:
+                if any(data["present"][r, column[release]] for release in pairs[c]):
+                    ax.text(c, r, "?", ha="center", va="center", fontsize=8, color="#8c959f")
+                continue
+            fill, mark, color = DIFFERENCE_CELLS[difference]
+            ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, facecolor=fill, edgecolor="#eeeeee", lw=0.5))
+            if mark:
+                ax.text(c, r, mark, ha="center", va="center", fontsize=8, color=color, fontweight="bold")
+    labels = [f"{release_text(old)}\n\u2192 {release_text(new)}" for old, new in pairs]
+    fs.matrix_axes(ax, [""] * nrows, labels, col_fontsize=8)
+    ax.tick_params(axis="x", top=True, labeltop=True, bottom=True, labelbottom=True)
+    ax.tick_params(axis="y", labelleft=False)
+    ax.set_xlabel("IR after the run,\nbetween releases")
+
+
+def plot_release_heatmap(
+    churn_df: pd.DataFrame,
+    paths,
+    configuration: str | None = None,
+    edits: pass_edits.EditCache | None = None,
+    configs: list[Configuration] | None = None,
+) -> str:
+    """Pass runs x releases churn heatmap of one configuration (label; default: see the module docstring), and
+    beside it, where ``edits`` reads the IR of two releases or more, the IR difference after each run between
+    consecutive releases; saved to every path. Returns the configuration label."""
+    data = release_matrix(churn_df, configuration, edits, configs)
     values, failed = data["values"], data["failed"]
     releases, states, row_labels = data["releases"], data["states"], list(data["row_labels"])
     if not row_labels:  # no release ran a pass: one placeholder row keeps the columns visible
@@ -237,8 +300,20 @@ def plot_release_heatmap(churn_df: pd.DataFrame, paths, configuration: str | Non
     label_chars = max(len(s) for s in row_labels)
     width = 1.6 + 0.075 * label_chars + 1.05 * ncols + 1.6
     height = 3.4 + 0.2 * nrows
+    known = any(d is not None for row in data["differences"] for d in row) and bool(data["row_labels"])
+    npairs = len(data["pairs"]) if known else 0
+    width += 1.0 * npairs + (1.2 if npairs else 0)
     with matplotlib.rc_context(_RC):
-        fig, ax = plt.subplots(figsize=(max(7.0, width), max(4.5, height)), layout="constrained")
+        if npairs:
+            fig, (ax, pair_ax) = plt.subplots(
+                1,
+                2,
+                figsize=(max(7.0, width), max(4.5, height)),
+                layout="constrained",
+                width_ratios=[ncols, max(1.0, 0.9 * npairs)],
+            )
+        else:
+            fig, ax = plt.subplots(figsize=(max(7.0, width), max(4.5, height)), layout="constrained")
         mesh, norm = heatmap.draw_cells(ax, values, failed)
         for c, state in enumerate(states):  # whole columns without pass data say why
             if state not in (UNSUPPORTED, "no job"):
@@ -278,14 +353,26 @@ def plot_release_heatmap(churn_df: pd.DataFrame, paths, configuration: str | Non
         ax.set_ylabel("pass run (union alignment over releases, execution order)")
         ax.set_xlabel("TileLang release")
         heatmap.colorbar(
-            fig, ax, mesh, norm, "lines changed (+added + -deleted)", shrink=0.8 if height <= 12 else 12.0 / height
+            fig,
+            [ax, pair_ax] if npairs else ax,
+            mesh,
+            norm,
+            "lines changed (+added + -deleted)",
+            shrink=0.8 if height <= 12 else 12.0 / height,
         )
         handles = heatmap.legend_handles("no-op (0 lines)", "pass run absent", "\u2715 failed")
         handles.append(
             Patch(facecolor=UNSUPPORTED_FILL, edgecolor=UNSUPPORTED_EDGE, hatch="\\\\", label="mode unsupported")
         )
+        if npairs:
+            _difference_panel(pair_ax, data, nrows)
+            handles += [
+                Patch(facecolor=DIFFERENCE_CELLS[d][0], edgecolor="#bbbbbb", label=words)
+                for d, words in DIFFERENCE_WORDS.items()
+            ]
         fig.legend(handles=handles, loc="outside lower center", ncols=4, fontsize=8.5, frameon=False)
-        fig.suptitle(f"TileLang pass churn across releases (codegen excluded)\n{data['label']}", fontsize=11)
+        what = " and where the IR differs between them" if npairs else ""
+        fig.suptitle(f"TileLang pass churn across releases{what} (codegen excluded)\n{data['label']}", fontsize=11)
         try:
             _save(fig, _as_paths(paths))
         finally:
@@ -313,11 +400,19 @@ def plot_release_trend(by_version: pd.DataFrame, alignment: pd.DataFrame, paths)
     releases = sort_releases(table["tilelang_version"])
     x_of = {release: k for k, release in enumerate(releases)}
     modes = sorted(set(table["mode"]), key=lambda m: (_MODE_ORDER.get(m, len(_MODE_ORDER)), m))
-    # a configuration without its mode is one line per mode panel, with one colour and marker everywhere
-    table["_line"] = table["configuration"].map(lambda label: label.rsplit(" ", 1)[0])
-    lines = sorted(set(table["_line"]))
-    colors = plt.get_cmap("tab10" if len(lines) <= 10 else "tab20")
-    style = {line: (colors(k % colors.N), _MARKERS[k % len(_MARKERS)]) for k, line in enumerate(lines)}
+    # a configuration without its mode is one line per mode panel, with one colour and marker everywhere; lines
+    # are grouped per kernel: one hue per kernel, its configurations told apart by shade and marker
+    if "kernel" not in table:
+        table["kernel"] = ""
+    table["kernel"] = table["kernel"].fillna("").astype(str)
+    table["_line"] = [
+        compare_pages.display_label({"configuration": label, "kernel": kernel}).rsplit(" ", 1)[0]
+        for label, kernel in zip(table["configuration"], table["kernel"])
+    ]
+    kernel_of = dict(zip(table["_line"], table["kernel"]))
+    lines = sorted(set(table["_line"]), key=lambda line: (kernel_of[line], line))
+    kernels = list(dict.fromkeys(kernel_of[line] for line in lines))
+    style = _line_styles(lines, kernel_of, kernels)
     shared = _kept_by_pair(alignment)
 
     with matplotlib.rc_context(_RC):
@@ -353,7 +448,15 @@ def plot_release_trend(by_version: pd.DataFrame, alignment: pd.DataFrame, paths)
                 for side in ("top", "right"):
                     ax.spines[side].set_visible(False)
             axes[1][col].set_xlabel("TileLang release")
-        handles = [Line2D([], [], color=style[line][0], marker=style[line][1], label=line) for line in lines]
+        handles = []
+        for kernel in kernels:
+            if len(kernels) > 1:  # a heading per kernel: an entry without a line
+                handles.append(Line2D([], [], linestyle="none", label=f"{kernel or 'kernel'}:"))
+            handles += [
+                Line2D([], [], color=style[line][0], marker=style[line][1], label=line)
+                for line in lines
+                if kernel_of[line] == kernel
+            ]
         handles += [
             Line2D(
                 [],
@@ -387,6 +490,22 @@ def plot_release_trend(by_version: pd.DataFrame, alignment: pd.DataFrame, paths)
             _save(fig, _as_paths(paths))
         finally:
             plt.close(fig)
+
+
+def _line_styles(lines: list[str], kernel_of: dict, kernels: list[str]) -> dict[str, tuple]:
+    """{line: (colour, marker)}: a tab10 hue per kernel, paler over its configurations (up to 55 % towards
+    white), and markers that differ within a kernel."""
+    import matplotlib.colors as mcolors
+
+    hues = plt.get_cmap("tab10")
+    style = {}
+    for k, kernel in enumerate(kernels):
+        own = [line for line in lines if kernel_of[line] == kernel]
+        base = np.array(mcolors.to_rgb(hues(k % hues.N)))
+        for n, line in enumerate(own):
+            towards_white = 0.55 * n / max(1, len(own) - 1)
+            style[line] = (tuple(base + (1 - base) * towards_white), _MARKERS[n % len(_MARKERS)])
+    return style
 
 
 def _kept_by_pair(alignment: pd.DataFrame) -> dict[tuple, int]:
@@ -541,7 +660,7 @@ def write_all(
     heatmap = [out_dir / f"{FIGURE_STEMS[0]}.{fmt}" for fmt in formats]
     trend = [out_dir / f"{FIGURE_STEMS[1]}.{fmt}" for fmt in formats]
     if formats:
-        plot_release_heatmap(churn_df, heatmap, heatmap_config)
+        plot_release_heatmap(churn_df, heatmap, heatmap_config, edits, configs)
         plot_release_trend(by_version, alignment, trend)
     return {"tables": tables, "figures": heatmap + trend, "pages": pages}
 
