@@ -36,12 +36,19 @@ def test_the_index_links_every_pair_to_its_page(tmp_path):
 
 
 def test_pages_are_self_contained(tmp_path):
+    """Nothing loads from the network; the only addresses outside are links a reader may follow (pass names to
+    TileLang's source)."""
     out = built(tmp_path)
+    outward = 0
     for page in [out / "index.html", *(out / "pages").iterdir()]:
         text = page.read_text()
         assert "<style>" in text and "<script>" in text
-        assert not re.search(r'(src|href)="(https?:)?//', text), page  # nothing from the network
-        assert not re.search(r"<(link|img|iframe)\b", text), page
+        assert not re.search(r'src="(https?:)?//', text), page
+        assert not re.search(r"<(link|img|iframe|object|embed)\b", text), page
+        links = re.findall(r'<a\b[^>]*\bhref="((?:https?:)?//[^"]*)"', text)
+        assert len(re.findall(r'href="(?:https?:)?//', text)) == len(links), page  # each one an <a>
+        outward += len(links)
+    assert outward  # the index's pass names link out
 
 
 def test_ir_text_cannot_close_the_data_script(tmp_path):
@@ -491,6 +498,7 @@ def check_reading_views(compare_dir: Path, expected: dict, shots: Path) -> dict:
                     document.getElementById(id).getBoundingClientRect().left)"""
             )
             seen[width] = {
+                "links": {side: page.get_attribute(f"#{side}-src", "href") for side in ("old", "new")},
                 "label": label,
                 "lines": lines,
                 "scroll": no_horizontal_scroll(page, "edit-diff"),
@@ -550,8 +558,21 @@ def check_reading_views(compare_dir: Path, expected: dict, shots: Path) -> dict:
     return seen
 
 
-def assert_reading_views(seen: dict, expected: dict) -> None:
-    """What check_reading_views saw, against the run's own tables and a reference LCS of the page's lines."""
+def assert_pass_link(url: str, name: str, release: str, source) -> None:
+    """A pass's link names the release's tag and the file and line of its factory in ``source`` (a
+    tilelang_source.SourceTree of that release), or, where TileLang's own tree has none, a search for it."""
+    found = re.fullmatch(rf"https://github\.com/tile-ai/tilelang/blob/v{re.escape(release)}/(.+)#L(\d+)", url)
+    if found is None:
+        assert url == f"https://github.com/search?q=repo%3Atile-ai%2Ftilelang+{name}&type=code", url
+        return
+    text = source.read(found.group(1))
+    assert text is not None, url
+    assert text.splitlines()[int(found.group(2)) - 1].startswith(f"def {name}("), url
+
+
+def assert_reading_views(seen: dict, expected: dict, sources: dict | None = None) -> None:
+    """What check_reading_views saw, against the run's own tables and a reference LCS of the page's lines;
+    ``sources``: {release: its TileLang source}, against which the pass links are checked."""
     assert expected["difference_summary"] and expected["difference_summary"] in seen["index_difference"]
     if expected["reconverges_at"]:
         assert f"reconverges at {expected['reconverges_at']}" in seen["index_difference"]
@@ -607,3 +628,8 @@ def assert_reading_views(seen: dict, expected: dict) -> None:
     assert chosen["new"]["pass"] in finding and f"{old} → {new}" in finding and finding.count("```diff") == 2
     assert all(change[1:] in finding for change in changes["old"] + changes["new"])
     assert int(seen["permalink_selects"]) == seen["chosen"]
+    for side, release in (("old", old), ("new", new)):
+        url = seen[1000]["links"][side]
+        assert url and url == seen[1400]["links"][side]
+        if sources is not None:
+            assert_pass_link(url, chosen[side]["pass"], release, sources[release])

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 from tilelang_churn.core import passes_table as pt
 from tilelang_churn.lowering import release_envs
 from tilelang_churn.lowering.release_envs import BuildError, ReleaseError, build_env, check_versions, load_releases
@@ -49,6 +50,25 @@ def test_pins_as_in_the_data_file(version, pins):
     release = load_releases()[version]
     assert release.requirements == pins
     assert all(pin.found for pin in release.pins), "every pin says how it was found"
+
+
+def test_pass_links_are_patterns_with_known_fields(tmp_path):
+    links = release_envs.load_pass_links()
+    assert links.url("0.1.15", "LowerTileOp", "tilelang/transform/__init__.py", 41) == (
+        "https://github.com/tile-ai/tilelang/blob/v0.1.15/tilelang/transform/__init__.py#L41"
+    )
+    assert "LowerTileOp" in links.url("0.1.15", "LowerTileOp")  # without a file: the search pattern
+    data = yaml.safe_load(release_envs.RELEASES_FILE.read_text())
+    for pass_links, message in (
+        ({"source": "https://x/{tag}/{file}", "search": "s"}, r"pass_links\.source: .* names \{file\}"),
+        ({"source": "https://x/{path}"}, "pass_links: expected exactly the keys source, search"),
+        ({"source": "https://x/{path", "search": "s"}, r"pass_links\.source: 'https://x/\{path'"),
+        ({"source": 7, "search": "s"}, r"pass_links\.source: expected a URL pattern, got 7"),
+    ):
+        bad = tmp_path / "releases.yaml"
+        bad.write_text(yaml.safe_dump({**data, "pass_links": pass_links}))
+        with pytest.raises(release_envs.ReleaseError, match=message):
+            release_envs.load_pass_links(bad)
 
 
 def test_capabilities_as_measured():

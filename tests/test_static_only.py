@@ -139,6 +139,29 @@ def test_the_config_check_stops_only_a_mode_that_needs_a_missing_entry_point(tmp
     assert len(grid(["pass-diff"], versions=["0.1.14"]).jobs) == 1
 
 
+def test_each_pass_links_to_the_line_that_defines_it_in_the_installed_release():
+    """The pages' pass links (tilelang_source.pass_links) against the installed TileLang's own files: a TileLang
+    pass at the line of its ``def``, a TVM pass (the 3rdparty submodule) and an unknown name to the search."""
+    from tilelang_churn.lowering import release_envs, tilelang_source
+
+    source = tilelang_source.find_installed_source()
+    if source is None:
+        pytest.skip("no tilelang installed")
+    links = release_envs.load_pass_links()
+    release = source.release
+    names = ["LowerTileOp", "Simplify", "LowerOpaqueBlock", "no_such_pass", "VerifyMemory"]
+    got = tilelang_source.pass_links(source, release, names, links)
+    root = installed_tilelang().parent
+    for name in ("LowerTileOp", "Simplify", "LowerOpaqueBlock"):
+        url, kind = got[name]
+        path, line = re.fullmatch(rf".*/blob/v{re.escape(release)}/(.+)#L(\d+)", url).groups()
+        assert kind == "definition" and (root / path).read_text().splitlines()[int(line) - 1].startswith(f"def {name}(")
+    assert got["no_such_pass"] == (links.url(release, "no_such_pass"), "search")
+    catalog = tilelang_source.pass_catalog(source)
+    assert catalog["VerifyMemory"].relpath.startswith(tilelang_source.THIRD_PARTY)  # TVM's
+    assert got["VerifyMemory"][1] == "search"
+
+
 def test_a_source_path_that_holds_no_tilelang_exits_2(tmp_path):
     proc = run_script("--static-only", "--tilelang-src", str(tmp_path / "nowhere"))
     assert proc.returncode == 2

@@ -29,7 +29,7 @@ from conftest import (  # noqa: F401 - also imported from here by other tests
 )
 from test_broken_runs import tilelang_blocked_env
 from tilelang_churn.core import passes_table
-from tilelang_churn.lowering import release_envs
+from tilelang_churn.lowering import release_envs, tilelang_source
 from tilelang_churn.tables import frames
 
 
@@ -420,7 +420,14 @@ def test_a_real_pairs_edits_read_at_1000_and_1400_px(compared_run, tmp_path):
     divergence = pd.read_csv(compare / "divergence.csv", keep_default_na=False)
     pair = divergence[(divergence["mode"] == "instrument") & (divergence["release_new"] == "0.1.15")]
     expected = pair.iloc[0].to_dict()
-    assert_reading_views(check_reading_views(compare, expected, tmp_path), expected)
+    # the pass links: 0.1.14's from its environment, the installed release's from beside the workflow
+    sources = {
+        release: tilelang_source.env_source(release_envs.env_dir(REPO / ".envs", release))
+        if release != release_envs.installed_release()
+        else tilelang_source.find_installed_source()
+        for release in (expected["release_old"], expected["release_new"])
+    }
+    assert_reading_views(check_reading_views(compare, expected, tmp_path), expected, sources)
 
 
 # ------------------------------------------------------------------------------ as a module of another project

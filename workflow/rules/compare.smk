@@ -54,11 +54,18 @@ rule compare_releases:
         out_dir=lambda wildcards, output: str(Path(output.by_version).parent),
         # config release_heatmap (default: the book's reference), as the folders of its jobs
         heatmap=["--heatmap-job", "/".join(GRID.release_heatmap)] if GRID.release_heatmap else [],
+        # where each pass name links to: its definition in the release's environment (none: the installed one)
+        sources=[
+            f"--release-source={version}={GRID.release_env(version)}"
+            for version in GRID.versions
+            if GRID.release_env(version)
+        ],
         attribution=lambda wildcards: [
             arg for name, path in get_attribution_inputs().items() for arg in (f"--{name}", path)
         ],
     # exec: the script is the job's process (no shell in between to be killed alone, leaving it to write on)
     shell:
         "exec python3 {params.script:q} --out-dir {params.out_dir:q} {params.heatmap:q} {params.attribution:q} "
+        "{params.sources:q} "
         "{input.passes:q} "
         "> {log:q} 2>&1"

@@ -125,6 +125,9 @@ function editView(r){
 function show(){
  const r=D.rows[cur];
  $('old-title').textContent=title(r.old,D.old);$('new-title').textContent=title(r.new,D.new);
+ for(const side of ['old','new']){const a=$(side+'-src'),run=r[side],link=run&&(D.src[side]||{})[run.pass];
+  a.hidden=!link;if(!link)continue;a.href=link[0];
+  a.textContent=link[1]==='definition'?'source at '+(side==='old'?D.old:D.new):'search the source';}
  paint($('old-diff'),r.old&&r.old.diff&&refine(decode(r.old.diff)),sideText(r.old,D.old));
  paint($('new-diff'),r.new&&r.new.diff&&refine(decode(r.new.diff)),sideText(r.new,D.new));
  $('edit-title').textContent=D.old+"'s edit against "+D.new+"'s: orange only in "+D.old+', blue only in '+D.new;

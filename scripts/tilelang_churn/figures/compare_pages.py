@@ -27,13 +27,13 @@ import html
 import json
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
 
 from tilelang_churn.core import files
-from tilelang_churn.core.releases import release_text
+from tilelang_churn.core.releases import release_sort_key, release_text
 from tilelang_churn.core.statuses import STATUS_FAILED, STATUS_NOOP
 from tilelang_churn.core.trace_modes import KEEPS_IR
 from tilelang_churn.tables import pass_edits, release_tables
@@ -337,8 +337,11 @@ def _run_cells(side: str, run) -> str:
     return f'<td class="{side}">{name}</td><td class="{side}c num">{counts}</td><td class="{side}c num">{ms}</td>'
 
 
-def pair_page(config: Configuration, old, new, row: dict, edits: pass_edits.EditCache) -> str:
-    """The HTML of one configuration's release pair (``old``/``new`` ReleaseJobs, ``row`` its divergence row)."""
+def pair_page(
+    config: Configuration, old, new, row: dict, edits: pass_edits.EditCache, links: Mapping | None = None
+) -> str:
+    """The HTML of one configuration's release pair (``old``/``new`` ReleaseJobs, ``row`` its divergence row;
+    ``links``: {release: {pass: (url, kind)}}, each pass's source, None for no links)."""
     o, n = release_text(old.release), release_text(new.release)
     edits_old, edits_new = edits.of(old), edits.of(new)
     ops = align_passes(old.pass_names(), new.pass_names())
@@ -470,8 +473,10 @@ def pair_page(config: Configuration, old, new, row: dict, edits: pass_edits.Edit
 <span class="keys">keys: ↑/↓ or j/k the next pass, n/p the next/previous pass that edits differently</span></div>
 <div id="verdict" class="legend"></div>
 <div class="panes">
-<div class="pane"><h3 id="old-title">{html.escape(o)}</h3><pre class="diff" id="old-diff"></pre></div>
-<div class="pane"><h3 id="new-title">{html.escape(n)}</h3><pre class="diff" id="new-diff"></pre></div>
+<div class="pane"><h3><span id="old-title">{html.escape(o)}</span> <a id="old-src" hidden></a></h3>
+<pre class="diff" id="old-diff"></pre></div>
+<div class="pane"><h3><span id="new-title">{html.escape(n)}</span> <a id="new-src" hidden></a></h3>
+<pre class="diff" id="new-diff"></pre></div>
 </div>
 <div class="pane"><h3 id="edit-title">the two edits</h3><pre class="diff" id="edit-diff"></pre></div>
 <textarea id="finding" readonly hidden></textarea>
@@ -491,6 +496,10 @@ def pair_page(config: Configuration, old, new, row: dict, edits: pass_edits.Edit
         "start": start,
         "rows": data_rows,
         "init": {"old": initial_lines(archive_old), "new": initial_lines(archive_new)},
+        "src": {
+            side: {name: list(link) for name, link in ((links or {}).get(job.release) or {}).items() if name in names}
+            for side, job, names in (("old", old, set(old.pass_names())), ("new", new, set(new.pass_names())))
+        },
         "lines": table.lines,
     }
     return html_page(f"{label}: {o} → {n}", body, PAGE_JS, data)
@@ -559,10 +568,16 @@ those whose knockout in the older release moves it so towards the newer's.</div>
 FIGURES = ("release_heatmap.png", "release_heatmap.svg", "release_trend.png", "release_trend.svg")
 
 
-def index_page(entries: Sequence[dict], attribution: Sequence[dict] | None = None, tables: Sequence[str] = ()) -> str:
+def index_page(
+    entries: Sequence[dict],
+    attribution: Sequence[dict] | None = None,
+    tables: Sequence[str] = (),
+    links: Mapping | None = None,
+) -> str:
     """The index: one row per configuration x release pair (``entries``: divergence rows plus ``href`` and their
     ``marks``), after the configurations whose speed moved (``attribution``: speed_attribution.csv's rows; None:
-    no GPU stage) and the pass x pair matrix of marks; ``tables``: the CSV files beside it, linked."""
+    no GPU stage) and the pass x pair matrix of marks (its pass names linked to the newest release's source,
+    ``links``); ``tables``: the CSV files beside it, linked."""
     trs = []
     for number, row in enumerate(entries, 1):
         search = " ".join(str(row.get(key) or "") for key in ("kernel", "params", "pass_configs"))
@@ -595,7 +610,7 @@ aligned pass whose edit (lines removed and added) differs, with both edits' size
 after normalisation (trailing blanks, TVMScript's import comments); +/-: lines added/removed; step: a pass run's
 row in the job's passes.csv. Text churn is a clue to locate, not proof of a semantic or performance change.</div>
 <div class="note">Tables: {_links(tables)}. Figures: {_links(FIGURES)}.</div></header>
-<main>{attribution_section(attribution)}{difference_matrix(entries)}<h2>Pass by pass</h2>
+<main>{attribution_section(attribution)}{difference_matrix(entries, links)}<h2>Pass by pass</h2>
 <input id="filter" type="search" placeholder="filter: e.g. cuda-sm90 instrument 0.1.15">
 <table id="pairs"><thead><tr><th>#</th><th>configuration</th><th>releases</th><th>difference</th>
 <th>IR differs before pass 1</th>
@@ -613,9 +628,11 @@ def write_pages(
     out_dir,
     attribution: Sequence[dict] | None = None,
     tables: Sequence[str] = (),
+    links: Mapping | None = None,
 ) -> list[Path]:
     """Write ``index.html`` (with ``attribution``'s section, links to ``tables``: the CSV files written beside it)
-    and every pair's page under ``out_dir``; returns the paths (index first)."""
+    and every pair's page under ``out_dir``; returns the paths (index first). ``links``: {release: {pass: (url,
+    kind)}}, where each pass name links to (release_figures.resolve_pass_links); None: no links out."""
     out_dir = Path(out_dir)
     by_pair = {
         (r["configuration"], r["release_old"], r["release_new"]): r
@@ -632,7 +649,7 @@ def write_pages(
             path = out_dir / PAGES_DIR / f"{name}.html"
             try:
                 with files.atomic_file(path) as handle:
-                    handle.write(pair_page(config, old, new, row, edits))
+                    handle.write(pair_page(config, old, new, row, edits, links))
             except OSError as exc:  # one page lost, not the comparison: the index and stderr say which and why
                 what = f"{config.label}: {release_text(old.release)} → {release_text(new.release)}"
                 print(f"compare_pages: the page of {what} was not written: {exc}", file=sys.stderr)
@@ -642,7 +659,7 @@ def write_pages(
             entries.append({**row, "href": f"{PAGES_DIR}/{name}.html", "marks": pair_marks(old, new, edits)})
     index = out_dir / INDEX
     with files.atomic_file(index) as handle:
-        handle.write(index_page(entries, attribution, tables))
+        handle.write(index_page(entries, attribution, tables, links))
     return [index, *written]
 
 
@@ -670,9 +687,18 @@ def pair_marks(old, new, edits: pass_edits.EditCache) -> dict[str, str]:
     return marks
 
 
-def difference_matrix(entries: Sequence[dict]) -> str:
+def _newest_link(name: str, links: Mapping | None) -> tuple[str, str] | None:
+    """The pass's link in the newest release that has one."""
+    for release in sorted(links or {}, key=release_sort_key, reverse=True):
+        if name in links[release]:
+            return links[release][name]
+    return None
+
+
+def difference_matrix(entries: Sequence[dict], links: Mapping | None = None) -> str:
     """The passes that introduce, absorb or edit a difference somewhere (rows, in order of first appearance) x
-    the pairs (columns, as the table below): which pass does what where."""
+    the pairs (columns, as the table below): which pass does what where; a pass's name links to its source in
+    the newest release (``links``)."""
     rows = list(
         dict.fromkeys(n for e in entries for n, d in (e.get("marks") or {}).items() if d != release_tables.CARRIED)
     )
@@ -691,7 +717,13 @@ def difference_matrix(entries: Sequence[dict]) -> str:
             mark = MARKS.get(difference, "")
             css = {"I": "yes", "A": "no", "≠": "yes"}.get(mark, "na")
             cells.append(f'<td class="{css}" title="{html.escape(difference or "equal")}">{mark}</td>')
-        body.append(f"<tr><th>{html.escape(name)}</th>{''.join(cells)}</tr>")
+        link = _newest_link(name, links)
+        title = html.escape(name)
+        if link is not None:
+            url, kind = link
+            what = "its definition" if kind == "definition" else "a search for it"
+            title = f'<a href="{html.escape(url)}" title="{what} in TileLang\'s source">{title}</a>'
+        body.append(f"<tr><th>{title}</th>{''.join(cells)}</tr>")
     return f"""<h2>Which pass does what to the difference</h2>
 <div class="note">One row per pass that introduces (I), absorbs (A) or edits differently (≠) a difference between two
 releases somewhere; one column per pair, numbered as the rows of the table below (its tooltip names it). · : it

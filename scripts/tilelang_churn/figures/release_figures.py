@@ -50,6 +50,7 @@ from tilelang_churn.core import knockout_rows, passes_table, trace_modes
 from tilelang_churn.core.releases import release_sort_key, release_text, sort_releases
 from tilelang_churn.figures import compare_pages, heatmap
 from tilelang_churn.figures import figure_style as fs
+from tilelang_churn.lowering import release_envs, tilelang_source
 from tilelang_churn.tables import kernel_speed, pass_edits, release_tables, speed_attribution
 from tilelang_churn.tables.release_tables import (
     ADDED,
@@ -628,11 +629,13 @@ def write_all(
     speed_rows: list[dict] | None = None,
     knockout: list[dict] | None = None,
     heatmap_job: str | None = None,
+    pass_links: Mapping[str, Mapping[str, tuple[str, str]]] | None = None,
 ) -> dict[str, list[Path]]:
     """Write the three tables, the HTML pages (``compare_pages``) and both figures under ``out_dir``; with
     ``speed_rows`` (kernel_speed.csv: the GPU stage) also speed_attribution.csv (``knockout``: knockout.csv's
     rows, None without the knockout) and its section of the index. Returns {"tables": [...], "figures": [...],
-    "pages": [index, page, ...]}.
+    "pages": [index, page, ...]}. ``pass_links`` ({release: {pass: (url, kind)}}, ``resolve_pass_links``): the
+    pages' links to each pass's source.
 
     Every input problem (unknown heatmap configuration, bad table) raises ValueError before anything is
     written.
@@ -656,13 +659,37 @@ def write_all(
         tables.append(out_dir / ATTRIBUTION_TABLE)
         passes_table.write_rows(tables[-1], attribution, speed_attribution.COLUMNS)
     names = [path.name for path in tables]
-    pages = compare_pages.write_pages(configs, diverging, edits, out_dir, attribution, names) if with_pages else []
+    pages = (
+        compare_pages.write_pages(configs, diverging, edits, out_dir, attribution, names, pass_links)
+        if with_pages
+        else []
+    )
     heatmap = [out_dir / f"{FIGURE_STEMS[0]}.{fmt}" for fmt in formats]
     trend = [out_dir / f"{FIGURE_STEMS[1]}.{fmt}" for fmt in formats]
     if formats:
         plot_release_heatmap(churn_df, heatmap, heatmap_config, edits, configs)
         plot_release_trend(by_version, alignment, trend)
     return {"tables": tables, "figures": heatmap + trend, "pages": pages}
+
+
+def resolve_pass_links(
+    churn_df: pd.DataFrame, release_sources: Mapping[str, str], links: release_envs.PassLinks | None = None
+) -> dict[str, dict[str, tuple[str, str]]]:
+    """{release: {pass name: (URL, "definition" or "search")}} for every pass name each release's rows hold: the
+    factory's line in that release's source (``release_sources``: {release: its environment folder}; the
+    release installed beside the workflow needs none), else the search pattern."""
+    links = links or release_envs.load_pass_links()
+    installed = tilelang_source.find_installed_source()
+    out = {}
+    for release, rows in churn_df.groupby(churn_df["tilelang_version"].astype(str), sort=False):
+        env = release_sources.get(release)
+        if env is not None:
+            source = tilelang_source.env_source(env)
+        else:
+            source = installed if installed is not None and installed.release == release else None
+        names = list(dict.fromkeys(str(name) for name in rows["pass"]))
+        out[release] = tilelang_source.pass_links(source, release, names, links)
+    return out
 
 
 def build(
@@ -673,15 +700,20 @@ def build(
     speed_csv=None,
     knockout_csv=None,
     heatmap_job: str | None = None,
+    release_sources: Mapping[str, str] | None = None,
 ) -> int:
     """Read the passes.csv files (and the GPU stage's kernel_speed.csv, the knockout.csv) and write everything;
-    0, or 1 with one line on stderr for a bad input."""
+    0, or 1 with one line on stderr for a bad input. ``release_sources``: {release: its environment folder},
+    where the pages' pass links find each pass's definition."""
     passes_paths = [Path(p) for p in passes_paths]
     try:
         churn, archives = read_jobs(passes_paths)
         speed_rows = kernel_speed.read_csv(speed_csv) if speed_csv else None
         knockout = knockout_rows.read_rows(knockout_csv) if knockout_csv else None
-        written = write_all(churn, archives, out_dir, heatmap_config, formats, True, speed_rows, knockout, heatmap_job)
+        links = resolve_pass_links(churn, release_sources or {})
+        written = write_all(
+            churn, archives, out_dir, heatmap_config, formats, True, speed_rows, knockout, heatmap_job, links
+        )
     except (OSError, ValueError) as exc:
         print(f"compare_releases: error: {exc}", file=sys.stderr)
         return 1
@@ -733,6 +765,14 @@ def main(argv=None) -> int:
         "--knockout", metavar="KNOCKOUT_CSV", help="with --speed: the knockout's knockout.csv (its GPU columns)"
     )
     parser.add_argument(
+        "--release-source",
+        action="append",
+        default=[],
+        metavar="RELEASE=ENV_DIR",
+        help="a release's environment, where the pages' pass links find each pass's definition (repeatable; the "
+        "release installed beside this script needs none; others link to a search)",
+    )
+    parser.add_argument(
         "passes",
         nargs="+",
         metavar="PASSES_CSV",
@@ -745,6 +785,19 @@ def main(argv=None) -> int:
         parser.error(f"argument --heatmap-job: {args.heatmap_job!r} is not TARGET/SHAPE/MODE")
     if args.knockout and not args.speed:
         parser.error("argument --knockout: only used with --speed (the latencies it attributes)")
+    sources = {}
+    for item in args.release_source:
+        release, sep, env = item.partition("=")
+        if not sep or not release or not env:
+            parser.error(f"argument --release-source: {item!r} is not RELEASE=ENV_DIR")
+        sources[release] = env
     return build(
-        args.passes, args.out_dir, args.heatmap_config, args.formats, args.speed, args.knockout, args.heatmap_job
+        args.passes,
+        args.out_dir,
+        args.heatmap_config,
+        args.formats,
+        args.speed,
+        args.knockout,
+        args.heatmap_job,
+        sources,
     )

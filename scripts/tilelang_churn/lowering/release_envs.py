@@ -38,6 +38,7 @@ import os
 import re
 import signal
 import stat
+import string
 import subprocess
 import sys
 import time
@@ -159,6 +160,50 @@ def load_releases(path: str | Path | None = None) -> dict[str, Release]:
         )
     releases.sort(key=lambda release: release_sort_key(release.version))
     return {release.version: release for release in releases}
+
+
+@dataclass(frozen=True)
+class PassLinks:
+    """URL patterns of the pages' pass links (``pass_links`` in the release data)."""
+
+    source: str  # {tag} {release} {path} {line}
+    search: str  # {pass} {tag} {release}
+
+    def url(self, release: str, name: str, path: str | None = None, line: int | None = None) -> str:
+        fields = {"tag": f"v{release}", "release": release, "pass": name}
+        if path is None:
+            return self.search.format(**fields)
+        return self.source.format(**fields, path=path, line=line)
+
+
+PASS_LINK_FIELDS = {"source": ("tag", "release", "path", "line"), "search": ("pass", "tag", "release")}
+
+
+def load_pass_links(path: str | Path | None = None) -> PassLinks:
+    """The ``pass_links`` patterns of the release data; a missing key, or a pattern that names a field it may
+    not use, raises ReleaseError naming the key."""
+    path = Path(path) if path is not None else RELEASES_FILE
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise ReleaseError(f"{path}: cannot read the release data: {exc}") from None
+    links = data.get("pass_links") if isinstance(data, dict) else None
+    if not isinstance(links, dict) or set(links) != set(PASS_LINK_FIELDS):
+        raise ReleaseError(f"{path}: pass_links: expected exactly the keys {', '.join(PASS_LINK_FIELDS)}")
+    for key, allowed in PASS_LINK_FIELDS.items():
+        pattern = links[key]
+        if not isinstance(pattern, str):
+            raise ReleaseError(f"{path}: pass_links.{key}: expected a URL pattern, got {pattern!r}")
+        try:
+            names = {name for _, name, _, _ in string.Formatter().parse(pattern) if name is not None}
+        except ValueError as exc:
+            raise ReleaseError(f"{path}: pass_links.{key}: {pattern!r}: {exc}") from None
+        unknown = sorted(names - set(allowed))
+        if unknown:
+            raise ReleaseError(
+                f"{path}: pass_links.{key}: {pattern!r} names {{{unknown[0]}}}; it may name {', '.join(allowed)}"
+            )
+    return PassLinks(links["source"], links["search"])
 
 
 def _load_pins(pins, where: str) -> tuple[Pin, ...]:

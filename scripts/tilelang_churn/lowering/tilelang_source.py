@@ -266,3 +266,29 @@ def pass_config_keys(source: SourceTree) -> frozenset[str] | None:
         for node in enum.body
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
     )
+
+
+def env_source(env: str | Path) -> SourceTree | None:
+    """The TileLang source of a release environment (its site-packages), None where it holds none."""
+    for site in sorted(Path(env).glob("lib/python*/site-packages")):
+        if (site / "tilelang" / "__init__.py").is_file():
+            return SourceTree(str(site), lambda relpath, root=site: _read_text(root / relpath), _dist_release(site))
+    return None
+
+
+THIRD_PARTY = "tilelang/3rdparty/"  # TVM's files inside the wheel: a submodule in TileLang's repository
+
+
+def pass_links(source: SourceTree | None, release: str, names, links) -> dict[str, tuple[str, str]]:
+    """{pass name: (URL, "definition")} of its factory's definition at the release's tag (``links``:
+    release_envs.PassLinks); (search URL, "search") for a name without a factory in TileLang's own tree, and for
+    every name without ``source``."""
+    catalog = pass_catalog(source) if source is not None else {}
+    out = {}
+    for name in names:
+        factory = catalog.get(name)
+        if factory is None or factory.relpath.startswith(THIRD_PARTY):
+            out[name] = (links.url(release, name), "search")
+        else:
+            out[name] = (links.url(release, name, factory.relpath, factory.line), "definition")
+    return out
