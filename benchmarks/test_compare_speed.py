@@ -98,9 +98,9 @@ def test_tables_and_pages_for_8_releases(two_release_run, tmp_path):
     code = (
         "import sys, time; sys.path.insert(0, sys.argv[1]);"
         "from tilelang_churn.tables.release_tables import read_jobs;"
-        "from tilelang_churn.figures.release_figures import write_all;"
+        "from tilelang_churn.figures.release_figures import resolve_pass_links, write_all;"
         "t = time.perf_counter(); churn, archives = read_jobs(open(sys.argv[2]).read().split());"
-        "w = write_all(churn, archives, sys.argv[3], formats=sys.argv[4:]);"
+        "w = write_all(churn, archives, sys.argv[3], formats=sys.argv[4:], pass_links=resolve_pass_links(churn, {}));"
         "print(time.perf_counter() - t, len(w['pages']))"
     )
     for formats, what, limit in (

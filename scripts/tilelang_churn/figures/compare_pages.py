@@ -7,17 +7,23 @@ Written by ``release_figures.write_all`` (the compare command) beside the tables
                                          source differs, a link to its page
     <out_dir>/pages/<configuration>__<old>__<new>.html
 
-A pair's page shows the two pass sequences aligned side by side (``pass_alignment``: kept, added, removed;
-both sides' +/-; kept runs whose edit differs marked ``≠``), with the first divergent pass (the IR first
-differs after it) and the first divergent edit (the first kept pair whose edits differ, ``pass_edits``)
-highlighted. Choosing a pass (a click, the arrow keys, or ``#pos=N`` in the address) shows each release's
-before -> after diff of that run side by side. Below: the IR handed to the first pass (the frontend's
-output) of both releases as a diff, and the generated kernel source of both releases with its diff. IR
-texts come from the jobs' ``ir.json.gz``; the diffs are over the normalised IR (``normalize_ir``).
+A pair's page shows the two pass sequences aligned (``pass_alignment``: kept, added, removed; both sides' +/- and
+seconds; nested runs indented, a row per phase), each row marked with what the pass does to the difference between
+the releases' IR (``release_tables.ir_states``: I introduces, ≠ edits differently, A absorbs, · carries), with the
+first divergent pass (the IR first differs after it) and the first divergent edit (the first kept pair whose edits
+differ, ``pass_edits``) highlighted. Choosing a pass (a click, ↑/↓ or j/k, n/p for the next pass that edits
+differently, or ``#pass=NAME[.N]`` / ``#pos=N`` in the address) shows below the table each release's before ->
+after diff of that run and a third view, one release's edit against the other's; the page's script
+(``compare_page.js``) computes that view, the word-level highlights and the whitespace-insensitive variants in the
+browser (an LCS over lines, then over words), so the page carries each line once. Below: the IR handed to the first
+pass (the frontend's output) of both releases in the same view, and the generated kernel source of both releases
+with its diff. IR texts come from the jobs' ``ir.json.gz``; the diffs are over the normalised IR
+(``normalize_ir``). Pass names link to their source (``release_figures.resolve_pass_links``).
 
 Every page is one self-contained file: inline CSS and JS, the page's data as JSON inside it, no network
-access, nothing but relative links, so it opens from ``file://`` and inside Snakemake's report. Output is
-deterministic (no dates). Text churn is a clue to locate, not proof of a semantic or performance change.
+access, nothing but relative links and the links out to TileLang's source, so it opens from ``file://`` and
+inside Snakemake's report. Output is deterministic (no dates). Text churn is a clue to locate, not proof of a
+semantic or performance change.
 """
 
 from __future__ import annotations
