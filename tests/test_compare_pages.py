@@ -473,6 +473,17 @@ def check_reading_views(compare_dir: Path, expected: dict, shots: Path) -> dict:
             page.goto((compare_dir / "index.html").as_uri())
             row = page.locator("#pairs tbody tr", has=page.locator(f'a[href="pages/{name}.html"]'))
             seen["index_difference"] = row.locator("td").nth(3).inner_text()
+            # the filter: the kernel, the newer release and the pass where the IR reconverges find the row
+            queries = {
+                f"{expected['kernel']} {expected['release_new']} {expected['reconverges_at']}": True,
+                f"{expected['kernel']} no-such-pass": False,
+            }
+            seen["filter"] = {}
+            for query in queries:
+                page.fill("#filter", query)
+                seen["filter"][query] = row.is_visible()
+            seen["filter_expected"] = queries
+            page.fill("#filter", "")
             row.locator("a").click()
             page.wait_for_load_state("load")
             label = page.evaluate("JSON.parse(document.getElementById('data').textContent).label")
@@ -576,6 +587,7 @@ def assert_reading_views(seen: dict, expected: dict, sources: dict | None = None
     assert expected["difference_summary"] and expected["difference_summary"] in seen["index_difference"]
     if expected["reconverges_at"]:
         assert f"reconverges at {expected['reconverges_at']}" in seen["index_difference"]
+    assert seen["filter"] == seen["filter_expected"]
     old, new = str(expected["release_old"]), str(expected["release_new"])
     for width in (1000, 1400):
         shown = seen[width]
@@ -633,3 +645,20 @@ def assert_reading_views(seen: dict, expected: dict, sources: dict | None = None
         assert url and url == seen[1400]["links"][side]
         if sources is not None:
             assert_pass_link(url, chosen[side]["pass"], release, sources[release])
+
+
+@pytest.mark.slow  # a browser
+def test_the_speed_section_of_the_recorded_h200_run_fits_1000_px(tmp_path):
+    """The index's "Speed between releases" from the H200's speed_attribution.csv (tests/data/gpu): its long
+    notes and labels wrap, so a 1000-px window does not scroll sideways."""
+    from tilelang_churn.tables import speed_attribution
+
+    rows = speed_attribution.read_csv(Path(__file__).parent / "data" / "gpu" / "speed_attribution_h200.csv")
+    assert rows and all(row["note"] for row in rows)
+    (tmp_path / "index.html").write_text(compare_pages.index_page([], rows, []))
+    with chromium_page({"width": 1000, "height": 800}) as (page, errors):
+        page.goto((tmp_path / "index.html").as_uri())
+        widths = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+        text = page.inner_text("#speed")
+    assert errors == [] and widths[0] <= widths[1], widths
+    assert all(row["kernel_label"].split("(")[0] in text for row in rows)

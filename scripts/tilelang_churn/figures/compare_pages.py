@@ -66,7 +66,8 @@ table{border-collapse:collapse}
 th,td{padding:2px 6px;border-bottom:1px solid #eaeef2;text-align:left;white-space:nowrap}
 th{background:#f6f8fa;position:sticky;top:0;z-index:1;font-weight:600}
 #pairs th,#pairs td.wrap,#speed td.wrap{white-space:normal;overflow-wrap:anywhere}#pairs th{vertical-align:bottom}
-#speed td.wrap{min-width:9em}#pairs td:nth-child(4){min-width:12em}#pairs td:nth-child(7){min-width:9em}
+#speed{width:100%}#speed th,#speed td{white-space:normal;overflow-wrap:break-word}#speed td.wrap{min-width:7em}
+#speed td.num{white-space:nowrap}#pairs td:nth-child(4){min-width:12em}#pairs td:nth-child(7){min-width:9em}
 .matrix{overflow-x:auto}#matrix td{text-align:center;min-width:1.6em}
 #matrix tbody th{text-align:left;white-space:nowrap}#pairs td:nth-child(2){min-width:14em;max-width:30em}
 h1{overflow-wrap:anywhere}
@@ -566,9 +567,9 @@ def attribution_section(rows: Sequence[dict] | None) -> str:
 spread (speed_attribution.csv). Newer's passes back: the passes whose knockout in the newer release moves its latency
 back to the older release's, between half and one and a half times the way (the share in brackets); older's passes:
 those whose knockout in the older release moves it so towards the newer's.</div>
-<table id="speed"><thead><tr><th>configuration</th><th>releases</th><th>latency</th><th>first divergent edit</th>
+<div class="matrix"><table id="speed"><thead><tr><th>configuration</th><th>releases</th><th>latency</th><th>first divergent edit</th>
 <th>newer's passes back</th><th>older's passes towards</th><th>note</th></tr></thead>
-<tbody>{"".join(trs)}</tbody></table>"""
+<tbody>{"".join(trs)}</tbody></table></div>"""
 
 
 FIGURES = ("release_heatmap.png", "release_heatmap.svg", "release_trend.png", "release_trend.svg")
