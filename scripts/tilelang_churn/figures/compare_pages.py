@@ -567,7 +567,8 @@ def attribution_section(rows: Sequence[dict] | None) -> str:
 spread (speed_attribution.csv). Newer's passes back: the passes whose knockout in the newer release moves its latency
 back to the older release's, between half and one and a half times the way (the share in brackets); older's passes:
 those whose knockout in the older release moves it so towards the newer's.</div>
-<div class="matrix"><table id="speed"><thead><tr><th>configuration</th><th>releases</th><th>latency</th><th>first divergent edit</th>
+<div class="matrix"><table id="speed"><thead><tr><th>configuration</th><th>releases</th><th>latency</th>
+<th>first divergent edit</th>
 <th>newer's passes back</th><th>older's passes towards</th><th>note</th></tr></thead>
 <tbody>{"".join(trs)}</tbody></table></div>"""
 
