@@ -161,6 +161,7 @@ function frontend(){
  if(!D.init.old||!D.init.new){paint($('initial-diff'),[],'not in the archives');return;}
  paint($('initial-diff'),textDiff(a,b),opt.ws?'identical (whitespace ignored)':'identical (after normalisation)');}
 function finding(){
+ if(cur<0)return;
  const r=D.rows[cur],name=(r.new||r.old).pass,url=location.href.split('#')[0]+'#pass='+passRef(cur);
  const block=side=>side&&side.diff?'```diff\n'+decode(side.diff).map(it=>it.p+it.t).join('\n')+'\n```':'(no edit)';
  const md=['**'+D.label+'**, '+D.old+' → '+D.new+': '+name+' (step '+(r.old?r.old.step:'—')+' / '+
