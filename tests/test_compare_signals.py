@@ -89,6 +89,7 @@ def rule_command(args: list[str], log: Path) -> str:
         "input.passes": shlex.join(args[2:]),
         "params.attribution": "",  # no GPU stage
         "params.heatmap": "",
+        "params.sources": "",  # the installed release: no environment to read pass links from
         "log": shlex.quote(str(log)),
     }
     command = re.sub(r"\{([\w.]+):q\}", lambda m: values[m.group(1)], command)
