@@ -31,7 +31,8 @@ sys.path.insert(0, str(SCRIPTS))
 
 def plan(args) -> int:
     import yaml
-    from tilelang_churn.lowering import gpu_bench, job_grid
+    from tilelang_churn.gpu import gpu_bench
+    from tilelang_churn.grid import job_grid
 
     cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     for extra in args.configfile or []:

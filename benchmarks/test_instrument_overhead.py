@@ -24,7 +24,7 @@ MAX_RATIO = 1.5
 def test_instrument_costs_at_most_one_and_a_half_plain_lowerings():
     pytest.importorskip("tilelang")
     import tilelang
-    from tilelang_churn.lowering import pass_instrument, tilelang_trace, trace_cli
+    from tilelang_churn.trace import pass_instrument, tilelang_trace, trace_cli
 
     spec = trace_cli.parse_args(["--mode", "instrument"]).spec
     target = tilelang_trace.make_target(spec)

@@ -52,7 +52,7 @@ def test_gpu_knockout_of_a_4096_gemm_every_changed_pass_under_two_minutes(tmp_pa
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device visible")
-    from tilelang_churn.lowering import gpu_bench
+    from tilelang_churn.gpu import gpu_bench
 
     cores = os.cpu_count() or 1
     out = tmp_path / "runs" / "v" / "t" / "c"

@@ -7,7 +7,7 @@
     python3 gemm_lower_trace.py --mode pass-diff    # pass_diff(func, passes)
     python3 gemm_lower_trace.py --mode instrument   # a TVM pass instrument over the full tilelang.lower
 
-The book's script, a thin entry: the logic is tilelang_churn/lowering/trace_job.py (options, outputs and exit
+The book's script, a thin entry: the logic is tilelang_churn/trace/trace_job.py (options, outputs and exit
 statuses in its docstring). Needs only the standard library and TileLang.
 """
 
@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
-from tilelang_churn.lowering import trace_job  # noqa: E402
+from tilelang_churn.trace import trace_job  # noqa: E402
 
 if __name__ == "__main__":
     raise SystemExit(trace_job.main())

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Check a config and print its jobs: python3 scripts/job_grid.py CONFIG.yaml.
 
-The logic: tilelang_churn/lowering/job_grid.py.
+The logic: tilelang_churn/grid/job_grid.py.
 """
 
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file
@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
-from tilelang_churn.lowering import job_grid  # noqa: E402
+from tilelang_churn.grid import job_grid  # noqa: E402
 
 if __name__ == "__main__":
     raise SystemExit(job_grid.main())

@@ -4,7 +4,7 @@ command line too):
 
     python3 scripts/knockout_batch.py --jobs JOBS.json [--workers N] [--passes changed] [--occurrence all]
 
-The logic, its outputs and exit statuses: tilelang_churn/lowering/knockout_batch.py.
+The logic, its outputs and exit statuses: tilelang_churn/knockout/knockout_batch.py.
 """
 
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file
@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
-from tilelang_churn.lowering import knockout_batch, trace_batch  # noqa: E402
+from tilelang_churn.knockout import knockout_batch  # noqa: E402
+from tilelang_churn.trace import trace_batch  # noqa: E402
 
 
 def _from_rule(smk) -> int:

@@ -3,7 +3,7 @@
 
     python3 scripts/trace_batch.py --jobs JOBS.json [--workers N] [--release-env DIR]
 
-The logic and its exit statuses: tilelang_churn/lowering/trace_batch.py.
+The logic and its exit statuses: tilelang_churn/trace/trace_batch.py.
 """
 
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file
@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
-from tilelang_churn.lowering import trace_batch  # noqa: E402
+from tilelang_churn.trace import trace_batch  # noqa: E402
 
 
 def _from_rule(smk) -> int:

@@ -207,7 +207,8 @@ def job_provenance(
 ) -> dict:
     from tilelang_churn.core import trace_modes
     from tilelang_churn.core.jobs import GEMM
-    from tilelang_churn.lowering import kernels, trace_cli
+    from tilelang_churn.grid import kernels
+    from tilelang_churn.trace import trace_cli
 
     gemm = kernels.read_signature(kernels.shipped(GEMM))
     spec = {"M": 1024, "N": 1024, "K": 512, **gemm.defaults(), **kernel}  # the shipped GEMM's defaults

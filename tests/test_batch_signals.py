@@ -128,7 +128,7 @@ def test_a_job_killed_by_a_signal_is_named_with_signal_job_and_environment(tmp_p
 WRAPPER = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
-from tilelang_churn.lowering import trace_batch
+from tilelang_churn.trace import trace_batch
 spec = json.loads(sys.stdin.read())
 raise SystemExit(trace_batch.run_in_own_process(spec["jobs"], 1, [1], "", spec["batch_log"]))
 """

@@ -174,7 +174,7 @@ def lower_trace_tool(monkeypatch):
 
 
 def test_a_tool_failing_before_any_pass_is_not_blamed_on_the_first_pass(lower_trace_tool):
-    from tilelang_churn.lowering import tilelang_trace, trace_cli
+    from tilelang_churn.trace import tilelang_trace, trace_cli
 
     monkeypatch, module = lower_trace_tool
 
@@ -194,7 +194,7 @@ def test_a_tool_failing_before_any_pass_is_not_blamed_on_the_first_pass(lower_tr
 
 def test_an_empty_pass_list_is_an_error_not_an_index_error():
     require_tilelang()
-    from tilelang_churn.lowering import tilelang_trace
+    from tilelang_churn.trace import tilelang_trace
 
     rows, error = tilelang_trace.run_api_tool("pass_diff", None, [])
     assert rows == [] and isinstance(error, ValueError) and "empty" in str(error)

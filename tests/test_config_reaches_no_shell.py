@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import REPO, make_workdir, rule_counts, snakemake
-from tilelang_churn.lowering import job_grid, release_envs
-from tilelang_churn.lowering.job_grid import ConfigError
+from tilelang_churn.grid import job_grid
+from tilelang_churn.grid.job_grid import ConfigError
+from tilelang_churn.releases import release_envs
 
 HOSTILE = "x y;touch /tmp/tlchurn-pwned;$(touch /tmp/tlchurn-pwned2)`id`"
 RULES = sorted((REPO / "workflow" / "rules").glob("*.smk")) + [REPO / "Snakefile"]

@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from tilelang_churn.lowering import gpu_bench, trace_cli
+from tilelang_churn.gpu import gpu_bench
+from tilelang_churn.trace import trace_cli
 
 torch = pytest.importorskip("torch", reason="the GPU stage needs torch")
 pytestmark = [

@@ -19,7 +19,8 @@ import pytest
 from conftest import REPO, make_workdir, require_tilelang, snakemake
 from tilelang_churn.core import passes_table
 from tilelang_churn.figures import speed_figures
-from tilelang_churn.lowering import gpu_bench, gpu_site, job_grid, kernels
+from tilelang_churn.gpu import gpu_bench, gpu_site
+from tilelang_churn.grid import job_grid, kernels
 from tilelang_churn.tables import kernel_speed
 
 DATA = REPO / "tests" / "data" / "gpu"

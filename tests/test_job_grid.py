@@ -9,8 +9,9 @@ import shlex
 
 import pytest
 from tilelang_churn.core import trace_modes
-from tilelang_churn.lowering import job_grid, trace_cli
-from tilelang_churn.lowering.job_grid import ConfigError
+from tilelang_churn.grid import job_grid
+from tilelang_churn.grid.job_grid import ConfigError
+from tilelang_churn.trace import trace_cli
 
 INSTALLED = "0.1.15"
 
@@ -363,7 +364,7 @@ def test_a_long_parameter_gets_a_short_stable_folder_and_keeps_its_full_value(tm
 
 
 def kernel_module():
-    from tilelang_churn.lowering import kernels
+    from tilelang_churn.grid import kernels
 
     return kernels
 

@@ -1,4 +1,4 @@
-"""Any TileLang kernel, not only the GEMM: the kernel contract (lowering/kernels.py), the shipped kernels, a user's
+"""Any TileLang kernel, not only the GEMM: the kernel contract (grid/kernels.py), the shipped kernels, a user's
 kernel from a folder outside the repository, and every bad kernel named before any job.
 
 The workflow run here (`kernels_run`) traces the shipped FlashAttention and RMSNorm on small parameters and a
@@ -22,8 +22,8 @@ from conftest import REPO, make_workdir, require_tilelang, rule_counts, run_scri
 from test_trace_env import report_passes, report_view
 from tilelang_churn.core import passes_table
 from tilelang_churn.core.jobs import JOB_KEY
-from tilelang_churn.lowering import job_grid, kernels
-from tilelang_churn.lowering.job_grid import ConfigError
+from tilelang_churn.grid import job_grid, kernels
+from tilelang_churn.grid.job_grid import ConfigError
 from tilelang_churn.tables import frames
 
 # A user's kernel: C = A * scale, row by row (a file outside the repository).
@@ -123,7 +123,7 @@ def test_trace_api_rows_equal_what_lower_trace_returns(kernels_run):
     workdir, _ = kernels_run
     code = (
         "import sys, json, contextlib, io; sys.path.insert(0, sys.argv[1])\n"
-        "from tilelang_churn.lowering import kernels, tilelang_trace, trace_cli\n"
+        "from tilelang_churn.grid import kernels\nfrom tilelang_churn.trace import tilelang_trace, trace_cli\n"
         "spec = trace_cli.parse_args(['--mode', 'trace-api', '--kernel', 'rmsnorm', '--params', sys.argv[2]]).spec\n"
         "from tilelang import tvm\n"
         "from tilelang.tools.lower_trace import lower_trace\n"

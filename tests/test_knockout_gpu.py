@@ -1,4 +1,4 @@
-"""The pass knockout's GPU job (lowering/knockout_gpu.py): its variants compiled with the pass skipped inside
+"""The pass knockout's GPU job (gpu/knockout_gpu.py): its variants compiled with the pass skipped inside
 tilelang.compile, each in a process of its own, timed beside the baseline in the same run.
 
 The CPU test runs anywhere: without a CUDA device every variant is a row (compile_failed or launch_failed), never
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import require_tilelang
 from tilelang_churn.core import knockout_rows, statuses
-from tilelang_churn.lowering import pass_knockout
+from tilelang_churn.knockout import pass_knockout
 from tilelang_churn.tables import knockout_table
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
@@ -74,7 +74,7 @@ def test_a_variant_whose_kernel_never_finishes_on_the_gpu_is_a_timeout_row_and_t
     import signal
     import time
 
-    from tilelang_churn.lowering import gpu_bench, knockout_gpu
+    from tilelang_churn.gpu import gpu_bench, knockout_gpu
 
     def run_job(spec, device, repeats, launches, cache_dir=None, knockout=None, knockout_run=False, gpu_seconds=None):
         if knockout is not None and knockout.knocked_pass == "Hangs":
@@ -104,7 +104,7 @@ needs_gpu = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def device_file(tmp_path_factory):
-    from tilelang_churn.lowering import gpu_bench
+    from tilelang_churn.gpu import gpu_bench
 
     path = tmp_path_factory.mktemp("device") / "device.json"
     path.write_text(json.dumps(gpu_bench.probe_device()))

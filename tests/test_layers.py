@@ -1,6 +1,7 @@
-"""The package's layers: core < lowering < tables < figures. A module imports only from its own layer or one
-below, no import closes a cycle, core needs nothing outside the standard library, and only the entry files in
-scripts/ see the snakemake object. Imports inside functions count too: they run as surely as the others."""
+"""The package's layers: core < the lowering rooms (grid, releases, trace, knockout, gpu) < tables < figures; each
+folder is a room of one layer, named for what it holds. A module imports only from its own layer or one below,
+no import closes a cycle, core needs nothing outside the standard library, and only the entry files in scripts/
+see the snakemake object. Imports inside functions count too: they run as surely as the others."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ import pytest
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 PACKAGE = "tilelang_churn"
-LAYERS = ("core", "lowering", "tables", "figures")
+# lowest first; a layer's rooms (folders) may import each other
+LAYERS = (("core",), ("grid", "releases", "trace", "knockout", "gpu"), ("tables",), ("figures",))
+LAYER_OF_ROOM = {room: k for k, rooms in enumerate(LAYERS) for room in rooms}
 CORE_MAY_IMPORT = {"packaging"}  # release order: PEP 440 when packaging is there, else its own parser
 
 
@@ -41,9 +44,13 @@ def package_graph(root: Path) -> dict[str, set[str]]:
     return {name: {m for m in imports_of(path) if m in modules and m != name} for name, path in modules.items()}
 
 
-def layer_of(module: str) -> int | None:
+def room_of(module: str) -> str | None:
     parts = module.split(".")
-    return LAYERS.index(parts[1]) if len(parts) > 2 and parts[1] in LAYERS else None
+    return parts[1] if len(parts) > 2 else None
+
+
+def layer_of(module: str) -> int | None:
+    return LAYER_OF_ROOM.get(room_of(module))
 
 
 def upward_imports(graph: dict[str, set[str]]) -> list[str]:
@@ -52,7 +59,7 @@ def upward_imports(graph: dict[str, set[str]]) -> list[str]:
         for target in targets:
             mine, theirs = layer_of(module), layer_of(target)
             if mine is not None and theirs is not None and theirs > mine:
-                problems.append(f"{module} ({LAYERS[mine]}) imports {target} ({LAYERS[theirs]})")
+                problems.append(f"{module} ({room_of(module)}) imports {target} ({room_of(target)})")
     return sorted(problems)
 
 
@@ -89,8 +96,23 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_no_import_goes_up_a_layer():
     graph = package_graph(SCRIPTS)
-    assert {layer_of(m) for m in graph if m.count(".") >= 2} == set(range(len(LAYERS)))  # every layer is there
+    assert {room_of(m) for m in graph if m.count(".") >= 2} == set(LAYER_OF_ROOM)  # every room is there, no other
     assert upward_imports(graph) == []
+
+
+def test_every_module_lives_in_a_room_with_a_face():
+    """No module beside the rooms, and each room's __init__ says what it holds and lists its modules (__all__)."""
+    package = SCRIPTS / PACKAGE
+    assert sorted(p.name for p in package.glob("*.py")) == ["__init__.py"]
+    for room in LAYER_OF_ROOM:
+        init = package / room / "__init__.py"
+        tree = ast.parse(init.read_text(encoding="utf-8"))
+        assert ast.get_docstring(tree), f"{room}/__init__.py says nothing of what the room holds"
+        (listed,) = [
+            node.value for node in tree.body if isinstance(node, ast.Assign) and node.targets[0].id == "__all__"
+        ]
+        modules = sorted(p.stem for p in (package / room).glob("*.py") if p.stem != "__init__")
+        assert sorted(ast.literal_eval(listed)) == modules, room
 
 
 def test_no_import_closes_a_cycle():
@@ -134,9 +156,9 @@ def broken_tree(tmp_path):
     files = {
         "core/__init__.py": "",
         "core/rows.py": "from tilelang_churn.figures import plots\n",  # up two layers
-        "lowering/__init__.py": "",
-        "lowering/a.py": "def f():\n    from tilelang_churn.lowering import b\n",  # a cycle through a function
-        "lowering/b.py": "from tilelang_churn.lowering.a import f\n",
+        "trace/__init__.py": "",
+        "trace/a.py": "def f():\n    from tilelang_churn.trace import b\n",  # a cycle through a function
+        "trace/b.py": "from tilelang_churn.trace.a import f\n",
         "tables/__init__.py": "",
         "figures/__init__.py": "",
         "figures/plots.py": "import tilelang_churn.core.rows\n",
@@ -154,5 +176,5 @@ def test_the_checks_find_an_upward_import_and_cycles(broken_tree):
     assert upward_imports(graph) == ["tilelang_churn.core.rows (core) imports tilelang_churn.figures.plots (figures)"]
     assert cycles(graph) == [
         ["tilelang_churn.core.rows", "tilelang_churn.figures.plots"],
-        ["tilelang_churn.lowering.a", "tilelang_churn.lowering.b"],
+        ["tilelang_churn.trace.a", "tilelang_churn.trace.b"],
     ]

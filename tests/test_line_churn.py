@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from conftest import require_tilelang
 from tilelang_churn.core import line_churn, passes_table
-from tilelang_churn.lowering import run_record
 from tilelang_churn.tables import frames
+from tilelang_churn.trace import run_record
 
 WRAPPED = """def main():
     for i in range(4):
@@ -87,7 +87,7 @@ def test_the_api_modes_count_stripped_lines_the_tools_way(trace_runs, mode, tool
 
     from tilelang.tools.lower_trace import lower_trace
     from tilelang.utils.pass_diff import pass_diff
-    from tilelang_churn.lowering import tilelang_trace, trace_cli
+    from tilelang_churn.trace import tilelang_trace, trace_cli
 
     spec = trace_cli.parse_args(["--mode", mode, "--shape", "256,256,256"]).spec
     target = tilelang_trace.make_target(spec)

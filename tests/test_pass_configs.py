@@ -20,8 +20,8 @@ import yaml
 from conftest import make_workdir, require_tilelang, snakemake
 from test_job_grid import grid_of, refused
 from tilelang_churn.core import knockout_rows, pass_configs, passes_table
-from tilelang_churn.lowering import trace_cli
 from tilelang_churn.tables import knockout_table
+from tilelang_churn.trace import trace_cli
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 NO_WS = {"tl.disable_warp_specialized": True}
@@ -36,7 +36,7 @@ REFERENCE = textwrap.dedent(
     sys.path.insert(0, sys.argv[1])
     import tilelang
     from tilelang import tvm
-    from tilelang_churn.lowering import trace_cli, tilelang_trace
+    from tilelang_churn.trace import trace_cli, tilelang_trace
 
     @tvm.ir.instrument.pass_instrument
     class Names:

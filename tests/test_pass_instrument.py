@@ -1,4 +1,4 @@
-"""--mode instrument (lowering/pass_instrument.py) against TileLang's own trace of the same lowering.
+"""--mode instrument (trace/pass_instrument.py) against TileLang's own trace of the same lowering.
 
 TileLang's trace (TL_LOWER_TRACE=1) comes from the trace script in a subprocess (conftest's trace_runs, shared
 with test_trace_env.py); the instrument runs in one driver subprocess whose environment has no TL_LOWER_TRACE,
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import require_tilelang
 from tilelang_churn.core import ir_archive, passes_table
-from tilelang_churn.lowering import run_record
+from tilelang_churn.trace import run_record
 
 require_tilelang()
 
@@ -29,9 +29,9 @@ DRIVER = textwrap.dedent(
     """
     import json, sys
     sys.path.insert(0, sys.argv[1])
-    from tilelang_churn.lowering import trace_cli
+    from tilelang_churn.trace import trace_cli
     from tilelang_churn.core import ir_archive, passes_table
-    from tilelang_churn.lowering import pass_instrument, tilelang_trace
+    from tilelang_churn.trace import pass_instrument, tilelang_trace
 
     jobs, results = json.loads(sys.argv[2]), {}
     for job in jobs:

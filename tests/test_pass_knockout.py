@@ -1,4 +1,4 @@
-"""The pass knockout (lowering/pass_knockout.py, knockout_batch.py) against what TileLang itself produces when a pass
+"""The pass knockout (knockout/pass_knockout.py, knockout_batch.py) against what TileLang itself produces when a pass
 is skipped, and its rows, figures and pages.
 
 The expected values come from a driver subprocess that lowers the same kernels with TileLang directly, under a
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from conftest import require_tilelang
 from tilelang_churn.core import knockout_rows, statuses
-from tilelang_churn.lowering import pass_knockout
+from tilelang_churn.knockout import pass_knockout
 from tilelang_churn.tables import knockout_table
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
@@ -36,7 +36,7 @@ REFERENCE = textwrap.dedent(
     sys.path.insert(0, sys.argv[1])
     import tilelang
     from tilelang import tvm
-    from tilelang_churn.lowering import trace_cli, tilelang_trace
+    from tilelang_churn.trace import trace_cli, tilelang_trace
 
     @tvm.ir.instrument.pass_instrument
     class Skip:

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 from tilelang_churn.core import passes_table as pt
-from tilelang_churn.lowering import release_envs
-from tilelang_churn.lowering.release_envs import BuildError, ReleaseError, build_env, check_versions, load_releases
+from tilelang_churn.releases import release_envs
+from tilelang_churn.releases.release_envs import BuildError, ReleaseError, build_env, check_versions, load_releases
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "release_envs.py"
@@ -173,7 +173,7 @@ def test_the_installed_release_is_always_accepted(installed):
 
 def test_installed_release_reads_metadata_without_importing_tilelang():
     code = (
-        "import sys; from tilelang_churn.lowering import release_envs; "
+        "import sys; from tilelang_churn.releases import release_envs; "
         "print(release_envs.installed_release()); print('tilelang' in sys.modules)"
     )
     proc = subprocess.run(
@@ -386,7 +386,8 @@ def test_a_release_that_loaded_another_install_s_libtvm_records_a_broken_setup(b
 GPU_JOB_CODE = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
-from tilelang_churn.lowering import gpu_bench, trace_cli
+from tilelang_churn.gpu import gpu_bench
+from tilelang_churn.trace import trace_cli
 spec = trace_cli.parse_args(["--mode", "instrument", "--shape", "64,64,64", "--block", "32,32,32"]).spec
 print(json.dumps(gpu_bench.run_job(spec, {}, cache_dir=None)))
 """

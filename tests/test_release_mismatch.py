@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import SCRIPTS, require_tilelang, run_script
 from tilelang_churn.core import passes_table as pt
-from tilelang_churn.lowering import release_envs
+from tilelang_churn.releases import release_envs
 
 KERNEL = ("--shape", "64,64,64", "--block", "32,32,32")
 

@@ -1,4 +1,4 @@
-"""lowering/release_process.py: a release's process drops what locates another TileLang install, and names a
+"""releases/release_process.py: a release's process drops what locates another TileLang install, and names a
 native library of another install it loaded anyway. Real runs of a release against another's variables: in
 tests/test_release_envs.py (they need a built release environment)."""
 
@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from conftest import require_tilelang
-from tilelang_churn.lowering import release_process
+from tilelang_churn.releases import release_process
 
 EXPORTED = (
     "import json, os; before = dict(os.environ); import tilelang;"
@@ -74,7 +74,7 @@ def test_the_installed_tilelang_loads_only_its_own_libraries():
     require_tilelang()
     code = (
         "import json, sys; sys.path.insert(0, sys.argv[1]); import tilelang;"
-        "from tilelang_churn.lowering import release_process as r;"
+        "from tilelang_churn.releases import release_process as r;"
         "print(json.dumps([r.native_libraries(), [str(d) for d in r.own_directories()], "
         "r.foreign_library_problem('TileLang', r.native_libraries())]))"
     )

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from conftest import require_tilelang
-from tilelang_churn.lowering import run_record
+from tilelang_churn.trace import run_record
 
 
 def write_pair(run_dir: Path, phase: str, stem: str, before: str, after: str, after_ext: str = "tir") -> None:

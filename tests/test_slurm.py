@@ -31,7 +31,7 @@ import system_packages
 import yaml
 from conftest import require_tilelang
 from slurm_cluster import PARTITION, SlurmCluster, SlurmSetupError
-from tilelang_churn.lowering import release_envs
+from tilelang_churn.releases import release_envs
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"

@@ -118,7 +118,8 @@ def test_a_missing_entry_point_is_named_with_the_modes_it_takes_away(tmp_path):
 
 
 def test_the_config_check_stops_only_a_mode_that_needs_a_missing_entry_point(tmp_path):
-    from tilelang_churn.lowering import job_grid, tilelang_source
+    from tilelang_churn.grid import job_grid
+    from tilelang_churn.releases import tilelang_source
 
     source = tilelang_source.SourceTree.from_path(copy_with_pass_diff_renamed(tmp_path))
     cfg = {"shapes": [{"M": 64, "N": 64, "K": 64}], "targets": ["cuda-sm90"]}
@@ -142,7 +143,7 @@ def test_the_config_check_stops_only_a_mode_that_needs_a_missing_entry_point(tmp
 def test_each_pass_links_to_the_line_that_defines_it_in_the_installed_release():
     """The pages' pass links (tilelang_source.pass_links) against the installed TileLang's own files: a TileLang
     pass at the line of its ``def``, a TVM pass (the 3rdparty submodule) and an unknown name to the search."""
-    from tilelang_churn.lowering import release_envs, tilelang_source
+    from tilelang_churn.releases import release_envs, tilelang_source
 
     source = tilelang_source.find_installed_source()
     if source is None:
@@ -189,7 +190,7 @@ def old_release():
     """A real release without lower_trace: the repository's .envs/tilelang-0.1.12, built there with uv when it is
     missing or unsound, where the comparison run (test_workflow.compared_run, the same xdist group: never both
     at once) finds it and builds it no second time. Returns (its python, its site-packages)."""
-    from tilelang_churn.lowering import release_envs
+    from tilelang_churn.releases import release_envs
 
     version = "0.1.12"
     marker = REPO / ".envs" / f"tilelang-{version}" / "environment.json"
@@ -218,7 +219,7 @@ def old_release():
 @pytest.mark.xdist_group("compared_run")
 def test_an_older_release_is_checked_mode_by_mode_and_passes(old_release):
     from tilelang_churn.core import trace_modes
-    from tilelang_churn.lowering import release_envs
+    from tilelang_churn.releases import release_envs
 
     version, python, site = old_release
     release = release_envs.load_releases()[version]

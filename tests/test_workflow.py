@@ -29,7 +29,7 @@ from conftest import (  # noqa: F401 - also imported from here by other tests
 )
 from test_broken_runs import tilelang_blocked_env
 from tilelang_churn.core import passes_table
-from tilelang_churn.lowering import release_envs, tilelang_source
+from tilelang_churn.releases import release_envs, tilelang_source
 from tilelang_churn.tables import frames
 
 
@@ -510,7 +510,8 @@ def test_an_older_release_knocks_out_passes_in_its_lowering_and_its_compile(comp
     """0.1.12 (the comparison's environment, built by compared_run): no tilelang.instrumentation, so the knockout
     reaches tilelang.compile through every PassContext the compile makes; TVM skips the pass in both paths."""
     from tilelang_churn.core import knockout_rows, statuses
-    from tilelang_churn.lowering import pass_knockout, release_process
+    from tilelang_churn.knockout import pass_knockout
+    from tilelang_churn.releases import release_process
     from tilelang_churn.tables import knockout_table
 
     env = REPO / ".envs" / "tilelang-0.1.12"  # started clean: this process's TVM_LIBRARY_PATH names another install

@@ -2,7 +2,9 @@
 
     core       the job (its key, paths, label), the row model and statuses, the trace modes, release order,
                the one atomic writer, the IR archive, line counting: the standard library only
-    lowering   kernels, tracing one lowering (every mode), the job grid, release environments
+    grid, releases, trace, knockout, gpu
+               the lowering's rooms, one layer: the job grid and the kernels; TileLang releases, their
+               environments and source; tracing one lowering (every mode); the pass knockout; GPU timing
     tables     the DataFrame view, churn.csv and its summary, the comparison of releases
     figures    every figure: per-job bars, the one heatmap drawer, the release figures, the book's figures
 

@@ -112,7 +112,7 @@ def build(
     return main
 
 
-# GPU hooks (the GPU stage, config gpu: true; the contract: scripts/tilelang_churn/lowering/kernels.py)
+# GPU hooks (the GPU stage, config gpu: true; the contract: scripts/tilelang_churn/grid/kernels.py)
 OUT_IDX = [3]  # Output
 
 

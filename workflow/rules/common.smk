@@ -1,6 +1,6 @@
 """Wiring of the tilelang-churn workflow: the config check, the job grid, wildcard constraints, input functions.
 
-The logic lives in scripts/tilelang_churn/lowering/job_grid.py (unit-tested on its own): a bad config stops Snakemake here, before
+The logic lives in scripts/tilelang_churn/grid/job_grid.py (unit-tested on its own): a bad config stops Snakemake here, before
 any job, with a message naming the config key and the bad value.
 """
 
@@ -14,8 +14,9 @@ PROJECT = Path(str(workflow.current_basedir)).parents[1]
 SCRIPTS = str(PROJECT / "scripts")
 sys.path.insert(0, SCRIPTS)
 from tilelang_churn.core import jobs, trace_modes  # noqa: E402
-from tilelang_churn.lowering import job_grid, release_envs  # noqa: E402
-from tilelang_churn.lowering import gpu_bench  # noqa: E402
+from tilelang_churn.grid import job_grid  # noqa: E402
+from tilelang_churn.releases import release_envs  # noqa: E402
+from tilelang_churn.gpu import gpu_bench  # noqa: E402
 
 # `--config gpu=true job_figures=false` arrives as strings: one rule for every boolean key of the schema
 job_grid.coerce_booleans(config, workflow.config_settings.config or {})

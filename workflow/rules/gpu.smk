@@ -1,4 +1,4 @@
-# The GPU stage (config gpu: true; scripts/tilelang_churn/lowering/gpu_bench.py): every configuration of the
+# The GPU stage (config gpu: true; scripts/tilelang_churn/gpu/gpu_bench.py): every configuration of the
 # grid on each CUDA target of the visible GPU's arch is compiled with TileLang, checked against its kernel's
 # reference and timed with CUDA events beside that reference; the rows are gathered and joined with the churn.
 # Which jobs exist depends on the GPU, known only where it runs: checkpoint gpu_device describes it (or stops in
@@ -26,7 +26,7 @@ checkpoint gpu_device:
 
 
 # A release other than the installed one: TileLang and its pins without dependencies in a folder put on PYTHONPATH
-# in front of the GPU machine's own Python and its CUDA torch (lowering/gpu_site.py). Local on a cluster, as
+# in front of the GPU machine's own Python and its CUDA torch (gpu/gpu_site.py). Local on a cluster, as
 # release_env: pip needs the package index; the site lands in release_env_dir, on the shared filesystem.
 rule gpu_release_site:
     output:

@@ -1,4 +1,4 @@
-# The pass knockout (config knockout; scripts/tilelang_churn/lowering/knockout_batch.py): per configuration x target
+# The pass knockout (config knockout; scripts/tilelang_churn/knockout/knockout_batch.py): per configuration x target
 # x release, the baseline lowering and one lowering per knocked-out pass (TVM skips it), each a row of the
 # configuration's knockout.csv; gathered into results/knockout/knockout.csv, drawn as one figure per configuration
 # and listed on results/knockout/index.html. One process per batch imports TileLang once and forks a child per

@@ -63,7 +63,7 @@ PROVENANCE_COLUMNS = [
     "stages",
     "mode",
     "source",
-    # the kernel of the job (any kernel file: lowering/kernels.py): its name, its parameters as canonical JSON
+    # the kernel of the job (any kernel file: grid/kernels.py): its name, its parameters as canonical JSON
     # (sorted keys), a readable label; the GEMM's columns above are empty for another kernel
     "kernel",
     "params",

@@ -1,1 +1,13 @@
 """Every figure of the workflow and of the book, in one style."""
+
+__all__ = [
+    "book_figures",
+    "compare_pages",
+    "figure_style",
+    "heatmap",
+    "knockout_figures",
+    "knockout_pages",
+    "plot_churn",
+    "release_figures",
+    "speed_figures",
+]

@@ -50,7 +50,7 @@ from tilelang_churn.core import knockout_rows, passes_table, trace_modes
 from tilelang_churn.core.releases import release_sort_key, release_text, sort_releases
 from tilelang_churn.figures import compare_pages, heatmap
 from tilelang_churn.figures import figure_style as fs
-from tilelang_churn.lowering import release_envs, tilelang_source
+from tilelang_churn.releases import release_envs, tilelang_source
 from tilelang_churn.tables import kernel_speed, pass_edits, release_tables, speed_attribution
 from tilelang_churn.tables.release_tables import (
     ADDED,

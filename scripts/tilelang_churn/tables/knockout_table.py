@@ -22,7 +22,7 @@ from pathlib import Path
 from tilelang_churn.core import knockout_rows, pass_configs, statuses
 
 PROG = "knockout_table.py"
-GPU_RECORD = "knockout_gpu.json"  # a GPU job's record (lowering/knockout_gpu.py)
+GPU_RECORD = "knockout_gpu.json"  # a GPU job's record (gpu/knockout_gpu.py)
 CONFIG_COLUMNS = ("tilelang_version", "target_name", "kernel", "params", "kernel_label", "pass_configs")
 # a configuration apart from its pass configs: the one it is compared with when a switch is turned on
 SIBLING_COLUMNS = ("tilelang_version", "target_name", "kernel", "params")

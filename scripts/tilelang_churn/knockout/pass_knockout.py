@@ -1,6 +1,6 @@
 """Pass knockout: lower one kernel configuration as it is, then once per pass knocked out, and say what changed.
 
-    from tilelang_churn.lowering import pass_knockout
+    from tilelang_churn.knockout import pass_knockout
     baseline = pass_knockout.lower(spec, None)                       # every pass runs
     variants = pass_knockout.plan_variants(baseline["runs"], "changed", "all")
     result = pass_knockout.lower(spec, variants[0])                  # that pass skipped in every run
@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tilelang_churn.core import knockout_rows, statuses
-from tilelang_churn.lowering import pass_instrument
-from tilelang_churn.lowering.fork_pool import signal_name
+from tilelang_churn.trace import pass_instrument
+from tilelang_churn.trace.fork_pool import signal_name
 
 CHANGED_PASSES, ALL_PASSES = "changed", "all"  # config knockout.passes, or a list of pass names
 PASS_SELECTIONS = (CHANGED_PASSES, ALL_PASSES)
@@ -170,7 +170,7 @@ def lower(spec, variant: Variant | None) -> dict:
     """Build the kernel and lower it for its target under the tracer, ``variant``'s pass knocked out (None: the
     baseline). Runs in a child of its own. The result: status, error, the generated source, skipped runs, the
     pass runs (step, pass, status: what plan_variants reads), pass runs and IR churn total, seconds."""
-    from tilelang_churn.lowering import tilelang_trace  # imports tilelang: the batch has imported it already
+    from tilelang_churn.trace import tilelang_trace  # imports tilelang: the batch has imported it already
 
     cpu_started = time.process_time()
     knockout = variant.knockout() if variant is not None else None

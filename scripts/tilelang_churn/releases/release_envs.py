@@ -19,7 +19,7 @@ output (default ROOT/tilelang-<version>.build.log, outside the environment so a 
 
 From Python or a Snakefile (put scripts/ on sys.path first):
 
-    from tilelang_churn.lowering import release_envs
+    from tilelang_churn.releases import release_envs
     versions = release_envs.check_versions(config["versions"], release_envs.installed_release())
     release = release_envs.load_releases()["0.1.14"]      # .pins, .has_lower_trace, .has_pass_diff, ...
     marker = release_envs.build_env("0.1.14", ".envs")    # ROOT/tilelang-0.1.14/environment.json
@@ -51,7 +51,7 @@ import yaml
 
 from tilelang_churn.core import files, releases
 from tilelang_churn.core.releases import release_sort_key
-from tilelang_churn.lowering import release_process
+from tilelang_churn.releases import release_process
 
 REPO = Path(__file__).resolve().parents[3]
 RELEASES_FILE = REPO / "config" / "tilelang_releases.yaml"
@@ -73,7 +73,7 @@ import json, sys
 import tilelang
 import torch
 sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
-from tilelang_churn.lowering.release_process import foreign_libraries, native_libraries, own_directories
+from tilelang_churn.releases.release_process import foreign_libraries, native_libraries, own_directories
 print({VERIFY_PREFIX!r} + json.dumps({{
     "tilelang": tilelang.__version__, "torch": torch.__version__, "torch_cuda": torch.version.cuda,
     "python_version": sys.version.split()[0], "executable": sys.executable,

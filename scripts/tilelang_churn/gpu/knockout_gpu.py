@@ -34,7 +34,10 @@ from collections import deque
 from pathlib import Path
 
 from tilelang_churn.core import files, knockout_rows, releases, statuses
-from tilelang_churn.lowering import fork_pool, gpu_bench, pass_knockout, release_process, trace_cli
+from tilelang_churn.gpu import gpu_bench
+from tilelang_churn.knockout import pass_knockout
+from tilelang_churn.releases import release_process
+from tilelang_churn.trace import fork_pool, trace_cli
 
 PROG = "knockout_gpu.py"
 SCRIPT = Path(__file__).resolve().parents[2] / "knockout_gpu.py"

@@ -1,6 +1,6 @@
 """--mode instrument: one TVM pass instrument that traces tilelang.lower in every release from 0.1.8 to 0.1.15.
 
-    from tilelang_churn.lowering import pass_instrument
+    from tilelang_churn.trace import pass_instrument
     rows, error, info = pass_instrument.run_instrument(func, target, keep_ir=True)
     ir_archive.write(info["ir"], "ir.json.gz")
 
@@ -81,7 +81,7 @@ import time
 from dataclasses import dataclass
 
 from tilelang_churn.core import ir_archive, line_churn, passes_table
-from tilelang_churn.lowering import run_record
+from tilelang_churn.trace import run_record
 
 UNSCOPED_PHASE = "unscoped"  # TL_LOWER_TRACE's label for a pass outside every phase scope
 CODEGEN_PHASE = "codegen"

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from tilelang_churn.core import pass_configs, trace_modes
 from tilelang_churn.core.jobs import GEMM
-from tilelang_churn.lowering import kernels, tilelang_source
+from tilelang_churn.grid import kernels
+from tilelang_churn.releases import tilelang_source
 
 # Short target names -> TVM target dicts. The JSON dict form is accepted by every TileLang release;
 # CLI strings such as "cuda -arch=sm_90" are rejected from 0.1.10 on.
@@ -281,9 +282,7 @@ def build_parser(parser_class: type = argparse.ArgumentParser) -> argparse.Argum
     gemm.add_argument("--accum-dtype", type=_choice(ACCUM_DTYPES), help="default float32")
     gemm.add_argument("--threads", type=_int_at_least(1), help="default 128")
     gemm.add_argument("--stages", type=_int_at_least(0), help="num_stages of T.Pipelined (0: not pipelined; default 3)")
-    other = parser.add_argument_group(
-        "any other kernel (lowering/kernels.py: FUNCTION(**PARAMS) returns a T.prim_func)"
-    )
+    other = parser.add_argument_group("any other kernel (grid/kernels.py: FUNCTION(**PARAMS) returns a T.prim_func)")
     source = other.add_mutually_exclusive_group()
     source.add_argument(
         "--kernel", metavar="NAME", help="a kernel shipped with the workflow (workflow/kernels/NAME.py)"

@@ -32,7 +32,8 @@ from collections import deque
 from pathlib import Path
 
 from tilelang_churn.core import files, knockout_rows, line_churn, pass_configs, statuses
-from tilelang_churn.lowering import fork_pool, pass_knockout, trace_batch, trace_cli
+from tilelang_churn.knockout import pass_knockout
+from tilelang_churn.trace import fork_pool, trace_batch, trace_cli
 
 PROG = "knockout_batch.py"
 SCRIPT = Path(__file__).resolve().parents[2] / "knockout_batch.py"
@@ -188,7 +189,7 @@ def record(config: Configuration, version: str, settings: dict, process: dict) -
 
 
 def trace_job_versions() -> dict:
-    from tilelang_churn.lowering import trace_job
+    from tilelang_churn.trace import trace_job
 
     return trace_job.versions()
 

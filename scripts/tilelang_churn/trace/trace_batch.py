@@ -32,8 +32,9 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 from tilelang_churn.core import trace_modes  # noqa: E402
-from tilelang_churn.lowering import fork_pool, release_process, trace_cli  # noqa: E402
-from tilelang_churn.lowering.fork_pool import die_with_parent, load_prctl, signal_name  # noqa: E402
+from tilelang_churn.releases import release_process  # noqa: E402
+from tilelang_churn.trace import fork_pool, trace_cli  # noqa: E402
+from tilelang_churn.trace.fork_pool import die_with_parent, load_prctl, signal_name  # noqa: E402
 
 PROG = "trace_batch.py"
 SCRIPTS_DIR = Path(__file__).resolve().parents[2]  # the entry files
@@ -92,7 +93,7 @@ def import_tilelang(lower_trace_env: bool) -> dict:
     started, cpu_started = time.perf_counter(), time.process_time()
     error = None
     try:
-        from tilelang_churn.lowering import tilelang_trace  # noqa: F401 - the import is the point: the children inherit it
+        from tilelang_churn.trace import tilelang_trace  # noqa: F401 - the import is the point: the children inherit it
     except Exception as exc:  # noqa: BLE001 - each child records it
         error = f"{type(exc).__name__}: {exc}"
     return {
@@ -104,7 +105,7 @@ def import_tilelang(lower_trace_env: bool) -> dict:
 
 def run_child(job: dict, process: dict) -> int:
     """In the forked child: the job's stdout and stderr go to its log, then gemm_lower_trace.main runs."""
-    from tilelang_churn.lowering import trace_job
+    from tilelang_churn.trace import trace_job
 
     fork_pool.output_to(job["log"])
     sys.argv = [str(TRACE_SCRIPT), *job["args"]]  # run.json records the job's stand-alone command
@@ -173,7 +174,7 @@ def record_unfinished(jobs: list, index: int, what: str, process: dict) -> int:
     """A job that ended without its record (the kernel's code called os._exit, or it ran past its time limit):
     the batch writes its failed setup row and run.json and names it. Recorded, it is the kernel's failure, data
     like a build() that raises (exit 1: the other jobs' results stay); unrecorded, the batch fails (exit 3)."""
-    from tilelang_churn.lowering import trace_job
+    from tilelang_churn.trace import trace_job
 
     job = jobs[index]
     where = f"job {index + 1} of {len(jobs)}, {kernel_of(job['args'])}"
@@ -239,7 +240,7 @@ def run_jobs(
 def release_problems(jobs: list, environment: str | None) -> list[str]:
     """Why the imported TileLang cannot give the jobs' rows: not the release a job asks for (--expect-release),
     or, in a release's environment, native libraries of another install."""
-    from tilelang_churn.lowering import trace_job
+    from tilelang_churn.trace import trace_job
 
     problems = [trace_job.release_mismatch(expected, environment) for expected in expected_releases(jobs)]
     if environment:

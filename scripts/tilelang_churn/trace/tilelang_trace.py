@@ -16,8 +16,10 @@ import tilelang
 from tilelang import tvm
 
 from tilelang_churn.core import ir_archive, line_churn, passes_table
-from tilelang_churn.lowering import kernels, pass_instrument, run_record, tilelang_source
-from tilelang_churn.lowering.trace_cli import DERIVABLE_PASS_PARAMS, TraceSpec
+from tilelang_churn.grid import kernels
+from tilelang_churn.releases import tilelang_source
+from tilelang_churn.trace import pass_instrument, run_record
+from tilelang_churn.trace.trace_cli import DERIVABLE_PASS_PARAMS, TraceSpec
 
 
 def build_kernel(spec: TraceSpec):
@@ -85,7 +87,7 @@ def _step_row(step: int, phase: str, result: dict) -> passes_table.PassRow:
 
 def run_instrument(spec: TraceSpec, func, target, out_dir: Path, trace_dir: Path):
     """instrument: a TVM pass instrument over the full tilelang.lower (pass_instrument.py)."""
-    from tilelang_churn.lowering import pass_instrument
+    from tilelang_churn.trace import pass_instrument
 
     rows, error, info = pass_instrument.run_instrument(func, target, keep_ir=spec.keep_ir)
     ir = info.pop("ir", None)

@@ -30,7 +30,8 @@ import time
 from pathlib import Path
 
 from tilelang_churn.core import files, passes_table, releases, trace_modes
-from tilelang_churn.lowering import release_process, tilelang_source, trace_cli
+from tilelang_churn.releases import release_process, tilelang_source
+from tilelang_churn.trace import trace_cli
 
 SCRIPT_DIR = Path(__file__).resolve().parents[2]  # scripts/: the entry files and this package
 ENTRY = SCRIPT_DIR / "gemm_lower_trace.py"
@@ -203,7 +204,7 @@ def trace(args) -> int:
     # TileLang and TVM print progress (and "ROCm not detected") on stdout: keep it in the run's log
     with log, contextlib.redirect_stdout(log):
         try:
-            from tilelang_churn.lowering import tilelang_trace  # imports tilelang: reads TL_LOWER_TRACE now
+            from tilelang_churn.trace import tilelang_trace  # imports tilelang: reads TL_LOWER_TRACE now
         except Exception as exc:  # noqa: BLE001 - recorded as a row, then reported as a broken environment
             error = exc
             broken = f"TileLang cannot be imported here ({passes_table.error_text(exc)})"

@@ -4,7 +4,7 @@ The config check reads a kernel's signature from its source (``ast``: no import,
 that does not parse is named before any job); the trace run imports the file and calls the function. Both read
 the file as Python does (its coding line, a BOM); the import puts its folder first on ``sys.path``, as for a script.
 
-Optional GPU hooks (the GPU stage, config ``gpu: true``, lowering/gpu_bench.py), module-level in the same file;
+Optional GPU hooks (the GPU stage, config ``gpu: true``, gpu/gpu_bench.py), module-level in the same file;
 each takes the parameter set as one dict (the params of ``build``, defaults filled in by the caller when given
 in the config), and imports torch inside itself, so the file still imports without torch:
 
@@ -20,7 +20,7 @@ in the config), and imports torch inside itself, so the file still imports witho
 - ``work(params)`` -> ``{"flops": n}`` or ``{"bytes": n}``: the kernel's own work formula, for TFLOP/s or
   GB/s. Without it the rows have a latency and no rate.
 
-    PYTHONPATH=scripts python -m tilelang_churn.lowering.kernels workflow/kernels/rmsnorm.py   # its parameters
+    PYTHONPATH=scripts python -m tilelang_churn.grid.kernels workflow/kernels/rmsnorm.py   # its parameters
 """
 
 from __future__ import annotations

@@ -20,7 +20,9 @@ from pathlib import Path
 
 from tilelang_churn.core import files, jobs, pass_configs, trace_modes
 from tilelang_churn.core.jobs import GEMM, Job
-from tilelang_churn.lowering import kernels, release_envs, tilelang_source, trace_cli
+from tilelang_churn.grid import kernels
+from tilelang_churn.releases import release_envs, tilelang_source
+from tilelang_churn.trace import trace_cli
 
 KERNEL_FIELDS = ("dtype", "accum_dtype", "threads", "stages")
 REPO = Path(__file__).resolve().parents[3]
@@ -77,7 +79,7 @@ class Batch:
 
 @dataclass(frozen=True)
 class KernelConfig:
-    """One parameter set of a kernel of config `kernels` (scripts/tilelang_churn/lowering/kernels.py's contract)."""
+    """One parameter set of a kernel of config `kernels` (scripts/tilelang_churn/grid/kernels.py's contract)."""
 
     kernel: str
     source: str  # a shipped kernel's name (workflow/kernels/<source>.py), or the user's file as configured

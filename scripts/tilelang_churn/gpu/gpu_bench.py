@@ -65,7 +65,9 @@ from tilelang_churn.core.statuses import (  # noqa: F401
     STATUS_OK,
     STATUS_WRONG,
 )
-from tilelang_churn.lowering import kernels, release_process, trace_cli
+from tilelang_churn.grid import kernels
+from tilelang_churn.releases import release_process
+from tilelang_churn.trace import trace_cli
 
 REPEATS = 7
 LAUNCHES = 20
@@ -304,7 +306,7 @@ def run_job(
     a kernel that never finishes (seen on the H200 with a pass knocked out) would hold the GPU's lock for good."""
     import torch
 
-    from tilelang_churn.lowering import pass_knockout
+    from tilelang_churn.knockout import pass_knockout
 
     if cache_dir is not None:
         os.environ["TILELANG_CACHE_DIR"] = str(cache_dir)
@@ -529,7 +531,7 @@ def cuda_targets(grid) -> dict[str, dict]:
 def gpu_jobs(grid, gpu_arch: str | None = None) -> dict[tuple[str, str, str], tuple[str, ...]]:
     """(version, target, configuration) -> this stage's arguments (without --out), for every configuration of
     the grid on each CUDA target (of gpu_arch only, when given), in grid order."""
-    from tilelang_churn.lowering import job_grid
+    from tilelang_churn.grid import job_grid
 
     targets = cuda_targets(grid)
     kernel_arguments = {shape: job_grid.gemm_arguments(spec) for shape, spec in grid.shapes.items()}

@@ -31,7 +31,7 @@ import sys
 from pathlib import Path
 
 from tilelang_churn.core import files, releases
-from tilelang_churn.lowering import release_envs, release_process
+from tilelang_churn.releases import release_envs, release_process
 
 MARKER = "gpu_site.json"
 SKIPPED = ("torch",)  # the machine's own CUDA build

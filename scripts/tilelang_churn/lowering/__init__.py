@@ -1,1 +1,0 @@
-"""Kernels, tracing one lowering in every mode, the job grid and the release environments."""
