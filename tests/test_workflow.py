@@ -136,7 +136,7 @@ def test_every_run_json_key_is_documented_in_config_readme(finished_run, trace_r
     for run in runs:
         assert set(run) <= set(documented), (run["spec"]["mode"], sorted(set(run) - set(documented)))
         assert all(f"`{key}`" in documented["process"] for key in run["process"]), sorted(run["process"])
-    written = "".join(p.read_text() for p in (REPO / "scripts" / "tilelang_churn" / "lowering").glob("*.py"))
+    written = "".join(p.read_text() for p in (REPO / "scripts" / "tilelang_churn" / "trace").glob("*.py"))
     assert [key for key in documented if f'"{key}"' not in written] == []
 
 

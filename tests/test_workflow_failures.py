@@ -87,15 +87,23 @@ def test_a_deleted_job_folder_is_traced_again(finished_run):
 def test_an_interrupted_run_resumes_to_the_same_churn_table(finished_run, tmp_path, signal_name):
     """Stop a run once some trace jobs are done, resume it: its rows equal those of an uninterrupted run."""
     workdir = make_workdir(tmp_path / "wf")
-    # the table is what must come out the same: the figures and the book are not asked for. One batch of four
-    # jobs on one core: they end one after another, so the signal comes with some jobs done and some not
-    grid = ("--config", "targets=[cuda-sm90]", "modes=[trace-api,pass-diff]", "--", "results/churn.csv")
+    # the table is what must come out the same: the figures and the book are not asked for. Four jobs, each its
+    # own batch process (its import of TileLang takes seconds), on one core: they end one after another, so the
+    # signal comes with some jobs done and some not
+    grid = (
+        "--config",
+        "targets=[cuda-sm90]",
+        "modes=[trace-api,pass-diff]",
+        "trace_batch_size=1",
+        "--",
+        "results/churn.csv",
+    )
     command = [str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "--directory", str(workdir), "--cores", "1"]
     proc = subprocess.Popen([*command, *TEST_CONFIG, *grid], cwd=workdir, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)  # fmt: skip
     deadline = time.monotonic() + 300
     while len(list(workdir.glob("results/runs/*/*/*/*/passes.csv"))) < 2 and time.monotonic() < deadline:
-        time.sleep(0.2)
+        time.sleep(0.05)
     proc.send_signal(getattr(signal, signal_name))
     _, stderr = proc.communicate(timeout=300)
     assert proc.returncode != 0, "the run finished before the signal; the test needs it interrupted"
