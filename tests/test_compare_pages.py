@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import system_packages
-from test_compare_releases import CONFIG, frame, job_rows, run, write_archive, write_jobs
+from test_compare_releases import CONFIG, LABEL, frame, job_rows, run, write_archive, write_jobs
 from test_reports_in_browser import find_browser
 from tilelang_churn.figures import compare_pages, release_figures
 from tilelang_churn.tables import release_tables as cr
@@ -662,3 +662,20 @@ def test_the_speed_section_of_the_recorded_h200_run_fits_1000_px(tmp_path):
         text = page.inner_text("#speed")
     assert errors == [] and widths[0] <= widths[1], widths
     assert all(row["kernel_label"].split("(")[0] in text for row in rows)
+
+
+def test_a_label_names_its_kernel_once_and_a_long_pass_list_is_shortened_but_still_found():
+    assert compare_pages.display_label(
+        {"configuration": "cuda-sm80 rmsnorm(N=1152) instrument", "kernel": "rmsnorm"}
+    ) == ("cuda-sm80 rmsnorm(N=1152) instrument")
+    assert compare_pages.display_label({"configuration": LABEL, "kernel": "gemm"}).startswith("cuda-sm90 gemm 1024x")
+    names = [f"Pass{k}" for k in range(9)]
+    row = {"difference_summary": "differs from Pass0; never reconverges", "edits_differ_at": ";".join(names)}
+    cell = compare_pages._difference_cell(row)
+    shown = re.sub(r"<[^>]+>", "", cell)
+    assert "Pass5" in shown and "Pass6" not in shown and "and 3 more" in shown
+    assert all(name in cell for name in names)  # the tooltip names them all
+    entry = {**row, "configuration": LABEL, "kernel": "gemm", "release_old": "0.1.14", "release_new": "0.1.15"}
+    entry.update(href="pages/x.html", kept_runs=1, removed_runs=0, added_runs=0)
+    index = compare_pages.index_page([entry])
+    assert re.search(r'data-search="[^"]*Pass8', index)  # the filter finds the passes the cell leaves out

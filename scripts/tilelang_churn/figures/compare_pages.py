@@ -66,10 +66,12 @@ table{border-collapse:collapse}
 th,td{padding:2px 6px;border-bottom:1px solid #eaeef2;text-align:left;white-space:nowrap}
 th{background:#f6f8fa;position:sticky;top:0;z-index:1;font-weight:600}
 #pairs th,#pairs td.wrap,#speed td.wrap{white-space:normal;overflow-wrap:anywhere}#pairs th{vertical-align:bottom}
+#pairs th{overflow-wrap:normal}#pairs{width:100%}#pairs td{white-space:normal;overflow-wrap:anywhere}
+#pairs td.num{white-space:nowrap}
 #speed{width:100%}#speed th,#speed td{white-space:normal;overflow-wrap:break-word}#speed td.wrap{min-width:7em}
 #speed td.num{white-space:nowrap}#pairs td:nth-child(4){min-width:12em}#pairs td:nth-child(7){min-width:9em}
 .matrix{overflow-x:auto}#matrix td{text-align:center;min-width:1.6em}
-#matrix tbody th{text-align:left;white-space:nowrap}#pairs td:nth-child(2){min-width:14em;max-width:30em}
+#matrix tbody th{text-align:left;white-space:nowrap}#pairs td:nth-child(2){min-width:10em;max-width:30em}
 h1{overflow-wrap:anywhere}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 .yes{color:#cf222e;font-weight:600}.no{color:#1a7f37}.na{color:#8c959f}
@@ -210,7 +212,7 @@ def display_label(row: dict) -> str:
     label = str(row["configuration"])
     kernel = str(row.get("kernel") or "")
     words = label.split(" ")
-    if not kernel or kernel in words:
+    if not kernel or any(word == kernel or word.startswith(f"{kernel}(") for word in words):
         return label
     return " ".join([words[0], kernel, *words[1:]])
 
@@ -527,6 +529,9 @@ def _links(names: Sequence[str]) -> str:
     return ", ".join(f'<a href="{html.escape(name)}">{html.escape(name)}</a>' for name in names) or "none"
 
 
+SHOWN_PASSES = 6  # of a difference cell's list of passes; the cell's tooltip names them all
+
+
 def _difference_cell(row: dict) -> str:
     """Where the pair's IR starts to differ and where it reconverges, and which passes introduce a difference or
     edit differently on IR that already differs (divergence.csv's difference columns)."""
@@ -536,7 +541,10 @@ def _difference_cell(row: dict) -> str:
     parts = [f"<b>{html.escape(summary)}</b>"]
     for key, words in (("introduced_by", "introduced by"), ("edits_differ_at", "edits differ at")):
         if row.get(key):
-            parts.append(f"{words} {html.escape(row[key].replace(';', ', '))}")
+            names = row[key].split(";")
+            shown = ", ".join(names[:SHOWN_PASSES])
+            more = f" and {len(names) - SHOWN_PASSES} more" if len(names) > SHOWN_PASSES else ""
+            parts.append(f'<span title="{html.escape(", ".join(names))}">{words} {html.escape(shown)}{more}</span>')
     css = "no wrap" if summary.startswith("the IR is equal") else "wrap"
     return f'<td class="{css}">{"<br>".join(parts)}</td>'
 
@@ -588,7 +596,9 @@ def index_page(
     ``links``); ``tables``: the CSV files beside it, linked."""
     trs = []
     for number, row in enumerate(entries, 1):
-        search = " ".join(str(row.get(key) or "") for key in ("kernel", "params", "pass_configs"))
+        # what the filter finds beyond the cells' text: the kernel's name and settings, every pass a cell shortens
+        keys = ("kernel", "params", "pass_configs", "introduced_by", "edits_differ_at")
+        search = " ".join(str(row.get(key) or "").replace(";", " ") for key in keys)
         trs.append(
             f'<tr data-search="{html.escape(search)}"><td class="num">{number}</td>'
             + (
@@ -621,9 +631,9 @@ row in the job's passes.csv. Text churn is a clue to locate, not proof of a sema
 <main>{attribution_section(attribution)}{difference_matrix(entries, links)}<h2>Pass by pass</h2>
 <input id="filter" type="search" placeholder="filter: e.g. cuda-sm90 instrument 0.1.15">
 <table id="pairs"><thead><tr><th>#</th><th>configuration</th><th>releases</th><th>difference</th>
-<th>IR differs before pass 1</th>
+<th title="the IR differs before the first pass">frontend differs</th>
 <th>first divergent pass</th><th>first divergent edit</th><th>edits differ</th><th>source differs</th>
-<th>kept/removed/added</th></tr></thead><tbody>
+<th>kept / removed / added</th></tr></thead><tbody>
 {"".join(trs)}
 </tbody></table></main>"""
     return html_page("TileLang releases compared", body, INDEX_JS)
