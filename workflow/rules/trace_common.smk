@@ -44,8 +44,11 @@ def workflow_cores() -> int:
 
 def batch_threads(wildcards) -> int:
     """An equal share of the cores for each batch (at least one core): the batches run side by side, so one
-    batch's import of TileLang (one core, 2-5 s) overlaps another's lowering instead of idling a core.
-    Evaluated per job, when the cores are known (--max-threads caps it, e.g. on Slurm); none given: one."""
+    batch's import of TileLang (one core, 2-5 s) overlaps another's lowering instead of idling a core, and the
+    per-job figures of a finished batch overlap the others. Every core for each batch, one batch after another,
+    measured slower on the lent 16-core machine (74.7 s against 45.5 s for the default grid: a batch's children
+    scale poorly past a few, and the figures wait for the cores; benchmarks/balance_device.sh). Evaluated per
+    job, when the cores are known (--max-threads caps it, e.g. on Slurm); none given: one."""
     cores = workflow_cores()
     return max(1, cores // min(len(GRID.batches), cores))
 

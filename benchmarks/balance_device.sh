@@ -1,0 +1,41 @@
+#!/bin/bash
+# The default grid's wall time against its floor on the lent machine (issue 28; README "Performance"), from the
+# repository root there:
+#   bash benchmarks/balance_device.sh TREE[:LABEL] ... -- CORES ...
+# Each TREE (a checkout: its Snakefile, workflow/, scripts/) runs the default config from an empty folder at each
+# --cores; Snakemake and TileLang come from tmp/site15 (unpacked from tmp/site15.tar.xz, as knockout_device.sh).
+# Per run: wall seconds, the floor (lower_cpu_seconds of every job + import_cpu_seconds of every trace process,
+# over the cores: run.json), their ratio and each batch's wall time, one JSON line each to $OUT/balance.jsonl.
+set -u
+out=${OUT:-/tmp/out}; mkdir -p "$out"
+repo=$(pwd)
+site=tmp/site15
+if [ ! -d "$site/tilelang" ]; then mkdir -p "$site" && tar -xJf "$site.tar.xz" -C "$site"; fi
+export PYTHONPATH=$repo/$site
+trees=(); while [ "$1" != -- ]; do trees+=("$1"); shift; done; shift
+nproc > "$out/balance.machine.txt"
+for cores in "$@"; do
+  for entry in "${trees[@]}"; do
+    tree=${entry%%:*}; label=${entry#*:}
+    work=$(mktemp -d); cp -r "$repo/config" "$work/"
+    start=$(date +%s%N)
+    python3 -m snakemake -s "$repo/$tree/Snakefile" --directory "$work" --cores "$cores" > "$out/balance_${label}_$cores.log" 2>&1
+    status=$?
+    wall=$(( ($(date +%s%N) - start) / 1000000 ))  # ms
+    python3 - "$work" "$cores" "$label" "$wall" "$status" >> "$out/balance.jsonl" <<'PY'
+import csv, glob, json, sys
+work, cores, label, wall, status = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]) / 1000, int(sys.argv[5])
+runs = [json.load(open(p)) for p in glob.glob(f"{work}/results/runs/*/*/*/*/run.json")]
+processes = {run["process"]["pid"]: run["process"] for run in runs}
+cpu = sum(run.get("lower_cpu_seconds") or 0 for run in runs) + sum(p.get("import_cpu_seconds") or 0 for p in processes.values())
+batches = {}
+for tsv in glob.glob(f"{work}/results/benchmarks/trace/*/*.tsv"):
+    row = next(csv.DictReader(open(tsv), delimiter="\t"))
+    batches[tsv.rsplit("/", 1)[1][:-4]] = float(row["s"])
+print(json.dumps({"tree": label, "cores": cores, "status": status, "jobs": len(runs), "wall_s": round(wall, 1),
+                  "floor_s": round(cpu / cores, 1), "ratio": round(wall / (cpu / cores), 2), "batches_s": batches}))
+PY
+    rm -rf "$work"
+  done
+done
+cat "$out/balance.jsonl"
