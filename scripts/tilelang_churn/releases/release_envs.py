@@ -129,13 +129,18 @@ class Release:
 # ------------------------------------------------------------------------------------ release data
 
 
-def load_releases(path: str | Path | None = None) -> dict[str, Release]:
-    """Version -> Release from the data file (default config/tilelang_releases.yaml), oldest first."""
+def _release_data(path: str | Path | None) -> tuple[Path, object]:
+    """The release data file (default config/tilelang_releases.yaml) and its YAML; ReleaseError if unreadable."""
     path = Path(path) if path is not None else RELEASES_FILE
     try:
-        data = yaml.safe_load(path.read_text())
+        return path, yaml.safe_load(path.read_text())
     except (OSError, yaml.YAMLError) as exc:
         raise ReleaseError(f"{path}: cannot read the release data: {exc}") from None
+
+
+def load_releases(path: str | Path | None = None) -> dict[str, Release]:
+    """Version -> Release from the data file (default config/tilelang_releases.yaml), oldest first."""
+    path, data = _release_data(path)
     entries = data.get("releases") if isinstance(data, dict) else None
     if not isinstance(entries, dict) or not entries:
         raise ReleaseError(f"{path}: expected a non-empty mapping 'releases: {{VERSION: {{...}}}}'")
@@ -182,11 +187,7 @@ PASS_LINK_FIELDS = {"source": ("tag", "release", "path", "line"), "search": ("pa
 def load_pass_links(path: str | Path | None = None) -> PassLinks:
     """The ``pass_links`` patterns of the release data; a missing key, or a pattern that names a field it may
     not use, raises ReleaseError naming the key."""
-    path = Path(path) if path is not None else RELEASES_FILE
-    try:
-        data = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise ReleaseError(f"{path}: cannot read the release data: {exc}") from None
+    path, data = _release_data(path)
     links = data.get("pass_links") if isinstance(data, dict) else None
     if not isinstance(links, dict) or set(links) != set(PASS_LINK_FIELDS):
         raise ReleaseError(f"{path}: pass_links: expected exactly the keys {', '.join(PASS_LINK_FIELDS)}")
