@@ -333,6 +333,10 @@ def test_the_cli_prints_one_line_per_job(tmp_path, capsys):
     config.write_text(json.dumps({"targets": ["cuda-sm99"]}))
     assert job_grid.main([str(config)]) == 2
     assert "config targets[0]: unknown target 'cuda-sm99'" in capsys.readouterr().err
+    # --help is no config file, and a config that cannot be read is named, without a traceback
+    assert job_grid.main(["--help"]) == 0 and capsys.readouterr().out.startswith("usage: job_grid.py CONFIG.yaml")
+    assert job_grid.main([str(tmp_path / "missing.yaml")]) == 2
+    assert f"cannot read the config '{tmp_path / 'missing.yaml'}'" in capsys.readouterr().err
 
 
 # ------------------------------------------------------------------------- issue 29: names, paths, booleans

@@ -881,11 +881,19 @@ def main(argv: list[str] | None = None) -> int:
     import yaml
 
     argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 1:
-        print("usage: job_grid.py CONFIG.yaml", file=sys.stderr)
+    asked = argv in (["-h"], ["--help"])
+    if len(argv) != 1 or asked:
+        print(
+            "usage: job_grid.py CONFIG.yaml  (checks the config and prints its jobs)",
+            file=sys.stdout if asked else sys.stderr,
+        )
+        return 0 if asked else 2
+    try:
+        with open(argv[0], encoding="utf-8") as handle:
+            cfg = yaml.safe_load(handle)
+    except (OSError, yaml.YAMLError) as error:
+        print(f"job_grid.py: error: cannot read the config {argv[0]!r}: {error}", file=sys.stderr)
         return 2
-    with open(argv[0], encoding="utf-8") as handle:
-        cfg = yaml.safe_load(handle)
     try:
         grid = build_grid(validate_config(cfg))
     except ConfigError as error:
