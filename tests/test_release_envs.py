@@ -58,6 +58,10 @@ def test_pass_links_are_patterns_with_known_fields(tmp_path):
         "https://github.com/tile-ai/tilelang/blob/v0.1.15/tilelang/transform/__init__.py#L41"
     )
     assert "LowerTileOp" in links.url("0.1.15", "LowerTileOp")  # without a file: the search pattern
+    assert (
+        links.url("0.1.15", 'a b&c#"<x>')
+        == "https://github.com/search?q=repo%3Atile-ai%2Ftilelang+a%20b%26c%23%22%3Cx%3E&type=code"
+    )
     data = yaml.safe_load(release_envs.RELEASES_FILE.read_text())
     for pass_links, message in (
         ({"source": "https://x/{tag}/{file}", "search": "s"}, r"pass_links\.source: .* names \{file\}"),

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
+from urllib.parse import quote
 
 import yaml
 
@@ -175,10 +176,16 @@ class PassLinks:
     search: str  # {pass} {tag} {release}
 
     def url(self, release: str, name: str, path: str | None = None, line: int | None = None) -> str:
-        fields = {"tag": f"v{release}", "release": release, "pass": name}
+        """The link of pass ``name`` of ``release``: its definition at ``path``:``line``, else the search; every
+        field percent-encoded (a pass name may hold any character)."""
+        fields = {
+            "tag": quote(f"v{release}", safe=""),
+            "release": quote(release, safe=""),
+            "pass": quote(name, safe=""),
+        }
         if path is None:
             return self.search.format(**fields)
-        return self.source.format(**fields, path=path, line=line)
+        return self.source.format(**fields, path=quote(path, safe="/"), line=int(line))
 
 
 PASS_LINK_FIELDS = {"source": ("tag", "release", "path", "line"), "search": ("pass", "tag", "release")}
