@@ -254,18 +254,23 @@ DIFFERENCE_WORDS = {
     release_tables.EDITS_DIFFER: "\u2260 edits differently",
     release_tables.ABSORBED: "A absorbs it (equal after)",
     release_tables.CARRIED: "\u00b7 carries it (same edit)",
-    release_tables.EQUAL: "IR equal after it (? unknown)",
+    release_tables.EQUAL: "IR equal after it (? unknown; hatched: neither runs it)",
 }
 
 
 def _difference_panel(ax, data: dict, nrows: int) -> None:
     """The pairs x pass runs panel of IR differences (``release_matrix``'s differences), marks in the cells."""
     pairs = data["pairs"]
+    # a row that neither release of the pair runs: hatched like an absent run of the churn panel
+    ax.set_facecolor(fs.ABSENT_COLOR)
+    ax.patch.set_hatch(heatmap.CellStyle().hatch)
+    ax.patch.set_edgecolor(fs.ABSENT_EDGE)
     column = {release: c for c, release in enumerate(data["releases"])}
     for r, row in enumerate(data["differences"][:nrows]):
         for c, difference in enumerate(row):
             if difference is None:
                 if any(data["present"][r, column[release]] for release in pairs[c]):
+                    ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, facecolor="white", edgecolor="#eeeeee", lw=0.5))
                     ax.text(c, r, "?", ha="center", va="center", fontsize=8, color="#8c959f")
                 continue
             fill, mark, color = DIFFERENCE_CELLS[difference]
