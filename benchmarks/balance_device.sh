@@ -1,7 +1,7 @@
 #!/bin/bash
 # The default grid's wall time against its floor on the lent machine (issue 28; README "Performance"), from the
 # repository root there:
-#   bash benchmarks/balance_device.sh TREE[:LABEL] ... -- CORES ...
+#   [SNAKEMAKE_ARGS=...] bash benchmarks/balance_device.sh TREE[:LABEL] ... -- CORES ...
 # Each TREE (a checkout: its Snakefile, workflow/, scripts/) runs the default config from an empty folder at each
 # --cores; Snakemake and TileLang come from tmp/site15 (unpacked from tmp/site15.tar.xz, as knockout_device.sh).
 # Per run: wall seconds, the floor (lower_cpu_seconds of every job + import_cpu_seconds of every trace process,
@@ -19,7 +19,8 @@ for cores in "$@"; do
     tree=${entry%%:*}; label=${entry#*:}
     work=$(mktemp -d); cp -r "$repo/config" "$work/"
     start=$(date +%s%N)
-    python3 -m snakemake -s "$repo/$tree/Snakefile" --directory "$work" --cores "$cores" > "$out/balance_${label}_$cores.log" 2>&1
+    python3 -m snakemake -s "$repo/$tree/Snakefile" --directory "$work" --cores "$cores" ${SNAKEMAKE_ARGS:-} \
+      > "$out/balance_${label}_$cores.log" 2>&1
     status=$?
     wall=$(( ($(date +%s%N) - start) / 1000000 ))  # ms
     python3 - "$work" "$cores" "$label" "$wall" "$status" >> "$out/balance.jsonl" <<'PY'

@@ -8,7 +8,7 @@ import json
 import shlex
 
 import pytest
-from tilelang_churn.core import trace_modes
+from tilelang_churn.core import job_cost, trace_modes
 from tilelang_churn.grid import job_grid
 from tilelang_churn.grid.job_grid import ConfigError
 from tilelang_churn.trace import trace_cli
@@ -65,11 +65,29 @@ def test_batches_hold_every_job_once_trace_env_apart_and_at_most_trace_batch_siz
 
 
 def test_a_grid_without_trace_env_has_no_trace_env_batch_and_the_default_size_is_50():
-    grid = grid_of(modes=["trace-api", "pass-diff"], shapes=[{"M": 64 * (i + 1), "N": 64, "K": 64} for i in range(30)])
+    shapes = [{"M": 64 * (i + 1), "N": 64, "K": 64} for i in range(30)]
+    grid = grid_of(modes=["trace-api", "pass-diff"], shapes=shapes, trace_batch_seconds=1000)
     assert [(b.name, len(b.jobs)) for b in grid.batches] == [
         ("trace_0_1_15_gemm_cuda_sm90_1", 50),
         ("trace_0_1_15_gemm_cuda_sm90_2", 10),
     ]
+
+
+def test_batches_hold_at_most_trace_batch_seconds_of_expected_lowering():
+    """60 GEMM jobs of 0.71 s each (core/job_cost.py): 20 s (the default) is 28 of them; a job above the limit is
+    a batch of its own; the cut depends on the config alone, not on the cores a run is given."""
+    shapes = [{"M": 64 * (i + 1), "N": 64, "K": 64} for i in range(30)]
+    grid = grid_of(modes=["trace-api", "pass-diff"], shapes=shapes)
+    assert [len(b.jobs) for b in grid.batches] == [28, 28, 4]
+    assert all(b.expected_seconds <= 20 for b in grid.batches)
+    assert [len(b.jobs) for b in grid_of(modes=["trace-api"], shapes=shapes[:3], trace_batch_seconds=0.1).batches] == [
+        1,
+        1,
+        1,
+    ]
+    assert job_cost.cut([5, 5, 5, 15, 1], 10, 50) == [range(0, 2), range(2, 3), range(3, 4), range(4, 5)]
+    assert job_cost.cut([1] * 5, 100, 2) == [range(0, 2), range(2, 4), range(4, 5)]
+    assert job_cost.cut([], 10, 5) == []
 
 
 def test_each_release_has_batches_of_its_own():

@@ -54,8 +54,9 @@ for batch in GRID.batches:
             jobs=batch_paths(batch, TRACE_LOG),
         benchmark:
             f"results/benchmarks/trace/{batch.version}/{batch.name}.tsv"
-        # the largest batches first, so that the last batch to finish is a short one while the other cores idle
-        priority: len(batch.jobs)
+        # the longest batches first (their expected seconds, core/job_cost.py), so that the last batch to finish
+        # is a short one while the other cores idle
+        priority: round(batch.expected_seconds)
         conda:
             "../envs/tilelang.yaml"
         # On Slurm one job per batch: measured 0.3-2 s of lowering per job (1-3.5 s with TL_LOWER_TRACE's HTML) and

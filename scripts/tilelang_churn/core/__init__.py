@@ -4,6 +4,7 @@ __all__ = [
     "files",
     "interrupt",
     "ir_archive",
+    "job_cost",
     "jobs",
     "knockout_rows",
     "line_churn",

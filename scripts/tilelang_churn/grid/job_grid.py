@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from tilelang_churn.core import files, jobs, pass_configs, trace_modes
+from tilelang_churn.core import files, job_cost, jobs, pass_configs, trace_modes
 from tilelang_churn.core.jobs import GEMM, Job
 from tilelang_churn.grid import kernels
 from tilelang_churn.releases import release_envs, tilelang_source
@@ -70,6 +70,7 @@ class Batch:
     version: str
     lower_trace_env: bool
     jobs: tuple[Job, ...]
+    expected_seconds: float = 0.0  # of lowering, one core (core/job_cost.py), as make_batches cut it
 
     @property
     def kernel_files(self) -> list[str]:
@@ -729,7 +730,7 @@ def build_grid(cfg: dict, installed: str | None = None, source=None) -> Grid:
     check_pass_configs(grid, installed, source)
     grid = replace(grid, release_heatmap=resolve_release_heatmap(cfg, grid))
     check_job_arguments(cfg, grid, shape_origins)
-    grid.batches.extend(make_batches(grid, cfg["trace_batch_size"]))
+    grid.batches.extend(make_batches(grid, cfg["trace_batch_size"], cfg["trace_batch_seconds"]))
     if grid.knockout is not None:
         knockout_jobs = [
             Job(version, target, config_id, "instrument",
@@ -822,8 +823,10 @@ def kernel_of(grid: Grid, config_id: str) -> str:
     return config_.kernel if config_ is not None else GEMM
 
 
-def make_batches(grid: Grid, size: int) -> list[Batch]:
-    """The jobs of each release, trace-env jobs apart, in grid order, cut into batches of at most size jobs.
+def make_batches(grid: Grid, size: int, seconds: float = float("inf")) -> list[Batch]:
+    """The jobs of each release, trace-env jobs apart, in grid order, cut into batches of at most size jobs and
+    at most ``seconds`` of expected lowering (core/job_cost.py; not the cores given, so that a run with other
+    --cores finds the same batches and reruns nothing).
 
     Each is named from what it holds (batch_name), then _<part> where its group needs several batches."""
     batches = []
@@ -840,11 +843,14 @@ def make_batches(grid: Grid, size: int) -> list[Batch]:
             for job in jobs:
                 by_file.setdefault(job.kernel_file, []).append(job)
             for kernel_file, group in by_file.items():
-                parts = [group[start : start + size] for start in range(0, len(group), size)]
-                for number, part in enumerate(parts, 1):
+                costs = [job_cost.expected_seconds(job.mode, kernel_of(grid, job.shape)) for job in group]
+                runs = job_cost.cut(costs, seconds, size)
+                for number, run in enumerate(runs, 1):
+                    part = group[run.start : run.stop]
                     name = batch_name(grid, version, lower_trace_env, part, kernel_file is not None)
-                    name += f"_{number}" if len(parts) > 1 else ""
-                    batches.append(Batch(name, version, lower_trace_env, tuple(part)))
+                    name += f"_{number}" if len(runs) > 1 else ""
+                    cost = sum(costs[run.start : run.stop])
+                    batches.append(Batch(name, version, lower_trace_env, tuple(part), cost))
     return distinct_names(batches)
 
 

@@ -1,0 +1,33 @@
+"""What a trace job is expected to cost: seconds of one core in its forked child, by mode and kernel.
+
+The grid cuts its batches by it (job_grid.make_batches: at most config trace_batch_seconds each), so that there
+are enough of them to keep the cores busy whatever the order they finish in. A model, not a measure: the GEMM's
+seconds are the means of the default grid's jobs (TileLang 0.1.15, this project's 2-core machine, 2026-12-02,
+``run.json``'s ``wall_seconds``), the shipped kernels' factors their means against the GEMM's over the four modes;
+a mode or kernel it does not know costs as the GEMM's instrument job. Standard library only.
+"""
+
+from __future__ import annotations
+
+MODE_SECONDS = {"trace-env": 1.28, "trace-api": 0.71, "pass-diff": 0.71, "instrument": 0.66}
+KERNEL_FACTOR = {"gemm": 1.0, "flash_attention": 2.5, "rmsnorm": 0.3}  # FlashAttention 2.3-2.9, RMSNorm 0.25-0.38
+DEFAULT_SECONDS = MODE_SECONDS["instrument"]
+
+
+def expected_seconds(mode: str, kernel: str) -> float:
+    """The expected seconds of one job of ``mode`` lowering ``kernel``."""
+    return MODE_SECONDS.get(mode, DEFAULT_SECONDS) * KERNEL_FACTOR.get(kernel, 1.0)
+
+
+def cut(costs: list[float], most_seconds: float, most_items: int) -> list[range]:
+    """``costs`` cut, in order, into runs of at most ``most_items`` whose sum stays within ``most_seconds``
+    (a single item above it is a run of its own)."""
+    parts, start, total = [], 0, 0.0
+    for index, cost in enumerate(costs):
+        if index > start and (total + cost > most_seconds or index - start >= most_items):
+            parts.append(range(start, index))
+            start, total = index, 0.0
+        total += cost
+    if costs:
+        parts.append(range(start, len(costs)))
+    return parts
