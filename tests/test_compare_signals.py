@@ -124,3 +124,25 @@ def test_a_script_whose_parent_is_killed_stops_and_writes_nothing(job, tmp_path)
     assert log.read_text() == stopped_line(signal.SIGTERM)
     assert not out.exists()
     assert os.path.exists(args[2])  # its inputs are still there: it stopped, and nothing else went wrong
+
+
+def test_a_signal_whose_raise_lands_in_a_finalizer_still_stops_the_command(tmp_path):
+    """Python prints and ignores an exception raised inside a finalizer or a weakref callback (as importlib's module
+    locks have): a SIGTERM that came there was lost, and the command went on to write everything. The handler raises
+    again until the raise lands in the command's own code: one line, 128 + the signal, the rest never runs."""
+    code = (
+        "import os, signal, sys, time, weakref; sys.path.insert(0, sys.argv[1])\n"
+        "from tilelang_churn.core import interrupt\n"
+        "class Box: pass\n"
+        "with interrupt.stopped_in_one_line('probe'):\n"
+        "    box = Box()\n"
+        "    weakref.finalize(box, lambda: (os.kill(os.getpid(), signal.SIGTERM), time.sleep(0.01)))\n"
+        "    del box  # the signal's handler runs inside the finalizer\n"
+        "    deadline = time.monotonic() + 5\n"
+        "    while time.monotonic() < deadline: pass\n"
+        "    print('went on')\n"
+    )
+    command = [sys.executable, "-c", code, str(REPO / "scripts")]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stdout) == (128 + signal.SIGTERM, "")
+    assert proc.stderr == "probe: stopped by SIGTERM: nothing more written\n"

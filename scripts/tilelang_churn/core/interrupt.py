@@ -3,7 +3,8 @@
 Around a command's imports and its main: SIGINT (KeyboardInterrupt) or SIGTERM prints ``PROG: stopped by
 SIGNAL: nothing more written`` on stderr and exits 128 + the signal's number, never a traceback. On Linux the
 process also gets SIGTERM when its parent dies (PR_SET_PDEATHSIG), so no orphan goes on writing after Snakemake
-removed the outputs. Standard library only.
+removed the outputs. A raise that lands in a finalizer or a weakref callback, where Python prints and ignores it, is
+raised again until it lands in the command's own code (``_stop``). Standard library only.
 """
 
 from __future__ import annotations
@@ -19,8 +20,33 @@ class Stopped(BaseException):
     """Raised in the main thread by SIGTERM, as KeyboardInterrupt is by SIGINT."""
 
 
+RETRY_SECONDS = 0.05
+_received: list[int] = []  # the signal that stops the command, once one came
+
+
+def _raise(signum: int):
+    raise KeyboardInterrupt if signum == signal.SIGINT else Stopped(signum)
+
+
 def _stop(signum, frame):
-    raise Stopped(signum)
+    """A raise that lands in a finalizer or a weakref callback (an import's module lock) is printed and ignored,
+    and the command would go on: raise it again every RETRY_SECONDS (SIGALRM, taken only now that the command
+    stops) until it lands where it stops the command."""
+    if not _received:
+        _received.append(signum)
+        signal.signal(signal.SIGALRM, lambda number, frame: _raise(_received[0]))
+        signal.setitimer(signal.ITIMER_REAL, RETRY_SECONDS, RETRY_SECONDS)
+    _raise(_received[0])
+
+
+def _quiet_unraisable(previous):
+    """sys.unraisablehook that drops the ignored raises of _stop (the retry repeats them), passing on the rest."""
+
+    def hook(unraisable):
+        if not isinstance(unraisable.exc_value, (Stopped, KeyboardInterrupt)) or not _received:
+            previous(unraisable)
+
+    return hook
 
 
 def die_with_parent() -> None:
@@ -42,11 +68,16 @@ class stopped_in_one_line:
         parent = os.getppid()
         die_with_parent()
         signal.signal(signal.SIGTERM, _stop)  # after prctl: once it is seen, a parent's death reaches the handler
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not where the caller ignores it
+            signal.signal(signal.SIGINT, _stop)
+        sys.unraisablehook = _quiet_unraisable(sys.unraisablehook)
         if os.getppid() != parent:  # the parent died before prctl ran: stopped as its signal would have
             self._exit(signal.SIGTERM)
         return self
 
     def __exit__(self, exc_type, exc, tb):
+        if exc_type is None and _received:  # its every raise was ignored, and the command ended
+            self._exit(_received[0])
         if exc_type is KeyboardInterrupt:
             self._exit(signal.SIGINT)
         if exc_type is Stopped:
@@ -54,6 +85,7 @@ class stopped_in_one_line:
         return False
 
     def _exit(self, number: int):
+        signal.setitimer(signal.ITIMER_REAL, 0)  # no more retries
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one line, even if a second signal follows
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         name = signal.Signals(number).name
