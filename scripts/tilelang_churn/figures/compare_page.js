@@ -32,23 +32,28 @@ function words(x,y){
   else if(k===2)push(sa,a[i],!isSpace(a[i])||!opt.ws);else push(sb,b[j],!isSpace(b[j])||!opt.ws);}
  const size=Math.max(squash(x).length,squash(y).length);
  return size&&common*3<size?null:[sa,sb];}
+// the n-th item of xs beside the n-th of ys, their words highlighted where the lines are alike enough (with
+// sameSign only where both carry the same + or -), then both runs onto out
+function pairInOrder(xs,ys,out,sameSign){
+ for(let x=0;x<Math.min(xs.length,ys.length);x++){
+  if(sameSign&&xs[x].p!==ys[x].p)continue;
+  const w=words(xs[x].t,ys[x].t);if(w){xs[x]={...xs[x],seg:w[0]};ys[x]={...ys[x],seg:w[1]};}}
+ out.push(...xs,...ys);}
 // a changed stretch of a diff (its lines removed, then added): lines equal up to whitespace pair up first (with
 // whitespace ignored they show once, as re-indented: 'w'); the others pair in order for word highlighting
 function refine(items){
  const out=[];let k=0;
- const pair=(d,a)=>{const w=words(d.t,a.t);return w?[{...d,seg:w[0]},{...a,seg:w[1]}]:[d,a];};
  while(k<items.length){
   if(items[k].k!=='d'&&items[k].k!=='a'){out.push(items[k++]);continue;}
   const dels=[],adds=[];
   while(k<items.length&&(items[k].k==='d'||items[k].k==='a'))(items[k].k==='d'?dels:adds).push(items[k++]);
   let rd=[],ra=[];
-  const flush=()=>{for(let x=0;x<Math.min(rd.length,ra.length);x++)[rd[x],ra[x]]=pair(rd[x],ra[x]);
-   out.push(...rd,...ra);rd=[];ra=[];};
+  const flush=()=>{pairInOrder(rd,ra,out,false);rd=[];ra=[];};
   for(const [o,i,j] of lcs(dels,adds,(p,q)=>squash(p.t)===squash(q.t))){
    if(o!==0){(o===2?rd:ra).push(o===2?dels[i]:adds[j]);continue;}
    flush();
    if(opt.ws)out.push({...adds[j],k:'w',p:'~',title:'only its whitespace changed'});
-   else out.push(...pair(dels[i],adds[j]));}
+   else pairInOrder([dels[i]],[adds[j]],out,false);}
   flush();}
  return out;}
 const PREFIX=[' ','+','-',''],KIND=['c','a','d','h'];
@@ -89,9 +94,7 @@ function editDiff(r){
  const key=it=>it.p+(opt.ws?squash(it.t):it.t);
  const ops=lcs(a,b,(p,q)=>key(p)===key(q));
  const out=[];let ro=[],rn=[];
- const flush=()=>{for(let x=0;x<Math.min(ro.length,rn.length);x++){if(ro[x].p!==rn[x].p)continue;
-   const w=words(ro[x].t,rn[x].t);if(w){ro[x].seg=w[0];rn[x].seg=w[1];}}
-  out.push(...ro,...rn);ro=[];rn=[];};
+ const flush=()=>{pairInOrder(ro,rn,out,true);ro=[];rn=[];};
  for(const [o,i,j] of ops){
   if(o===0){flush();out.push({k:'c',g:'both',p:b[j].p,t:b[j].t});}
   else if(o===2)ro.push({k:'o',g:D.old,p:a[i].p,t:a[i].t});else rn.push({k:'n',g:D.new,p:b[j].p,t:b[j].t});}

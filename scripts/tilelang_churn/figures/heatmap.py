@@ -39,12 +39,17 @@ BOOK_CELLS = CellStyle(linewidth=0.5, hatch="////", value_fontsize=5.0, failed_t
                        failed_bold=False)  # fmt: skip
 
 
-def draw_cells(ax, values: np.ndarray, failed: np.ndarray, style: CellStyle = CellStyle()):
-    """Draw the matrix into ``ax`` (row 0 at the bottom until figure_style.matrix_axes turns it); returns
-    (mesh, norm) for the colour bar. ``values``: float, NaN where absent; ``failed``: bool of the same shape."""
+def absent_background(ax, style: CellStyle = CellStyle()) -> None:
+    """The axes' background as an absent cell (hatched grey): what a cell left undrawn shows."""
     ax.set_facecolor(fs.ABSENT_COLOR)
     ax.patch.set_hatch(style.hatch)
     ax.patch.set_edgecolor(fs.ABSENT_EDGE)
+
+
+def draw_cells(ax, values: np.ndarray, failed: np.ndarray, style: CellStyle = CellStyle()):
+    """Draw the matrix into ``ax`` (row 0 at the bottom until figure_style.matrix_axes turns it); returns
+    (mesh, norm) for the colour bar. ``values``: float, NaN where absent; ``failed``: bool of the same shape."""
+    absent_background(ax, style)
     cmap = fs.churn_cmap()
     norm = mcolors.LogNorm(vmin=1, vmax=max(2.0, float(np.nanmax(values, initial=0.0))))
     nrows, ncols = values.shape

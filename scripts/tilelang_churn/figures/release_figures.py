@@ -262,9 +262,7 @@ def _difference_panel(ax, data: dict, nrows: int) -> None:
     """The pairs x pass runs panel of IR differences (``release_matrix``'s differences), marks in the cells."""
     pairs = data["pairs"]
     # a row that neither release of the pair runs: hatched like an absent run of the churn panel
-    ax.set_facecolor(fs.ABSENT_COLOR)
-    ax.patch.set_hatch(heatmap.CellStyle().hatch)
-    ax.patch.set_edgecolor(fs.ABSENT_EDGE)
+    heatmap.absent_background(ax)
     column = {release: c for c, release in enumerate(data["releases"])}
     for r, row in enumerate(data["differences"][:nrows]):
         for c, difference in enumerate(row):

@@ -272,7 +272,7 @@ def env_source(env: str | Path) -> SourceTree | None:
     """The TileLang source of a release environment (its site-packages), None where it holds none."""
     for site in sorted(Path(env).glob("lib/python*/site-packages")):
         if (site / "tilelang" / "__init__.py").is_file():
-            return SourceTree(str(site), lambda relpath, root=site: _read_text(root / relpath), _dist_release(site))
+            return SourceTree.from_path(site)
     return None
 
 
