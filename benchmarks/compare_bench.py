@@ -10,7 +10,8 @@ releases (the supported ones, oldest first), each a copy of one real release's j
 the IR archives are copied as they are. The comparison then has real pass sequences, real IR and real edits.
 
 ``floor``: from one finished run (its jobs' run.json and the Snakemake log), the floor of its wall time,
-(sum of the jobs' ``lower_seconds`` + each trace batch's ``process.import_seconds``) / cores, the same sum in CPU
+(sum of the lowerings' ``lower_seconds`` + each trace batch's ``process.import_seconds``) / cores, a lowering
+that served several jobs (run.json's ``lowering``, config share_lowering) counted once, the same sum in CPU
 seconds (``lower_cpu_seconds``, ``import_cpu_seconds``: unlike wall seconds, they do not grow when more processes
 than cores run), how busy the cores were in the whole run (CPU seconds of every process, from the caller), and the
 wall time spans of the run's parts from Snakemake's log (1 s resolution): outside any job (parse, DAG), release
@@ -120,12 +121,16 @@ def floor_report(workdir: Path, wall: float, cores: int, cpu_seconds: float | No
     process of the run used (user + system), when the caller measured it."""
     lower = lower_cpu = 0.0
     imports: dict[tuple, tuple[float, float]] = {}
-    jobs = 0
+    jobs = shared = 0  # shared: jobs recorded from another job's lowering (run.json's lowering.by)
     for run_json in (workdir / "results" / "runs").glob("*/*/*/*/run.json"):
         info = json.loads(run_json.read_text())
         jobs += 1
-        lower += float(info.get("lower_seconds") or 0.0)
-        lower_cpu += float(info.get("lower_cpu_seconds") or 0.0)
+        lowering = info.get("lowering") or {}
+        if lowering.get("by", info.get("out_dir")) == info.get("out_dir"):  # a shared lowering counts once
+            lower += float(info.get("lower_seconds") or 0.0)
+            lower_cpu += float(info.get("lower_cpu_seconds") or 0.0)
+        else:
+            shared += 1
         process = info.get("process") or {}
         key = (run_json.relative_to(workdir / "results" / "runs").parts[0], process.get("pid"))
         imports[key] = (
@@ -138,6 +143,7 @@ def floor_report(workdir: Path, wall: float, cores: int, cpu_seconds: float | No
     cpu_floor = (lower_cpu + import_cpu) / cores
     out = {
         "jobs": jobs,
+        "served_by_another_lowering": shared,
         "batches": len(imports),
         "lower_seconds": round(lower, 3),
         "import_seconds": round(import_wall, 3),

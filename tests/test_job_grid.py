@@ -45,7 +45,7 @@ def test_jobs_are_targets_x_shapes_x_modes_in_config_order():
 def test_batches_hold_every_job_once_trace_env_apart_and_at_most_trace_batch_size():
     shapes = [{"M": 64 * (i + 1), "N": 64, "K": 64} for i in range(7)]
     modes = ["trace-env", "trace-api", "instrument"]
-    grid = grid_of(shapes=shapes, targets=["hip", "cuda-sm90"], modes=modes, trace_batch_size=5)
+    grid = grid_of(shapes=shapes, targets=["hip", "cuda-sm90"], modes=modes, trace_batch_size=5, share_lowering=False)
     batched = [job for batch in grid.batches for job in batch.jobs]
     assert sorted(batched, key=list(grid.jobs.values()).index) == list(grid.jobs.values())  # each job once
     assert len(set(batched)) == len(grid.jobs) == 42
@@ -62,6 +62,38 @@ def test_batches_hold_every_job_once_trace_env_apart_and_at_most_trace_batch_siz
         "trace_env_0_1_15_gemm_cuda_sm90_3",
         "trace_0_1_15_gemm_hip_1",
     ]
+
+
+def test_an_instrument_job_rides_with_the_trace_env_job_whose_lowering_serves_it_where_the_release_has_lower_trace():
+    """share_lowering (default): in a release with lower_trace each instrument job follows its configuration's
+    trace-env job, in its batch, never cut from it (trace_batch.pair_jobs pairs them there); a release without
+    it (0.1.12, release data) and the other modes keep batches of their own."""
+    shapes = [{"M": 64 * (i + 1), "N": 64, "K": 64} for i in range(7)]
+    modes = ["trace-env", "trace-api", "instrument"]
+    grid = grid_of(versions=["0.1.12", "0.1.15"], shapes=shapes, targets=["hip", "cuda-sm90"], modes=modes,
+                   trace_batch_size=5)  # fmt: skip
+    batched = [job for batch in grid.batches for job in batch.jobs]
+    assert sorted(batched, key=list(grid.jobs.values()).index) == list(grid.jobs.values())  # each job once
+    for batch in grid.batches:
+        assert 1 <= len(batch.jobs) <= 5
+        modes_held = {job.mode for job in batch.jobs}
+        if batch.version == "0.1.15" and batch.lower_trace_env:
+            assert modes_held == {"trace-env", "instrument"} and batch.name.startswith("trace_env_instrument_0_1_15")
+            pairs = [batch.jobs[i : i + 2] for i in range(0, len(batch.jobs), 2)]
+            assert all([a.mode, b.mode] == ["trace-env", "instrument"] for a, b in pairs)
+            assert all((a.target, a.shape) == (b.target, b.shape) for a, b in pairs)
+        elif batch.lower_trace_env:
+            assert modes_held == {"trace-env"} and batch.name.startswith("trace_env_0_1_12")
+        else:
+            assert "trace-env" not in modes_held
+            assert ("instrument" in modes_held) == (batch.version == "0.1.12")
+    # 0.1.15: 14 pairs in batches of 2 pairs (5 jobs at most), then the 14 trace-api jobs
+    sizes = [len(b.jobs) for b in grid.batches if b.version == "0.1.15"]
+    assert sizes == [4] * 7 + [5, 5, 4]
+    shared = [b for b in grid.batches if b.version == "0.1.15" and b.lower_trace_env]
+    alone = grid_of(shapes=shapes, targets=["hip", "cuda-sm90"], modes=modes, trace_batch_size=5, share_lowering=False)
+    assert sum(b.expected_seconds for b in shared) < sum(b.expected_seconds for b in alone.batches if b.jobs[0].mode
+                                                         != "trace-api")  # fmt: skip
 
 
 def test_a_grid_without_trace_env_has_no_trace_env_batch_and_the_default_size_is_50():
@@ -101,20 +133,27 @@ def test_each_release_has_batches_of_its_own():
 def test_batch_names_say_what_the_batch_holds_and_stay_when_other_parts_of_the_grid_change(tmp_path):
     shapes = [{"M": 64 * (i + 1), "N": 64, "K": 64} for i in range(3)]
     modes = ["trace-env", "trace-api", "instrument"]
-    grid = grid_of(shapes=shapes, targets=["hip", "cuda-sm90"], modes=modes)
+    shared = grid_of(shapes=shapes, targets=["hip", "cuda-sm90"], modes=modes)
+    # the instrument jobs in the trace-env batch whose lowerings serve them: the name says so
+    assert [b.name for b in shared.batches] == ["trace_env_instrument_0_1_15_gemm", "trace_api_0_1_15_gemm"]
+
+    def alone(**overrides):  # each job lowering on its own: three modes, two batches
+        return grid_of(share_lowering=False, **overrides)
+
+    grid = alone(shapes=shapes, targets=["hip", "cuda-sm90"], modes=modes)
     # release, mode (trace-env apart; one mode: its name) and the one kernel and target it holds, or none
     assert [b.name for b in grid.batches] == ["trace_env_0_1_15_gemm", "trace_0_1_15_gemm"]
-    assert [b.name for b in grid_of(shapes=shapes, targets=["hip"], modes=["pass-diff"]).batches] == [
+    assert [b.name for b in alone(shapes=shapes, targets=["hip"], modes=["pass-diff"]).batches] == [
         "trace_pass_diff_0_1_15_gemm_hip"
     ]
     # the shapes reordered, or a kernel of the user's added: the GEMM's batches keep their names, the kernel's
     # batches are named after it
-    assert [b.name for b in grid_of(shapes=shapes[::-1], targets=["hip", "cuda-sm90"], modes=modes).batches] == [
+    assert [b.name for b in alone(shapes=shapes[::-1], targets=["hip", "cuda-sm90"], modes=modes).batches] == [
         "trace_env_0_1_15_gemm",
         "trace_0_1_15_gemm",
     ]
     kernels = [{"name": "my_k", "file": user_kernel(tmp_path), "params": [{}, {"N": 2}]}]
-    added = grid_of(shapes=shapes, targets=["hip", "cuda-sm90"], modes=modes, kernels=kernels)
+    added = alone(shapes=shapes, targets=["hip", "cuda-sm90"], modes=modes, kernels=kernels)
     assert [b.name for b in added.batches] == [
         "trace_env_0_1_15_gemm",
         "trace_env_0_1_15_my_k",
@@ -122,15 +161,15 @@ def test_batch_names_say_what_the_batch_holds_and_stay_when_other_parts_of_the_g
         "trace_0_1_15_my_k",
     ]
     # one group in several batches: a part number, the same wherever the shapes are
-    split = [b.name for b in grid_of(shapes=shapes, targets=["hip"], modes=modes, trace_batch_size=2).batches]
+    split = [b.name for b in alone(shapes=shapes, targets=["hip"], modes=modes, trace_batch_size=2).batches]
     assert split == ["trace_env_0_1_15_gemm_hip_1", "trace_env_0_1_15_gemm_hip_2"] + [
         f"trace_0_1_15_gemm_hip_{n}" for n in (1, 2, 3)
     ]
-    again = grid_of(shapes=shapes[::-1], targets=["hip"], modes=modes, trace_batch_size=2)
+    again = alone(shapes=shapes[::-1], targets=["hip"], modes=modes, trace_batch_size=2)
     assert [b.name for b in again.batches] == split
     # every name a rule name of its own, short whatever the kernel's name
     long = [{"name": "k" * 200, "file": user_kernel(tmp_path), "params": [{}]}]
-    names = [b.name for b in grid_of(shapes=shapes, targets=["hip"], modes=modes, kernels=long).batches]
+    names = [b.name for b in alone(shapes=shapes, targets=["hip"], modes=modes, kernels=long).batches]
     assert len(set(names)) == len(names) and all(name.isidentifier() and len(name) <= 64 for name in names)
 
 

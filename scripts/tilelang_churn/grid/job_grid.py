@@ -730,7 +730,7 @@ def build_grid(cfg: dict, installed: str | None = None, source=None) -> Grid:
     check_pass_configs(grid, installed, source)
     grid = replace(grid, release_heatmap=resolve_release_heatmap(cfg, grid))
     check_job_arguments(cfg, grid, shape_origins)
-    grid.batches.extend(make_batches(grid, cfg["trace_batch_size"], cfg["trace_batch_seconds"]))
+    grid.batches.extend(make_batches(grid, cfg["trace_batch_size"], cfg["trace_batch_seconds"], cfg["share_lowering"]))
     if grid.knockout is not None:
         knockout_jobs = [
             Job(version, target, config_id, "instrument",
@@ -803,11 +803,13 @@ def batch_name(
     grid: Grid, version: str, lower_trace_env: bool, jobs: list[Job], user_file: bool, kind: str = "trace"
 ) -> str:
     """trace_<mode>_<release>[_<kernel>][_<target>] from what the batch holds: the mode is env for trace-env
-    batches, the mode itself when the batch holds one only, else none; the kernel and the target when it
-    holds one only (a user's kernel file: its kernels, always). Nothing positional, so the name stays when
-    other parts of the grid change (another kernel, the shapes reordered)."""
+    batches (env_instrument when they also hold the instrument jobs their lowerings serve), the mode itself when
+    the batch holds one only, else none; the kernel and the target when it holds one only (a user's kernel file:
+    its kernels, always). Nothing positional, so the name stays when other parts of the grid change (another
+    kernel, the shapes reordered)."""
     modes = list(dict.fromkeys(job.mode for job in jobs))
-    mode = "env" if lower_trace_env else modes[0].removeprefix("trace-") if len(modes) == 1 else None
+    mode = modes[0].removeprefix("trace-") if len(modes) == 1 else None
+    mode = ("env_instrument" if SERVED_MODE in modes else "env") if lower_trace_env else mode
     mode = mode if kind == "trace" else None  # a knockout batch: its kind says what it does
     kernels_ = list(dict.fromkeys(kernel_of(grid, job.shape) for job in jobs))
     targets = list(dict.fromkeys(job.target for job in jobs))
@@ -823,30 +825,52 @@ def kernel_of(grid: Grid, config_id: str) -> str:
     return config_.kernel if config_ is not None else GEMM
 
 
-def make_batches(grid: Grid, size: int, seconds: float = float("inf")) -> list[Batch]:
+def served_jobs(grid: Grid) -> dict[Job, Job]:
+    """{instrument job: the trace-env job whose lowering also records it} for every configuration x target of a
+    release that has lower_trace (release data): one lowering writes both records (trace_batch.pair_jobs)."""
+    releases = release_envs.load_releases()
+    served = {}
+    for (version, target, config_id, mode), job in grid.jobs.items():
+        release = releases.get(version)
+        env_job = grid.jobs.get((version, target, config_id, "trace-env"))
+        if mode == SERVED_MODE and env_job is not None and release is not None and release.has_lower_trace:
+            served[job] = env_job
+    return served
+
+
+SERVED_MODE = "instrument"  # the mode a trace-env job's lowering can record too (trace_batch.SERVED_MODE)
+
+
+def make_batches(grid: Grid, size: int, seconds: float = float("inf"), share_lowering: bool = True) -> list[Batch]:
     """The jobs of each release, trace-env jobs apart, in grid order, cut into batches of at most size jobs and
     at most ``seconds`` of expected lowering (core/job_cost.py; not the cores given, so that a run with other
-    --cores finds the same batches and reruns nothing).
+    --cores finds the same batches and reruns nothing). With ``share_lowering`` each instrument job a trace-env
+    job's lowering can serve (served_jobs) follows that job in its batch, never cut from it.
 
     Each is named from what it holds (batch_name), then _<part> where its group needs several batches."""
+    served = served_jobs(grid) if share_lowering else {}
+    serving: dict[Job, Job] = {env_job: job for job, env_job in served.items()}
     batches = []
     for version in grid.versions:
         for lower_trace_env in (True, False):
-            jobs = [
-                job
+            units = [
+                [job, *([serving[job]] if job in serving else [])]
                 for job in grid.jobs.values()
-                if job.version == version and trace_modes.MODES[job.mode].sets_lower_trace_env == lower_trace_env
+                if job.version == version
+                and trace_modes.MODES[job.mode].sets_lower_trace_env == lower_trace_env
+                and job not in served
             ]
             # the shipped kernels' jobs share batches; each user kernel file gets its own, so that editing it
             # retraces its jobs and no other
-            by_file: dict[str | None, list[Job]] = {}
-            for job in jobs:
-                by_file.setdefault(job.kernel_file, []).append(job)
+            by_file: dict[str | None, list[list[Job]]] = {}
+            for unit in units:
+                by_file.setdefault(unit[0].kernel_file, []).append(unit)
             for kernel_file, group in by_file.items():
-                costs = [job_cost.expected_seconds(job.mode, kernel_of(grid, job.shape)) for job in group]
-                runs = job_cost.cut(costs, seconds, size)
+                costs = [sum(job_cost.expected_seconds(job.mode, kernel_of(grid, job.shape), job in served)
+                             for job in unit) for unit in group]  # fmt: skip
+                runs = job_cost.cut(costs, seconds, size, sizes=[len(unit) for unit in group])
                 for number, run in enumerate(runs, 1):
-                    part = group[run.start : run.stop]
+                    part = [job for unit in group[run.start : run.stop] for job in unit]
                     name = batch_name(grid, version, lower_trace_env, part, kernel_file is not None)
                     name += f"_{number}" if len(runs) > 1 else ""
                     cost = sum(costs[run.start : run.stop])

@@ -74,6 +74,7 @@ existed lack it (the comparison then infers it where it can, ``tables/pass_edits
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import re
 import sys
@@ -297,6 +298,8 @@ class PassRecorder:
         # (shallow key, content key, the objects both name, printed text), newest first
         self.recent: list[tuple[tuple, tuple, list, str]] = []
         self.tracer_seconds = 0.0  # time spent inside the callbacks: taken out of each pass's seconds
+        # another tracer's time (time_elsewhere) since the last pass ended: taken out of the codegen row's seconds
+        self.seconds_elsewhere = 0.0
         self.tracer_errors: list[str] = []
         self.prints = 0
         self.store = _TextStore() if keep_ir else None
@@ -374,6 +377,13 @@ class PassRecorder:
         finally:
             self.last_pass_ended = time.perf_counter()
             self.tracer_seconds += self.last_pass_ended - entered
+            self.seconds_elsewhere = 0.0
+
+    def time_elsewhere(self, seconds: float) -> None:
+        """SECONDS that another tracer of the same lowering spent (TileLang's own under TL_LOWER_TRACE): not the
+        passes' time, as this tracer's own is not."""
+        self.tracer_seconds += seconds
+        self.seconds_elsewhere += seconds
 
     def _own_seconds(self, run: _OpenRun, ended: float) -> float:
         """Wall time from the run's start to ``ended``, less what the tracer spent in between."""
@@ -503,26 +513,31 @@ def outer_pass_context(tvm, instruments=(), config: dict | None = None):
 
 
 def run_instrument(
-    func, target, *, keep_ir: bool = False, knockout=None, keep_source: bool = False
+    func, target, *, keep_ir: bool = False, knockout=None, keep_source: bool = False, lower=None, other_tracer=None
 ) -> tuple[list[dict], BaseException | None, dict]:
     """Lower ``func`` for ``target`` under the tracer: (rows, the exception tilelang.lower raised or None, info).
 
     info: ``kernel_source_lines`` (when lowering succeeded), ``phase_source``, ``prints`` (modules printed),
     ``lower_seconds``, ``tracer_seconds``, ``tracer_errors``; with ``keep_ir``, ``ir`` (module docstring); with
     ``keep_source``, ``kernel_source`` (the generated source, None when lowering failed). ``knockout``: the
-    passes TVM is to skip (``make_instrument``).
+    passes TVM is to skip (``make_instrument``). ``lower(func, target)``: what lowers under the tracer, by default
+    ``tilelang.lower``; tilelang_trace.run_trace_env passes its own, so that one lowering gives both records.
+    ``other_tracer(time_elsewhere)``: a context manager around the lowering that hands the seconds another tracer
+    spends in it to the recorder, so that each pass's ``seconds`` stays its own.
     """
     import tilelang
     from tilelang import tvm
 
+    lower = lower or (lambda func, target: tilelang.lower(func, target=target))
     recorder = PassRecorder(PhaseResolver(), keep_ir=keep_ir)
     error: BaseException | None = None
     artifact = None
     started = time.perf_counter()
+    timed_apart = other_tracer(recorder.time_elsewhere) if other_tracer else contextlib.nullcontext()
     try:
-        with outer_pass_context(tvm, [make_instrument(recorder, knockout)]):
+        with outer_pass_context(tvm, [make_instrument(recorder, knockout)]), timed_apart:
             with target:
-                artifact = tilelang.lower(func, target=target)
+                artifact = lower(func, target)
     except Exception as exc:  # noqa: BLE001 - a failing pass is data
         error = exc
     lowered = time.perf_counter()
@@ -534,12 +549,11 @@ def run_instrument(
     rows = list(recorder.rows)  # the pass runs; the rows added below are not runs (nor IR archive steps)
     pass_runs = len(rows)
     last_pass_ended = recorder.last_pass_ended or started
+    after_passes = round(max(0.0, lowered - last_pass_ended - recorder.seconds_elsewhere), 6)
     if error is not None and not failed_runs:
         # outside every pass: TileLang's trace records a codegen failure as a failed "codegen" record
         phase, name = _failure_place(error)
-        rows.append(
-            passes_table.failed_row(len(rows), phase, name, error, depth=0, seconds=round(lowered - last_pass_ended, 6))
-        )
+        rows.append(passes_table.failed_row(len(rows), phase, name, error, depth=0, seconds=after_passes))
     kernel_source = getattr(artifact, "kernel_source", None) if artifact is not None else None
     if artifact is not None and recorder.final_ir_text is not None:
         # as TileLang's run record: the IR handed to codegen (what the last pass returned) against the source
@@ -552,7 +566,7 @@ def run_instrument(
                 "changed": True,
                 **run_record.churn_columns(recorder.final_ir_text, kernel_source or ""),
                 "depth": 0,
-                "seconds": round(lowered - last_pass_ended, 6),
+                "seconds": after_passes,
             }
         )
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import inspect
+import time
 from pathlib import Path
 
 import tilelang
@@ -85,16 +86,19 @@ def _step_row(step: int, phase: str, result: dict) -> passes_table.PassRow:
     }
 
 
-def run_instrument(spec: TraceSpec, func, target, out_dir: Path, trace_dir: Path):
-    """instrument: a TVM pass instrument over the full tilelang.lower (pass_instrument.py)."""
-    from tilelang_churn.trace import pass_instrument
+def run_instrument(spec: TraceSpec, func, target, out_dir: Path, trace_dir: Path, lower=None):
+    """instrument: a TVM pass instrument over the full tilelang.lower (pass_instrument.py); ``lower`` as there."""
+    rows, error, info = pass_instrument.run_instrument(func, target, keep_ir=spec.keep_ir, lower=lower)
+    return rows, error, _write_ir_archive(info, out_dir)
 
-    rows, error, info = pass_instrument.run_instrument(func, target, keep_ir=spec.keep_ir)
+
+def _write_ir_archive(info: dict, out_dir: Path) -> dict:
+    """The instrument's kept IR (info's ``ir``) written to out_dir/ir.json.gz, info naming it."""
     ir = info.pop("ir", None)
     if ir is not None:
         info["ir_archive"] = str(out_dir / "ir.json.gz")
         info["ir_archive_bytes"] = ir_archive.write(ir, out_dir / ir_archive.NAME)
-    return rows, error, info
+    return info
 
 
 def run_lower_trace(spec: TraceSpec, func, target, out_dir: Path, trace_dir: Path):
@@ -162,9 +166,10 @@ def _direct_lower_trace_to(trace_dir: Path) -> None:
 
 
 def run_trace_env(
-    spec: TraceSpec, func, target, out_dir: Path, trace_dir: Path
+    spec: TraceSpec, func, target, out_dir: Path, trace_dir: Path, lower=None
 ) -> tuple[list[dict], BaseException | None, dict]:
-    """Full tilelang.lower under TL_LOWER_TRACE; rows come from this run's own run record."""
+    """Full tilelang.lower under TL_LOWER_TRACE; rows come from this run's own run record. ``lower(func, target)``
+    lowers (default ``tilelang.lower``; run_trace_env_and_instrument's watches it with the pass instrument)."""
     from tilelang.tools.lower_trace import core
 
     _direct_lower_trace_to(trace_dir)
@@ -173,7 +178,7 @@ def run_trace_env(
     artifact = None
     try:
         with target:
-            artifact = tilelang.lower(func, target=target)
+            artifact = lower(func, target) if lower else tilelang.lower(func, target=target)
     except Exception as exc:  # noqa: BLE001 - a failing pass is data
         error = exc
     session = core.get_last_session() if hasattr(core, "get_last_session") else None
@@ -201,3 +206,93 @@ def run_trace_env(
     if artifact is not None:
         info["kernel_source_lines"] = len((artifact.kernel_source or "").splitlines())
     return rows, error, info
+
+
+def run_trace_env_and_instrument(spec: TraceSpec, served: TraceSpec, func, target, out_dir: Path, trace_dir: Path,
+                                 served_out_dir: Path):  # fmt: skip
+    """One tilelang.lower for a trace-env job and an instrument job of the same configuration: TileLang writes
+    its run record (TL_LOWER_TRACE, read at import) while the pass instrument, in an outer PassContext, sees
+    every pass run. ((rows, error, info) of the trace-env job, the same of the instrument job): each as its
+    runner alone gives it, the instrument's IR archive written to ``served_out_dir``."""
+    results = {}
+
+    def lower_watched(func, target):
+        lowered = {}
+
+        def lower(func, target):
+            lowered["artifact"] = tilelang.lower(func, target=target)
+            return lowered["artifact"]
+
+        results["instrument"] = pass_instrument.run_instrument(
+            func, target, keep_ir=served.keep_ir, lower=lower, other_tracer=lower_trace_timed_apart
+        )
+        error = results["instrument"][1]
+        if error is not None:
+            raise error  # the trace-env record reads the same exception its own lowering would have raised
+        return lowered["artifact"]
+
+    trace_env = run_trace_env(spec, func, target, out_dir, trace_dir, lower=lower_watched)
+    if "instrument" not in results:  # the instrument never ran: its lowering's failure is the trace-env job's
+        raise trace_env[1] or RuntimeError("the shared lowering did not run")
+    rows, error, info = results["instrument"]
+    return trace_env, (rows, error, _write_ir_archive(info, served_out_dir))
+
+
+def _lower_trace_callbacks() -> list[tuple[type, str]]:
+    """(class, method) of the code TL_LOWER_TRACE runs inside a lowering, where this release has it (0.1.14+:
+    the stacked pass instrument's callbacks, the session's codegen hook and its end; 0.1.13 wraps the passes
+    from outside TVM's callbacks, so its time is no pass's already)."""
+    found = []
+    with contextlib.suppress(ImportError):
+        from tilelang.instrumentation.events import StackedPassInstrument
+
+        found += [(StackedPassInstrument, "run_before_pass"), (StackedPassInstrument, "run_after_pass")]
+    with contextlib.suppress(ImportError):
+        from tilelang.tools.lower_trace.core import LowerTraceSession
+
+        found += [(LowerTraceSession, "run_codegen"), (LowerTraceSession, "finish")]
+    return [(owner, name) for owner, name in found if callable(getattr(owner, name, None))]
+
+
+def _timed(method, time_elsewhere):
+    """METHOD, its seconds handed to TIME_ELSEWHERE; of run_codegen(event, next_call), less the codegen itself."""
+
+    def timed(self, *args, **kwargs):
+        inner = [0.0]
+        if method.__name__ == "run_codegen" and len(args) == 2:
+            event, next_call = args
+
+            def timed_next_call():
+                started = time.perf_counter()
+                try:
+                    return next_call()
+                finally:
+                    inner[0] += time.perf_counter() - started
+
+            args = (event, timed_next_call)
+        started = time.perf_counter()
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            time_elsewhere(time.perf_counter() - started - inner[0])
+
+    return timed
+
+
+@contextlib.contextmanager
+def lower_trace_timed_apart(time_elsewhere):
+    """TileLang's own tracer (TL_LOWER_TRACE: it prints the IR around every pass and writes its report) timed
+    apart while the pass instrument watches the same lowering: each pass's ``seconds`` is then its own, as in a
+    lowering the instrument watches alone. TVM binds an instrument's methods when it is made, per lowering, so
+    the classes are patched for the lowering's span only."""
+    patched = [(owner, name, owner.__dict__.get(name)) for owner, name in _lower_trace_callbacks()]
+    try:
+        for owner, name, _ in patched:
+            setattr(owner, name, _timed(getattr(owner, name), time_elsewhere))
+        yield
+    finally:
+        for owner, name, own in patched:
+            if own is None:
+                delattr(owner, name)  # inherited: the base class's again
+            else:
+                setattr(owner, name, own)

@@ -8,8 +8,12 @@ writes exactly the files, log and exit status that ``gemm_lower_trace.py ARGS > 
 runs that script's ``main``. Only the fixed cost is shared: ``import tilelang`` (2-4 s, most of a job's run)
 is paid once per process instead of once per job; the child inherits the imported modules, copy-on-write.
 
-TL_LOWER_TRACE is read when tilelang is imported, so one process runs either trace-env jobs only or no
-trace-env job; the job grid (job_grid.py) makes its batches that way. Exit status: 0 when every job exited 0
+TL_LOWER_TRACE is read when tilelang is imported, so one process runs either trace-env jobs or no trace-env job;
+the job grid (job_grid.py) makes its batches that way. A trace-env batch may also hold instrument jobs, each of
+the same configuration as one of its trace-env jobs (its arguments but --mode, --keep-ir, --keep and --out): one
+child lowers once for both, TileLang writing its run record while the pass instrument watches, and each job gets
+its own record and log (trace_job.serve; run.json's ``lowering`` names the job that lowered). Exit status: 0 when
+every job exited 0
 or a status given by --tolerate (e.g. 1, a recorded pass failure); otherwise the highest job status, with one
 line per such job on stderr. A job killed by a signal (SIGBUS from a broken shared library, SIGKILL) is named
 with its signal and environment on stderr and in its own log; the children die with the batch (SIGKILL on Linux),
@@ -47,7 +51,8 @@ def job_mode(args: list) -> str:
 
 
 def check_jobs(jobs: list) -> bool:
-    """Whether this process imports tilelang with TL_LOWER_TRACE on; every job must agree (ValueError if not)."""
+    """Whether this process imports tilelang with TL_LOWER_TRACE on; every job must agree, or be an instrument job
+    that a trace-env job's lowering serves (pair_jobs; ValueError if not)."""
     if not jobs:
         raise ValueError("no jobs given")
     for number, job in enumerate(jobs, start=1):
@@ -56,12 +61,47 @@ def check_jobs(jobs: list) -> bool:
             raise ValueError(f"job {number} is not {{'args': [... --mode MODE ... --out DIR], 'log': PATH}}: {job!r}")
         if args[args.index("--mode") + 1 :][:1] not in ([mode] for mode in trace_modes.MODES):
             raise ValueError(f"job {number}: unknown --mode in {args!r}; modes are {', '.join(trace_modes.MODES)}")
-    wants = {trace_modes.MODES[job_mode(job["args"])].sets_lower_trace_env for job in jobs}
+    wants = {trace_modes.MODES[job_mode(jobs[unit[0]]["args"])].sets_lower_trace_env for unit in pair_jobs(jobs)}
     if len(wants) != 1:
         raise ValueError(
-            "trace-env jobs need TL_LOWER_TRACE set when tilelang is imported: run them in a batch of their own"
+            "trace-env jobs need TL_LOWER_TRACE set when tilelang is imported: run them in a batch of their own, "
+            "with only the instrument jobs of their configurations"
         )
     return wants.pop()
+
+
+SERVED_MODE = "instrument"  # the mode whose record a trace-env job's lowering can also write
+_OWN_OPTIONS = {"--mode": 1, "--out": 1, "--keep-ir": 0, "--keep": 1}  # what a served job may set its own way
+
+
+def lowering_key(args: list) -> tuple:
+    """A job's arguments without those that do not change its lowering (_OWN_OPTIONS)."""
+    key, skip = [], 0
+    for arg in args:
+        if skip:
+            skip -= 1
+        elif arg in _OWN_OPTIONS:
+            skip = _OWN_OPTIONS[arg]
+        else:
+            key.append(arg)
+    return tuple(key)
+
+
+def pair_jobs(jobs: list) -> list[list[int]]:
+    """The batch's jobs as units, each run in one child: [trace-env job, instrument job] where an instrument job
+    lowers the same configuration (lowering_key) as a trace-env job of the batch, [job] for every other; in job
+    order of their first job."""
+    env_jobs: dict[tuple, list[int]] = {}
+    for index, job in enumerate(jobs):
+        if trace_modes.MODES[job_mode(job["args"])].sets_lower_trace_env:
+            env_jobs.setdefault(lowering_key(job["args"]), []).append(index)
+    units = {index: [index] for index in range(len(jobs))}
+    for index, job in enumerate(jobs):
+        free = env_jobs.get(lowering_key(job["args"])) if job_mode(job["args"]) == SERVED_MODE else None
+        if free:
+            units[free.pop(0)].append(index)
+            del units[index]
+    return [unit for _, unit in sorted(units.items())]
 
 
 def expected_releases(jobs: list) -> list[str]:
@@ -103,15 +143,16 @@ def import_tilelang(lower_trace_env: bool) -> dict:
     }
 
 
-def run_child(job: dict, process: dict) -> int:
-    """In the forked child: the job's stdout and stderr go to its log, then gemm_lower_trace.main runs."""
+def run_child(job: dict, process: dict, served: dict | None = None) -> int:
+    """In the forked child: the job's stdout and stderr go to its log, then gemm_lower_trace.main runs (with the
+    instrument job ``served`` by the same lowering, which writes its own log)."""
     from tilelang_churn.trace import trace_job
 
     fork_pool.output_to(job["log"])
     sys.argv = [str(TRACE_SCRIPT), *job["args"]]  # run.json records the job's stand-alone command
     trace_job.PROCESS.update(process)
     try:
-        return trace_job.main(list(job["args"]))
+        return trace_job.main(list(job["args"]), served=served and (list(served["args"]), served["log"]))
     except SystemExit as exc:  # argparse errors: exit 2, its message already on stderr
         return exc.code if isinstance(exc.code, int) else 2
     except BaseException as exc:  # noqa: BLE001 - one line, as the script alone would give
@@ -206,35 +247,60 @@ def warn_setup_failure(jobs: list, index: int) -> None:
 def run_jobs(
     jobs: list, workers: int, process: dict, environment: str | None = None, timeout: float | None = None
 ) -> list:
-    """Fork one child per job, at most ``workers`` at a time; the exit status of each job, in job order.
+    """Fork one child per unit of jobs (pair_jobs: a job, or a trace-env job and the instrument job its lowering
+    serves), at most ``workers`` at a time; the exit status of each job, in job order.
 
     Each child leads a process group of its own: when it ends (or runs past ``timeout`` seconds) the group is
     killed, so no process its kernel's code forked writes after the job (fork_pool.py)."""
     environment = environment or sys.prefix
     statuses = [None] * len(jobs)
-    pending = list(range(len(jobs)))
+    units = pair_jobs(jobs)
+    pending = list(range(len(units)))
+    started: dict[int, float] = {}
     with fork_pool.ForkPool(workers) as pool:
         while pending or pool.running:
             while pending and pool.has_room:
-                index = pending.pop(0)
-                pool.start(index, functools.partial(run_child, jobs[index], {**process, "job_in_process": index + 1}),
-                           timeout)  # fmt: skip
-            index, ended = pool.wait()
-            statuses[index] = ended.status  # -N: killed by signal N
-            if ended.timed_out:
-                what = f"timed out after {timeout:g} s (config job_timeout_s) and was killed"
-                statuses[index] = record_unfinished(jobs, index, what, process)
-            elif ended.status < 0:
-                report_signal(jobs, index, -ended.status, environment)
-            elif ended.reported is None:
-                what = (
-                    f"the kernel's code ended the process (exit status {ended.status}: os._exit or the like) "
-                    "before the job recorded its run"
-                )
-                statuses[index] = record_unfinished(jobs, index, what, process)
-            elif ended.status == trace_cli.EXIT_PASS_FAILED:
-                warn_setup_failure(jobs, index)
+                number = pending.pop(0)
+                first, *served = units[number]
+                child = functools.partial(run_child, jobs[first], {**process, "job_in_process": first + 1},
+                                          jobs[served[0]] if served else None)  # fmt: skip
+                started[number] = time.time()
+                pool.start(number, child, timeout)
+            number, ended = pool.wait()
+            for index in units[number]:
+                own = index == units[number][0]
+                statuses[index] = ended.status if own else served_status(jobs[index], started[number], ended)
+                if ended.timed_out:
+                    what = f"timed out after {timeout:g} s (config job_timeout_s) and was killed"
+                    statuses[index] = record_unfinished(jobs, index, what, process)
+                elif ended.status < 0:
+                    report_signal(jobs, index, -ended.status, environment)
+                elif ended.reported is None or statuses[index] is None:
+                    what = (
+                        f"the kernel's code ended the process (exit status {ended.status}: os._exit or the like) "
+                        "before the job recorded its run"
+                    )
+                    statuses[index] = record_unfinished(jobs, index, what, process)
+                elif statuses[index] == trace_cli.EXIT_PASS_FAILED:
+                    warn_setup_failure(jobs, index)
+                elif not own and statuses[index] == trace_cli.EXIT_BAD_ARGUMENTS:
+                    refused = jobs[units[number][0]]["log"]
+                    append_to_log(jobs[index], f"error: its arguments were refused: see {refused}")
     return statuses
+
+
+def served_status(job: dict, since: float, ended) -> int | None:
+    """The exit status of an instrument job recorded by another job's child (its run.json's, written after
+    SINCE); the child's when it stopped at bad arguments, which both jobs share; None: no record."""
+    if ended.status < 0 or ended.timed_out:
+        return ended.status
+    run_json = job_out(job) / "run.json"
+    try:
+        if run_json.stat().st_mtime >= since - 0.05:  # the file system's clock is coarser
+            return int(json.loads(run_json.read_text(encoding="utf-8"))["exit_status"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return ended.status if ended.status == trace_cli.EXIT_BAD_ARGUMENTS else None
 
 
 def release_problems(jobs: list, environment: str | None) -> list[str]:

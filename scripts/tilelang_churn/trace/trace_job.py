@@ -177,29 +177,24 @@ def stop_if_forked(job_pid: int) -> None:
         os._exit(trace_cli.EXIT_NOT_RECORDED)
 
 
-def trace(args) -> int:
+def trace(args, served: tuple[list[str], str] | None = None) -> int:
+    """Run one job (args parsed by trace_cli). ``served``: (arguments, log path) of an instrument job of the same
+    configuration (trace_batch.py pairs them) whose record the same lowering writes too, in its own folder."""
     spec = args.spec
+    served_args = trace_cli.parse_args(list(served[0])) if served is not None else None
     job_pid = os.getpid()
     try:
         out_dir, trace_dir = configure_environment(args)
         log = open(out_dir / "tilelang.log", "w", encoding="utf-8")
     except OSError as exc:
         raise NotRecorded(f"cannot write the run's files under --out {args.out or '(default)'}: {exc}") from None
-    run_info = {
-        "command": [sys.executable, *sys.argv],
-        "command_line": shlex.join([sys.executable, *sys.argv]),
-        "cwd": os.getcwd(),
-        "spec": spec.as_dict(),
-        "out_dir": str(out_dir),
-        "trace_dir": str(trace_dir),
-        "platform": platform.platform(),
-        "warnings": trace_cli.warnings_for(args),
-    }
+    run_info = job_info(args, [sys.executable, *sys.argv], out_dir, trace_dir)
     for warning in run_info["warnings"]:
         print(f"{PROG}: warning: {warning}", file=sys.stderr)
     rows: list[dict] = []
     error: BaseException | None = None
     broken: str | None = None  # the environment cannot run TileLang: recorded, then exit 3
+    shared = None  # the served job's (rows, error, info) when one lowering gave both records
     started, cpu_started = time.perf_counter(), time.process_time()
     # TileLang and TVM print progress (and "ROCm not detected") on stdout: keep it in the run's log
     with log, contextlib.redirect_stdout(log):
@@ -241,9 +236,16 @@ def trace(args) -> int:
                 try:
                     func = tilelang_trace.build_kernel(spec)
                     stop_if_forked(job_pid)
-                    runner = getattr(tilelang_trace, mode.runner)
                     with tilelang_trace.pass_config_context(spec):
-                        rows, error, extra = runner(spec, func, target, out_dir, trace_dir)
+                        if served_args is not None:
+                            served_out = out_dir_of(served_args)
+                            served_out.mkdir(parents=True, exist_ok=True)
+                            (rows, error, extra), shared = tilelang_trace.run_trace_env_and_instrument(
+                                spec, served_args.spec, func, target, out_dir, trace_dir, served_out
+                            )
+                        else:
+                            runner = getattr(tilelang_trace, mode.runner)
+                            rows, error, extra = runner(spec, func, target, out_dir, trace_dir)
                     run_info.update(extra)
                 except OSError as exc:  # the run's own files (e.g. ir.json.gz) could not be written
                     raise NotRecorded(f"cannot write the run's files under {out_dir}: {exc}") from None
@@ -253,6 +255,89 @@ def trace(args) -> int:
             # CPU seconds do not grow when other processes share the cores, as the wall seconds above do
             run_info["lower_cpu_seconds"] = round(time.process_time() - lower_cpu_started, 4)
     run_info["versions"] = versions()
+    served_dir = out_dir_of(served_args) if shared is not None else None
+    run_info["lowering"] = lowering_info(out_dir, [out_dir] + ([served_dir] if served_dir else []))
+    wall_seconds = round(time.perf_counter() - started, 4)
+    problem = None
+    try:
+        status = record(args, spec, rows, error, broken, run_info, out_dir, trace_dir, job_pid, wall_seconds)
+    except NotRecorded as exc:  # said once the served job is recorded too
+        problem, status = exc, trace_cli.EXIT_NOT_RECORDED
+    if served_args is not None:
+        run_info["wall_seconds"] = wall_seconds
+        status = max(status, serve(served_args, served, shared, run_info, error, broken, out_dir, job_pid))
+    if problem is not None:
+        raise problem
+    return status
+
+
+def serve(args, served: tuple[list[str], str], shared, primary_info: dict, error, broken, primary_out: Path,
+          job_pid: int) -> int:  # fmt: skip
+    """Record the served instrument job (trace's ``served``, parsed: ``args``) in its own folder, its lines in
+    its own log: from the shared lowering's results (``shared``), or, when the trace-env job did not lower (its
+    release lacks lower_trace, its kernel failed to build), from a lowering of its own in this process."""
+    argv, log_path = served
+    with open(log_path, "w", encoding="utf-8") as job_log, contextlib.redirect_stdout(job_log), \
+            contextlib.redirect_stderr(job_log):  # fmt: skip
+        try:
+            if shared is None and broken is None:
+                print(f"{PROG}: lowered on its own in the process of {primary_out}, which did not lower")
+                return trace(args)
+            return record_served(args, argv, shared, primary_info, error, broken, primary_out, job_pid)
+        except NotRecorded as problem:
+            print(f"{PROG}: error: {problem}", file=sys.stderr)
+            return trace_cli.EXIT_NOT_RECORDED
+
+
+def record_served(args, argv, shared, primary_info: dict, error, broken, primary_out: Path, job_pid: int) -> int:
+    """serve's record from the shared lowering: the instrument's rows, the process's and the lowering's fields."""
+    out_dir, trace_dir = out_dir_of(args), out_dir_of(args) / "lower_trace"
+    print(f"{PROG}: recorded from the lowering of {primary_out}, which wrote both records")
+    run_info = job_info(args, [sys.executable, str(ENTRY), *argv], out_dir, trace_dir)
+    for warning in run_info["warnings"]:
+        print(f"{PROG}: warning: {warning}", file=sys.stderr)
+    for key in ("native_libraries", "import_seconds", "process", "lower_seconds", "lower_cpu_seconds"):
+        if key in primary_info:
+            run_info[key] = primary_info[key]
+    rows, served_error = [], error
+    if shared is not None:
+        rows, served_error, extra = shared
+        run_info.update(extra)
+    run_info["versions"] = primary_info["versions"]
+    run_info["lowering"] = primary_info["lowering"]
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        if (primary_out / "tilelang.log").exists():  # the one lowering's output (--keep tables removes it)
+            shutil.copyfile(primary_out / "tilelang.log", out_dir / "tilelang.log")
+    except OSError as exc:
+        raise NotRecorded(f"cannot write the run's files under {out_dir}: {exc}") from None
+    wall_seconds = primary_info["wall_seconds"]
+    return record(args, args.spec, rows, served_error, broken, run_info, out_dir, trace_dir, job_pid, wall_seconds)
+
+
+def job_info(args, command: list[str], out_dir: Path, trace_dir: Path) -> dict:
+    """run.json's fields known before the lowering."""
+    return {
+        "command": command,
+        "command_line": shlex.join(command),
+        "cwd": os.getcwd(),
+        "spec": args.spec.as_dict(),
+        "out_dir": str(out_dir),
+        "trace_dir": str(trace_dir),
+        "platform": platform.platform(),
+        "warnings": trace_cli.warnings_for(args),
+    }
+
+
+def lowering_info(lowered_by: Path, records: list[Path]) -> dict:
+    """run.json's ``lowering``: the job whose lowering gave this record (``by``, its folder) and every job that
+    lowering recorded (``records``); a lone job names itself in both. A floor counts one lowering once."""
+    return {"by": str(lowered_by), "records": [str(path) for path in records]}
+
+
+def record(args, spec, rows, error, broken, run_info: dict, out_dir: Path, trace_dir: Path, job_pid: int,
+           wall_seconds: float) -> int:  # fmt: skip
+    """Write a job's passes.csv and run.json from its rows, print its step lines, say how it ended: its status."""
     if error is not None and not any(row["status"] == passes_table.STATUS_FAILED for row in rows):
         rows.append(passes_table.failed_row(len(rows), spec.mode, "setup", error))
     provenance = spec.provenance(run_info["versions"]["tilelang"] or "")
@@ -261,7 +346,7 @@ def trace(args) -> int:
     status = trace_cli.EXIT_NOT_RECORDED if broken else trace_cli.EXIT_PASS_FAILED if failed else trace_cli.EXIT_OK
     run_info["exit_status"] = status
     run_info["failure"] = failed and {"step": failed["step"], "pass": failed["pass"], "error": failed.get("error")}
-    run_info["wall_seconds"] = round(time.perf_counter() - started, 4)
+    run_info["wall_seconds"] = wall_seconds
     stop_if_forked(job_pid)
     removed = files_not_kept(args.keep, status, out_dir, trace_dir)
     run_info["removed_after_run"] = [str(path) for path in removed]
@@ -363,7 +448,8 @@ def step_line(row: dict) -> str:
     return line
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, served: tuple[list[str], str] | None = None) -> int:
+    """The job of ARGV, run; ``served``: an instrument job that its lowering records too (trace)."""
     argv = sys.argv[1:] if argv is None else argv
     release_python = trace_cli.release_env_python(argv)
     if release_python:  # run this very script in the release's own environment, before any check
@@ -372,7 +458,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.static_only:
             return static_only(args.tilelang_src)
-        return trace(args)
+        return trace(args, served)
     except NotRecorded as problem:
         print(f"{PROG}: error: {problem}", file=sys.stderr)
         return trace_cli.EXIT_NOT_RECORDED
