@@ -4,8 +4,9 @@
 #   [SNAKEMAKE_ARGS=...] bash benchmarks/balance_device.sh TREE[:LABEL] ... -- CORES ...
 # Each TREE (a checkout: its Snakefile, workflow/, scripts/) runs the default config from an empty folder at each
 # --cores; Snakemake and TileLang come from tmp/site15 (unpacked from tmp/site15.tar.xz, as knockout_device.sh).
-# Per run: wall seconds, the floor (lower_cpu_seconds of every job + import_cpu_seconds of every trace process,
-# over the cores: run.json), their ratio and each batch's wall time, one JSON line each to $OUT/balance.jsonl.
+# Per run: wall seconds, the floor (lower_cpu_seconds of every lowering, a shared one once, + import_cpu_seconds of
+# every trace process, over the cores: run.json, compare_bench.floor_report), their ratio and each batch's wall
+# time, one JSON line each to $OUT/balance.jsonl.
 set -u
 out=${OUT:-/tmp/out}; mkdir -p "$out"
 repo=$(pwd)
@@ -26,14 +27,18 @@ for cores in "$@"; do
     python3 - "$work" "$cores" "$label" "$wall" "$status" >> "$out/balance.jsonl" <<'PY'
 import csv, glob, json, sys
 work, cores, label, wall, status = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]) / 1000, int(sys.argv[5])
-runs = [json.load(open(p)) for p in glob.glob(f"{work}/results/runs/*/*/*/*/run.json")]
-processes = {run["process"]["pid"]: run["process"] for run in runs}
-cpu = sum(run.get("lower_cpu_seconds") or 0 for run in runs) + sum(p.get("import_cpu_seconds") or 0 for p in processes.values())
+from pathlib import Path
+sys.path.insert(0, "benchmarks")
+import compare_bench  # the one floor: a shared lowering (config share_lowering) counted once
+runs = glob.glob(f"{work}/results/runs/*/*/*/*/run.json")
+report = compare_bench.floor_report(Path(work), wall, cores)
+cpu = report["lower_cpu_seconds"] + report["import_cpu_seconds"]
 batches = {}
 for tsv in glob.glob(f"{work}/results/benchmarks/trace/*/*.tsv"):
     row = next(csv.DictReader(open(tsv), delimiter="\t"))
     batches[tsv.rsplit("/", 1)[1][:-4]] = float(row["s"])
 print(json.dumps({"tree": label, "cores": cores, "status": status, "jobs": len(runs), "wall_s": round(wall, 1),
+                  "served_by_another_lowering": report["served_by_another_lowering"],
                   "floor_s": round(cpu / cores, 1), "ratio": round(wall / (cpu / cores), 2), "batches_s": batches}))
 PY
     rm -rf "$work"

@@ -18,9 +18,14 @@ def _from_rule(smk) -> int:
     params = smk.params
     # the config, not a param: a new time limit retraces nothing
     timeout = smk.config.get("job_timeout_s")
-    return trace_batch.run_in_own_process(
+    status = trace_batch.run_in_own_process(
         params.jobs, smk.threads, params.tolerate, params.release_env, smk.log.batch, timeout
     )
+    if status == 0 and "archive" in smk.output.keys():  # config trace_cache: the batch as one file for the cache
+        from tilelang_churn.trace import trace_archive
+
+        trace_archive.pack(smk.output.archive, [path for _, out, log in params.jobs for path in (out, log)])
+    return status
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ SLOW_FIXTURES |= {"kernels_run"}
 SLOW_FIXTURES |= {"built_0_1_14", "uv_bin"}
 SLOW_FIXTURES |= {"no_gpu_run"}  # tests/test_gpu_stage.py: a real (one-job) workflow run with gpu: true
 SLOW_FIXTURES |= {"knockout_run"}  # tests/test_knockout_workflow.py: a workflow run with config knockout
+SLOW_FIXTURES |= {"two_checkouts"}  # tests/test_trace_cache.py: two workflow runs sharing a cache
 SLOW_MODULES = {"test_workflow_failures", "test_trace_batch", "test_batch_signals", "test_release_mismatch"}
 SLOW_MODULES |= {"test_shared_lowering"}
 
@@ -31,7 +32,7 @@ SLOW_MODULES |= {"test_shared_lowering"}
 # The tests run on three pytest-xdist workers (`-n 3 --dist loadgroup`, pyproject.toml): the tests that share an
 # expensive fixture go to one worker, so it is built once, and the rest spread over all three.
 SHARED_FIXTURES = ("finished_run", "book_run", "compared_run", "kernels_run", "trace_runs", "api_runs", "cluster")
-SHARED_FIXTURES += ("built_0_1_14", "knockout_run", "gemm_knockout", "shared_lowerings")
+SHARED_FIXTURES += ("built_0_1_14", "knockout_run", "gemm_knockout", "shared_lowerings", "two_checkouts")
 
 
 def pytest_itemcollected(item):

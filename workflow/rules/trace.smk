@@ -20,9 +20,10 @@ rule release_env:
         mem_mb=2000,
         runtime=30,
     params:
-        script=f"{SCRIPTS}/release_envs.py",
+        # inside the working directory, relative: the same in every checkout (a cached batch's key holds them)
+        script=relative_to_workdir(f"{SCRIPTS}/release_envs.py"),
         root=lambda wildcards, output: str(Path(output[0]).parents[1]),
-        requirements=REQUIREMENTS,
+        requirements=relative_to_workdir(REQUIREMENTS),
     shell:
         "python3 {params.script:q} build --version {wildcards.version:q} --root {params.root:q}"
         " --requirements {params.requirements:q} --log {log:q}"
@@ -37,41 +38,72 @@ rule release_env:
 # Exit status of a job: 0 ok (an "unsupported" row too); 1 a pass failed and is recorded as a row of
 # passes.csv (data: tolerated, unless config fail_on_pass_error); 2 bad arguments and 3 not recorded or a
 # broken environment (the batch fails).
+# With config trace_cache a batch of a released TileLang is eligible for Snakemake's between-workflow cache
+# (`--cache`, SNAKEMAKE_OUTPUT_CACHE): it writes its jobs' files as one archive, the cached output (a cached rule
+# has no benchmark), and rule <batch>_files puts them in place.
 for batch in GRID.batches:
 
-    rule:
-        name:
-            batch.name
-        input:
-            release_env=get_release_env(batch.version),
-            # a user's kernel file: editing it retraces its batches (its jobs only: job_grid.make_batches)
-            kernel_files=batch.kernel_files,
-        output:
-            passes=batch_paths(batch, f"{RUN_DIR}/passes.csv"),
-            run=batch_paths(batch, f"{RUN_DIR}/run.json"),
-        log:
-            batch=f"logs/trace/{batch.version}/{batch.name}.log",
-            jobs=batch_paths(batch, TRACE_LOG),
-        benchmark:
-            f"results/benchmarks/trace/{batch.version}/{batch.name}.tsv"
-        # the longest batches first (their expected seconds, core/job_cost.py), so that the last batch to finish
-        # is a short one while the other cores idle
-        priority: round(batch.expected_seconds)
-        conda:
-            "../envs/tilelang.yaml"
-        # On Slurm one job per batch: measured 0.3-2 s of lowering per job (1-3.5 s with TL_LOWER_TRACE's HTML) and
-        # up to 0.6 GB per child beside the 0.5 GB parent, after a 2-5 s import.
-        threads: batch_threads
-        resources:
-            mem_mb=lambda wildcards, threads: 1000 + 600 * threads,
-            runtime=batch_runtime(len(batch.jobs), seconds_per_job=4, floor_minutes=10),
-        params:
-            # a user's kernel file by content too: an edit keeping an older mtime (cp -p, rsync -t, tar x)
-            # retraces its batches; none for the other batches, whose params stay as they were
-            **({"kernel_sha256": kernels.file_digests(batch.kernel_files)} if batch.kernel_files else {}),
-            jobs=batch_jobs_param(batch),
-            release_env=GRID.release_env(batch.version) or "",
-            # statuses accepted besides 0: 1 (a recorded pass failure), or none
-            tolerate=[] if config["fail_on_pass_error"] else [1],
-        script:
-            "../../scripts/trace_batch.py"
+    if not trace_cached(batch):
+
+        rule:
+            name:
+                batch.name
+            input:
+                **batch_inputs(batch),
+            output:
+                passes=batch_paths(batch, f"{RUN_DIR}/passes.csv"),
+                run=batch_paths(batch, f"{RUN_DIR}/run.json"),
+            log:
+                **batch_logs(batch),
+            benchmark:
+                f"results/benchmarks/trace/{batch.version}/{batch.name}.tsv"
+            # the longest batches first (their expected seconds, core/job_cost.py), so that the last batch to
+            # finish is a short one while the other cores idle
+            priority: round(batch.expected_seconds)
+            conda:
+                "../envs/tilelang.yaml"
+            threads: batch_threads
+            resources:
+                **batch_resources(batch),
+            params:
+                **batch_params(batch),
+            script:
+                "../../scripts/trace_batch.py"
+
+    else:
+
+        rule:
+            name:
+                batch.name
+            input:
+                **batch_inputs(batch),
+            output:
+                archive=trace_archive_path(batch),
+            log:
+                **batch_logs(batch),
+            cache: "omit-software"
+            priority: round(batch.expected_seconds)
+            conda:
+                "../envs/tilelang.yaml"
+            threads: batch_threads
+            resources:
+                **batch_resources(batch),
+            params:
+                **batch_params(batch),
+                # the key beyond the jobs' arguments: the release, the tracing code, every kernel file traced
+                cache_key=trace_cache_key(batch),
+            script:
+                "../../scripts/trace_batch.py"
+
+        rule:
+            name:
+                f"{batch.name}_files"
+            input:
+                archive=trace_archive_path(batch),
+            output:
+                passes=batch_paths(batch, f"{RUN_DIR}/passes.csv"),
+                run=batch_paths(batch, f"{RUN_DIR}/run.json"),
+            # Local on a cluster: one archive unpacked on the shared filesystem.
+            localrule: True
+            script:
+                "../../scripts/trace_archive.py"

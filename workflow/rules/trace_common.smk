@@ -1,5 +1,6 @@
 """Input functions and resources of the trace batches (trace.smk, plots.smk): data and getters, no rules."""
 
+import hashlib
 import math
 
 from snakemake.exceptions import WorkflowError
@@ -27,6 +28,86 @@ def get_release_env(version: str):
 def batch_paths(batch, pattern: str) -> list:
     """pattern filled for every job of a trace batch."""
     return [pattern.format(**job.wildcards) for job in batch.jobs]
+
+
+def relative_to_workdir(path: str) -> str:
+    """PATH relative to the working directory when it lies inside it, else as given."""
+    resolved = Path(path).resolve()
+    return str(resolved.relative_to(Path.cwd())) if resolved.is_relative_to(Path.cwd()) else path
+
+
+def trace_cached(batch) -> bool:
+    """Whether a batch's rule is eligible for Snakemake's between-workflow cache: config trace_cache, and a
+    release of the release data (config/tilelang_releases.yaml), not a TileLang built locally."""
+    return bool(config["trace_cache"]) and batch.version in release_envs.load_releases()
+
+
+TRACE_CACHE_DIR = "results/trace_cache"  # a cached batch's archive: its jobs' files as one output
+
+
+def trace_archive_path(batch) -> str:
+    return f"{TRACE_CACHE_DIR}/{batch.version}/{batch.name}.tar"
+
+
+def batch_inputs(batch) -> dict:
+    return {
+        "release_env": get_release_env(batch.version),
+        # a user's kernel file: editing it retraces its batches (its jobs only: job_grid.make_batches)
+        "kernel_files": batch.kernel_files,
+    }
+
+
+def batch_logs(batch) -> dict:
+    return {"batch": f"logs/trace/{batch.version}/{batch.name}.log", "jobs": batch_paths(batch, TRACE_LOG)}
+
+
+def batch_resources(batch) -> dict:
+    """On Slurm one job per batch: measured 0.3-2 s of lowering per job (1-3.5 s with TL_LOWER_TRACE's HTML) and
+    up to 0.6 GB per child beside the 0.5 GB parent, after a 2-5 s import."""
+    return {
+        "mem_mb": lambda wildcards, threads: 1000 + 600 * threads,
+        "runtime": batch_runtime(len(batch.jobs), seconds_per_job=4, floor_minutes=10),
+    }
+
+
+def batch_params(batch) -> dict:
+    params = {
+        "jobs": batch_jobs_param(batch),
+        "release_env": GRID.release_env(batch.version) or "",
+        # statuses accepted besides 0: 1 (a recorded pass failure), or none
+        "tolerate": [] if config["fail_on_pass_error"] else [1],
+    }
+    if batch.kernel_files:
+        # a user's kernel file by content too: an edit keeping an older mtime (cp -p, rsync -t, tar x) retraces
+        # its batches; none for the other batches, whose params stay as they were
+        params["kernel_sha256"] = kernels.file_digests(batch.kernel_files)
+    return params
+
+
+def trace_cache_key(batch) -> dict:
+    """What decides a cached batch's files besides its jobs' arguments (in the key as params): the release, the
+    tracing code (the package and the entry scripts), the release data (its pins), every kernel file traced."""
+    code = sorted(Path(SCRIPTS).glob("*.py")) + sorted((Path(SCRIPTS) / "tilelang_churn").rglob("*.py"))
+    code += [Path(release_envs.RELEASES_FILE)]
+    return {
+        "release": batch.version,
+        "code": hashlib.sha256(b"".join(path.read_bytes() for path in code)).hexdigest(),
+        "kernels": {name: hashlib.sha256(path.read_bytes()).hexdigest() for name, path in kernel_sources(batch)},
+    }
+
+
+def kernel_sources(batch) -> list:
+    """(name, file) of every kernel file a batch builds: a user's file as configured, a shipped one by its name
+    (its path differs between checkouts, its content does not)."""
+    found = {}
+    for job in batch.jobs:
+        if job.kernel_file:
+            found[job.kernel_file] = Path(job.kernel_file)
+        else:
+            kernel_config = GRID.kernel_configs.get(job.shape)
+            source = kernel_config.source if kernel_config else job_grid.kernel_of(GRID, job.shape)
+            found[f"shipped {source}"] = kernels.shipped(source)
+    return sorted(found.items())
 
 
 def batch_jobs_param(batch) -> list:

@@ -304,7 +304,7 @@ def record_served(args, argv, shared, primary_info: dict, error, broken, primary
         rows, served_error, extra = shared
         run_info.update(extra)
     run_info["versions"] = primary_info["versions"]
-    run_info["lowering"] = primary_info["lowering"]
+    run_info["lowering"] = lowering_info(primary_out, [primary_out, out_dir])
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         if (primary_out / "tilelang.log").exists():  # the one lowering's output (--keep tables removes it)
