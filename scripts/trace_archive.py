@@ -15,23 +15,8 @@ from tilelang_churn.trace import trace_archive  # noqa: E402
 
 
 def _from_rule(smk) -> int:
-    unpacked = set(trace_archive.unpack(smk.input.archive))
-    missing = [path for path in smk.output if path not in unpacked]
-    if missing:
-        print(f"trace_archive.py: error: {smk.input.archive} lacks {len(missing)} file(s): {missing[0]}, ...",
-              file=sys.stderr)  # fmt: skip
-        return 1
-    return 0
-
-
-def main(argv: list[str]) -> int:
-    if len(argv) != 1 or argv[0] in ("-h", "--help"):
-        print(__doc__.strip().splitlines()[2].strip())
-        return 0 if argv[:1] in (["-h"], ["--help"]) else 2
-    for path in trace_archive.unpack(argv[0]):
-        print(path)
-    return 0
+    return trace_archive.unpack_outputs(smk.input.archive, list(smk.output))
 
 
 if __name__ == "__main__":
-    raise SystemExit(_from_rule(snakemake) if "snakemake" in globals() else main(sys.argv[1:]))  # noqa: F821
+    raise SystemExit(_from_rule(snakemake) if "snakemake" in globals() else trace_archive.main())  # noqa: F821

@@ -63,8 +63,11 @@ for batch in GRID.batches:
             conda:
                 "../envs/tilelang.yaml"
             threads: batch_threads
+            # On Slurm one job per batch: measured 0.3-2 s of lowering per job (1-3.5 s with TL_LOWER_TRACE's
+            # HTML) and up to 0.6 GB per child beside the 0.5 GB parent, after a 2-5 s import.
             resources:
-                **batch_resources(batch),
+                mem_mb=lambda wildcards, threads: 1000 + 600 * threads,
+                runtime=batch_runtime(len(batch.jobs), seconds_per_job=4, floor_minutes=10),
             params:
                 **batch_params(batch),
             script:
@@ -86,8 +89,11 @@ for batch in GRID.batches:
             conda:
                 "../envs/tilelang.yaml"
             threads: batch_threads
+            # On Slurm one job per batch: measured 0.3-2 s of lowering per job (1-3.5 s with TL_LOWER_TRACE's
+            # HTML) and up to 0.6 GB per child beside the 0.5 GB parent, after a 2-5 s import.
             resources:
-                **batch_resources(batch),
+                mem_mb=lambda wildcards, threads: 1000 + 600 * threads,
+                runtime=batch_runtime(len(batch.jobs), seconds_per_job=4, floor_minutes=10),
             params:
                 **batch_params(batch),
                 # the key beyond the jobs' arguments: the release, the tracing code, every kernel file traced
@@ -105,5 +111,9 @@ for batch in GRID.batches:
                 run=batch_paths(batch, f"{RUN_DIR}/run.json"),
             # Local on a cluster: one archive unpacked on the shared filesystem.
             localrule: True
+            threads: 1
+            resources:
+                mem_mb=500,
+                runtime=5,
             script:
                 "../../scripts/trace_archive.py"

@@ -37,8 +37,8 @@ def relative_to_workdir(path: str) -> str:
 
 
 def trace_cached(batch) -> bool:
-    """Whether a batch's rule is eligible for Snakemake's between-workflow cache: config trace_cache, and a
-    release of the release data (config/tilelang_releases.yaml), not a TileLang built locally."""
+    """Whether a batch is eligible for Snakemake's between-workflow cache: config trace_cache is on and its
+    release is one of the release data (config/tilelang_releases.yaml), not a TileLang built locally."""
     return bool(config["trace_cache"]) and batch.version in release_envs.load_releases()
 
 
@@ -59,15 +59,6 @@ def batch_inputs(batch) -> dict:
 
 def batch_logs(batch) -> dict:
     return {"batch": f"logs/trace/{batch.version}/{batch.name}.log", "jobs": batch_paths(batch, TRACE_LOG)}
-
-
-def batch_resources(batch) -> dict:
-    """On Slurm one job per batch: measured 0.3-2 s of lowering per job (1-3.5 s with TL_LOWER_TRACE's HTML) and
-    up to 0.6 GB per child beside the 0.5 GB parent, after a 2-5 s import."""
-    return {
-        "mem_mb": lambda wildcards, threads: 1000 + 600 * threads,
-        "runtime": batch_runtime(len(batch.jobs), seconds_per_job=4, floor_minutes=10),
-    }
 
 
 def batch_params(batch) -> dict:

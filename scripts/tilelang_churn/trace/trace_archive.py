@@ -10,6 +10,7 @@ absolute path, ``..``, a link: tarfile's ``data`` filter). Standard library only
 from __future__ import annotations
 
 import os
+import sys
 import tarfile
 from pathlib import Path
 
@@ -45,3 +46,24 @@ def unpack(archive: str | Path, into: str | Path = ".") -> list[str]:
         members = tar.getmembers()
         tar.extractall(into, members=members, filter="data")
     return [member.name for member in members if member.isfile()]
+
+
+def unpack_outputs(archive: str | Path, outputs: list[str]) -> int:
+    """The rule <batch>_files: ARCHIVE unpacked in place; 1, naming the first, when it lacks one of OUTPUTS."""
+    unpacked = set(unpack(archive))
+    missing = [path for path in outputs if path not in unpacked]
+    if missing:
+        print(f"trace_archive.py: error: {archive} lacks {len(missing)} file(s): {missing[0]}, ...", file=sys.stderr)
+        return 1
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """trace_archive.py ARCHIVE.tar: its files unpacked into the working directory, their paths printed."""
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1 or argv[0] in ("-h", "--help"):
+        print("usage: trace_archive.py ARCHIVE.tar  (unpacks a cached trace batch into the working directory)")
+        return 0 if argv[:1] in (["-h"], ["--help"]) else 2
+    for path in unpack(argv[0]):
+        print(path)
+    return 0
