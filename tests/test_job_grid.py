@@ -106,11 +106,13 @@ def test_a_grid_without_trace_env_has_no_trace_env_batch_and_the_default_size_is
 
 
 def test_batches_hold_at_most_trace_batch_seconds_of_expected_lowering():
-    """60 GEMM jobs of 0.71 s each (core/job_cost.py): 20 s (the default) is 28 of them; a job above the limit is
-    a batch of its own; the cut depends on the config alone, not on the cores a run is given."""
+    """60 GEMM jobs of the API modes on cuda-sm90, 0.71 x 1.25 s each (core/job_cost.py): 20 s (the default) is
+    22 of them; a job above the limit is a batch of its own; the cut depends on the config alone, not on the
+    cores a run is given."""
     shapes = [{"M": 64 * (i + 1), "N": 64, "K": 64} for i in range(30)]
     grid = grid_of(modes=["trace-api", "pass-diff"], shapes=shapes)
-    assert [len(b.jobs) for b in grid.batches] == [28, 28, 4]
+    assert job_cost.expected_seconds("trace-api", "gemm", target="cuda-sm90") == pytest.approx(0.71 * 1.25)
+    assert [len(b.jobs) for b in grid.batches] == [22, 22, 16]
     assert all(b.expected_seconds <= 20 for b in grid.batches)
     assert [len(b.jobs) for b in grid_of(modes=["trace-api"], shapes=shapes[:3], trace_batch_seconds=0.1).batches] == [
         1,
@@ -120,6 +122,11 @@ def test_batches_hold_at_most_trace_batch_seconds_of_expected_lowering():
     assert job_cost.cut([5, 5, 5, 15, 1], 10, 50) == [range(0, 2), range(2, 3), range(3, 4), range(4, 5)]
     assert job_cost.cut([1] * 5, 100, 2) == [range(0, 2), range(2, 4), range(4, 5)]
     assert job_cost.cut([], 10, 5) == []
+    # the whole lowering on sm80 costs 2.5-3x sm90's; a target the model does not know, an average one
+    assert job_cost.expected_seconds("trace-env", "gemm", target="cuda-sm80") > 2.5 * job_cost.expected_seconds(
+        "trace-env", "gemm", target="cuda-sm90"
+    )
+    assert job_cost.expected_seconds("instrument", "gemm", target="sm90a") == job_cost.MODE_SECONDS["instrument"]
 
 
 def test_each_release_has_batches_of_its_own():

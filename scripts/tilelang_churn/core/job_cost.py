@@ -3,13 +3,22 @@
 The grid cuts its batches by it (job_grid.make_batches: at most config trace_batch_seconds each), so that there
 are enough of them to keep the cores busy whatever the order they finish in. A model, not a measure: the GEMM's
 seconds are the means of the default grid's jobs (TileLang 0.1.15, this project's 2-core machine, 2026-12-02,
-``run.json``'s ``wall_seconds``), the shipped kernels' factors their means against the GEMM's over the four modes;
-a mode or kernel it does not know costs as the GEMM's instrument job. Standard library only.
+``run.json``'s ``wall_seconds``), the shipped kernels' factors their means against the GEMM's over the four modes,
+the shipped targets' their means against the mean of the three; a mode, kernel or target it does not know costs
+as the GEMM's instrument job on an average target. Standard library only.
 """
 
 from __future__ import annotations
 
 MODE_SECONDS = {"trace-env": 1.28, "trace-api": 0.71, "pass-diff": 0.71, "instrument": 0.66}
+# the shipped targets against their mean, by whether the mode runs the whole tilelang.lower (trace-env,
+# instrument: sm80's software pipelining makes it 2.5-3x sm90) or a pass list (the API modes: hip's is shorter);
+# the default grid's jobs, TileLang 0.1.15, this machine, 2026-12-02. Another target: 1.
+TARGET_FACTOR = {
+    True: {"cuda-sm80": 1.7, "cuda-sm90": 0.6, "hip": 0.7},
+    False: {"cuda-sm80": 1.25, "cuda-sm90": 1.25, "hip": 0.5},
+}
+WHOLE_LOWERING = ("trace-env", "instrument")
 KERNEL_FACTOR = {"gemm": 1.0, "flash_attention": 2.5, "rmsnorm": 0.3}  # FlashAttention 2.3-2.9, RMSNorm 0.25-0.38
 DEFAULT_SECONDS = MODE_SECONDS["instrument"]
 
@@ -20,10 +29,11 @@ DEFAULT_SECONDS = MODE_SECONDS["instrument"]
 SERVED_FACTOR = 0.35
 
 
-def expected_seconds(mode: str, kernel: str, served: bool = False) -> float:
-    """The expected seconds of one job of ``mode`` lowering ``kernel``; ``served``: an instrument job recorded from
-    a trace-env job's lowering."""
+def expected_seconds(mode: str, kernel: str, served: bool = False, target: str | None = None) -> float:
+    """The expected seconds of one job of ``mode`` lowering ``kernel`` for ``target`` (its folder name);
+    ``served``: an instrument job recorded from a trace-env job's lowering."""
     seconds = MODE_SECONDS.get(mode, DEFAULT_SECONDS) * KERNEL_FACTOR.get(kernel, 1.0)
+    seconds *= TARGET_FACTOR[mode in WHOLE_LOWERING].get(target, 1.0)
     return seconds * SERVED_FACTOR if served else seconds
 
 

@@ -866,7 +866,7 @@ def make_batches(grid: Grid, size: int, seconds: float = float("inf"), share_low
             for unit in units:
                 by_file.setdefault(unit[0].kernel_file, []).append(unit)
             for kernel_file, group in by_file.items():
-                costs = [sum(job_cost.expected_seconds(job.mode, kernel_of(grid, job.shape), job in served)
+                costs = [sum(job_cost.expected_seconds(job.mode, kernel_of(grid, job.shape), job in served, job.target)
                              for job in unit) for unit in group]  # fmt: skip
                 runs = job_cost.cut(costs, seconds, size, sizes=[len(unit) for unit in group])
                 for number, run in enumerate(runs, 1):
