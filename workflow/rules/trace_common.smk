@@ -1,5 +1,6 @@
 """Input functions and resources of the trace batches (trace.smk, plots.smk): data and getters, no rules."""
 
+import functools
 import hashlib
 import math
 
@@ -39,7 +40,21 @@ def relative_to_workdir(path: str) -> str:
 def trace_cached(batch) -> bool:
     """Whether a batch is eligible for Snakemake's between-workflow cache: config trace_cache is on and its
     release is one of the release data (config/tilelang_releases.yaml), not a TileLang built locally."""
-    return bool(config["trace_cache"]) and batch.version in release_envs.load_releases()
+    return bool(config["trace_cache"]) and batch.version in released_versions()
+
+
+@functools.cache
+def released_versions() -> frozenset:
+    return frozenset(release_envs.load_releases())
+
+
+@functools.cache
+def tracing_code_digest() -> str:
+    """The sha256 of the tracing code (the package and the entry scripts) and the release data (its pins): read
+    once for all batches."""
+    code = sorted(Path(SCRIPTS).glob("*.py")) + sorted((Path(SCRIPTS) / "tilelang_churn").rglob("*.py"))
+    code += [Path(release_envs.RELEASES_FILE)]
+    return hashlib.sha256(b"".join(path.read_bytes() for path in code)).hexdigest()
 
 
 TRACE_CACHE_DIR = "results/trace_cache"  # a cached batch's archive: its jobs' files as one output
@@ -78,11 +93,9 @@ def batch_params(batch) -> dict:
 def trace_cache_key(batch) -> dict:
     """What decides a cached batch's files besides its jobs' arguments (in the key as params): the release, the
     tracing code (the package and the entry scripts), the release data (its pins), every kernel file traced."""
-    code = sorted(Path(SCRIPTS).glob("*.py")) + sorted((Path(SCRIPTS) / "tilelang_churn").rglob("*.py"))
-    code += [Path(release_envs.RELEASES_FILE)]
     return {
         "release": batch.version,
-        "code": hashlib.sha256(b"".join(path.read_bytes() for path in code)).hexdigest(),
+        "code": tracing_code_digest(),
         "kernels": {name: hashlib.sha256(path.read_bytes()).hexdigest() for name, path in kernel_sources(batch)},
     }
 

@@ -83,6 +83,9 @@ MODE_NAMES = tuple(MODES)
 
 # modes whose job can keep the printed IR after every pass (--keep-ir: ir.json.gz) for the release comparison
 KEEPS_IR = ("instrument",)
+# the mode whose record a trace-env job's lowering can also write (config share_lowering: the grid puts such a job
+# beside its trace-env job, trace_batch.pair_jobs gives both one lowering)
+SERVED_MODE = "instrument"
 
 
 def source_of(mode: str) -> str:

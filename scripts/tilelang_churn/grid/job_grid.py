@@ -809,7 +809,7 @@ def batch_name(
     kernel, the shapes reordered)."""
     modes = list(dict.fromkeys(job.mode for job in jobs))
     mode = modes[0].removeprefix("trace-") if len(modes) == 1 else None
-    mode = ("env_instrument" if SERVED_MODE in modes else "env") if lower_trace_env else mode
+    mode = ("env_instrument" if trace_modes.SERVED_MODE in modes else "env") if lower_trace_env else mode
     mode = mode if kind == "trace" else None  # a knockout batch: its kind says what it does
     kernels_ = list(dict.fromkeys(kernel_of(grid, job.shape) for job in jobs))
     targets = list(dict.fromkeys(job.target for job in jobs))
@@ -833,12 +833,9 @@ def served_jobs(grid: Grid) -> dict[Job, Job]:
     for (version, target, config_id, mode), job in grid.jobs.items():
         release = releases.get(version)
         env_job = grid.jobs.get((version, target, config_id, "trace-env"))
-        if mode == SERVED_MODE and env_job is not None and release is not None and release.has_lower_trace:
+        if mode == trace_modes.SERVED_MODE and env_job is not None and release is not None and release.has_lower_trace:
             served[job] = env_job
     return served
-
-
-SERVED_MODE = "instrument"  # the mode a trace-env job's lowering can record too (trace_batch.SERVED_MODE)
 
 
 def make_batches(grid: Grid, size: int, seconds: float = float("inf"), share_lowering: bool = True) -> list[Batch]:

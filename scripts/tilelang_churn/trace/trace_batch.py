@@ -70,7 +70,6 @@ def check_jobs(jobs: list) -> bool:
     return wants.pop()
 
 
-SERVED_MODE = "instrument"  # the mode whose record a trace-env job's lowering can also write
 _OWN_OPTIONS = {"--mode": 1, "--out": 1, "--keep-ir": 0, "--keep": 1}  # what a served job may set its own way
 
 
@@ -97,7 +96,7 @@ def pair_jobs(jobs: list) -> list[list[int]]:
             env_jobs.setdefault(lowering_key(job["args"]), []).append(index)
     units = {index: [index] for index in range(len(jobs))}
     for index, job in enumerate(jobs):
-        free = env_jobs.get(lowering_key(job["args"])) if job_mode(job["args"]) == SERVED_MODE else None
+        free = env_jobs.get(lowering_key(job["args"])) if job_mode(job["args"]) == trace_modes.SERVED_MODE else None
         if free:
             units[free.pop(0)].append(index)
             del units[index]
