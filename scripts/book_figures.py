@@ -12,9 +12,29 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
+import argparse  # noqa: E402
 from contextlib import redirect_stderr, redirect_stdout  # noqa: E402
 
 from tilelang_churn.figures import book_figures  # noqa: E402
+from tilelang_churn.figures import figure_style as fs  # noqa: E402
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description="The book's figures of TileLang pass churn (chapter 12).")
+    parser.add_argument("--churn", required=True, help="churn.csv (churn_table.py)")
+    parser.add_argument("--reference", required=True, help="the reference job's passes.csv (fig1, fig4)")
+    parser.add_argument("--by-version", default=None, help="churn_by_version.csv of the comparison of releases")
+    parser.add_argument("--out-dir", required=True, help="folder of the figures and FIGURES.md")
+    parser.add_argument("--language", default="en", choices=fs.LANGUAGES, help="language of the labels")
+    parser.add_argument("--width-cm", type=float, default=book_figures.DEFAULT_WIDTH_CM, help="figure width in cm")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return book_figures.draw_book(
+        args.churn, args.reference, args.out_dir, args.language, args.width_cm, args.by_version
+    )
 
 
 def _from_rule(smk) -> int:
@@ -24,8 +44,8 @@ def _from_rule(smk) -> int:
     if smk.input.get("by_version"):
         argv += ["--by-version", smk.input.by_version]
     with open(smk.log[0], "w", encoding="utf-8") as log, redirect_stdout(log), redirect_stderr(log):
-        return book_figures.main(argv)
+        return main(argv)
 
 
 if __name__ == "__main__":
-    raise SystemExit(_from_rule(snakemake) if "snakemake" in globals() else book_figures.main())  # noqa: F821
+    raise SystemExit(_from_rule(snakemake) if "snakemake" in globals() else main())  # noqa: F821

@@ -11,9 +11,25 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
+import argparse  # noqa: E402
 from contextlib import redirect_stderr, redirect_stdout  # noqa: E402
 
 from tilelang_churn.tables import churn_table  # noqa: E402
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        description="Gather per-job passes.csv tables into churn.csv and churn_summary.csv."
+    )
+    parser.add_argument("--out", required=True, help="churn.csv: all rows of all inputs")
+    parser.add_argument("--summary", required=True, help="churn_summary.csv: one row per job")
+    parser.add_argument("passes", nargs="+", metavar="PASSES_CSV", help="per-job passes.csv files")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return churn_table.build_tables(args.passes, args.out, args.summary)
 
 
 def _from_rule(smk) -> int:
@@ -22,4 +38,4 @@ def _from_rule(smk) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(_from_rule(snakemake) if "snakemake" in globals() else churn_table.main())  # noqa: F821
+    raise SystemExit(_from_rule(snakemake) if "snakemake" in globals() else main())  # noqa: F821

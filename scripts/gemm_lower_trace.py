@@ -7,8 +7,9 @@
     python3 gemm_lower_trace.py --mode pass-diff    # pass_diff(func, passes)
     python3 gemm_lower_trace.py --mode instrument   # a TVM pass instrument over the full tilelang.lower
 
-The book's script, a thin entry: the logic is tilelang_churn/trace/trace_job.py (options, outputs and exit
-statuses in its docstring). Needs only the standard library and TileLang.
+The book's script, a thin entry: its options are tilelang_churn/trace/trace_cli.py's, the logic is
+tilelang_churn/trace/trace_job.py (options, outputs and exit statuses in its docstring). Needs only the standard
+library and TileLang.
 """
 
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file
@@ -18,5 +19,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
 from tilelang_churn.trace import trace_job  # noqa: E402
 
+
+def main(argv: list[str] | None = None) -> int:
+    """The job of ARGV (default: the command line), its options parsed by tilelang_churn/trace/trace_cli.py."""
+    return trace_job.run_job(sys.argv[1:] if argv is None else argv)
+
+
 if __name__ == "__main__":
-    raise SystemExit(trace_job.main())
+    raise SystemExit(main())

@@ -13,7 +13,41 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
+import argparse  # noqa: E402
+
 from tilelang_churn.gpu import gpu_bench  # noqa: E402
 
+
+def build_parser() -> argparse.ArgumentParser:
+    """This stage's own options; the rest are the trace script's kernel and target options (trace_cli)."""
+    parser = argparse.ArgumentParser(
+        prog="gpu_bench.py",
+        description="Compile a kernel with TileLang for the visible GPU, check it against its reference, time it.",
+        epilog="Kernel and target options: those of gemm_lower_trace.py (--shape ..., --kernel, --params, --target).",
+    )
+    parser.add_argument("--out", required=True, metavar="FILE", help="the job's speed.json (or, --probe, device.json)")
+    parser.add_argument("--probe", action="store_true", help="only describe the GPU into --out; exit 4 when none")
+    parser.add_argument("--log", metavar="FILE", help="also write the no-device line here")
+    parser.add_argument(
+        "--site", metavar="DIR", help="a release's GPU site (gpu_site.py), put in front of sys.path: that TileLang"
+    )
+    repeats, launches = gpu_bench.REPEATS, gpu_bench.LAUNCHES
+    parser.add_argument("--repeats", type=int, default=repeats, help=f"timed repeats (default {repeats})")
+    parser.add_argument("--launches", type=int, default=launches, help=f"launches per repeat (default {launches})")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser()
+    ours, rest = parser.parse_known_args(argv)
+    gpu_bench.use_site(ours.site)  # before anything imports tilelang
+    if not ours.probe:
+        return gpu_bench.bench_job(rest, ours.out, ours.log, ours.repeats, ours.launches, argv)
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    return gpu_bench.describe_device(ours.out, ours.log)
+
+
 if __name__ == "__main__":
-    raise SystemExit(gpu_bench.main())
+    raise SystemExit(main())

@@ -12,7 +12,25 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
+import argparse  # noqa: E402
+
 from tilelang_churn.gpu import gpu_site  # noqa: E402
 
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gpu_site.py", description=gpu_site.__doc__.split("\n\n")[0])
+    parser.add_argument("--version", required=True)
+    parser.add_argument("--dest", required=True)
+    parser.add_argument(
+        "--pip-args", default="", help="more pip options, one string (e.g. --no-index --find-links DIR)"
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return gpu_site.install_site(args.version, args.dest, args.pip_args)
+
+
 if __name__ == "__main__":
-    raise SystemExit(gpu_site.main())
+    raise SystemExit(main())

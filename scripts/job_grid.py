@@ -11,5 +11,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
 from tilelang_churn.grid import job_grid  # noqa: E402
 
+USAGE = "usage: job_grid.py CONFIG.yaml  (checks the config and prints its jobs)"
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    asked = argv in (["-h"], ["--help"])
+    if len(argv) != 1 or asked:
+        print(USAGE, file=sys.stdout if asked else sys.stderr)
+        return 0 if asked else 2
+    return job_grid.print_jobs(argv[0])
+
+
 if __name__ == "__main__":
-    raise SystemExit(job_grid.main())
+    raise SystemExit(main())

@@ -9,7 +9,25 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
+import argparse  # noqa: E402
+
 from tilelang_churn.tables import kernel_speed  # noqa: E402
 
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kernel_speed.py", description=kernel_speed.__doc__.split("\n\n")[0])
+    parser.add_argument("--summary", required=True, help="churn_summary.csv")
+    parser.add_argument("--mode", required=True, help="the trace mode whose churn is joined")
+    parser.add_argument("--speed", required=True, help="kernel_speed.csv to write")
+    parser.add_argument("--joined", required=True, help="churn_vs_speed.csv to write")
+    parser.add_argument("speed_json", nargs="*", help="the GPU jobs' speed.json")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return kernel_speed.build_tables(args.speed_json, args.summary, args.mode, args.speed, args.joined)
+
+
 if __name__ == "__main__":
-    raise SystemExit(kernel_speed.main())
+    raise SystemExit(main())

@@ -12,8 +12,32 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
-from tilelang_churn.knockout import knockout_batch  # noqa: E402
+import argparse  # noqa: E402
+
+from tilelang_churn.knockout import knockout_batch, pass_knockout  # noqa: E402
 from tilelang_churn.trace import trace_batch  # noqa: E402
+
+
+def build_parser() -> argparse.ArgumentParser:
+    description = knockout_batch.__doc__.split("\n\n")[0]
+    parser = argparse.ArgumentParser(prog=knockout_batch.PROG, description=description)
+    trace_batch.add_batch_options(parser, "lowerings")
+    passes_help = "changed (default), all, or NAME,NAME"
+    parser.add_argument("--passes", type=knockout_batch.pass_selection, default="changed", help=passes_help)
+    parser.add_argument("--occurrence", choices=pass_knockout.OCCURRENCES, default="all")
+    parser.add_argument(
+        "--timeout", type=trace_batch.positive_seconds, default=120.0, help="seconds per lowering (default 120)"
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    trace_batch.in_release_env(argv, knockout_batch.SCRIPT)  # with --release-env: this process replaced, run there
+    args = build_parser().parse_args(argv)
+    return knockout_batch.run_batch_file(
+        args.jobs, args.workers, args.passes, args.occurrence, args.timeout, args.release_env
+    )
 
 
 def _from_rule(smk) -> int:
@@ -30,4 +54,4 @@ def _from_rule(smk) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(_from_rule(snakemake) if "snakemake" in globals() else knockout_batch.main())  # noqa: F821
+    raise SystemExit(_from_rule(snakemake) if "snakemake" in globals() else main())  # noqa: F821

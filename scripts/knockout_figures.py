@@ -6,7 +6,25 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
+import argparse  # noqa: E402
+
 from tilelang_churn.figures import knockout_figures  # noqa: E402
 
+
+def build_parser() -> argparse.ArgumentParser:
+    description = knockout_figures.__doc__.split("\n\n")[0]
+    parser = argparse.ArgumentParser(prog="knockout_figures.py", description=description)
+    parser.add_argument("--runs-dir", required=True, help="results/knockout/runs")
+    parser.add_argument("--out-dir", required=True, help="results/knockout/figures")
+    parser.add_argument("--formats", default="png")
+    parser.add_argument("records", nargs="+", help="each configuration's knockout.json (and knockout_gpu.json)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return knockout_figures.draw_figures(args.records, args.runs_dir, args.out_dir, tuple(args.formats.split(",")))
+
+
 if __name__ == "__main__":
-    raise SystemExit(knockout_figures.main())
+    raise SystemExit(main())

@@ -6,7 +6,22 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
+import argparse  # noqa: E402
+
 from tilelang_churn.tables import knockout_table  # noqa: E402
 
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=knockout_table.PROG, description=knockout_table.__doc__.split("\n\n")[0])
+    parser.add_argument("--out", required=True, help="the gathered table (results/knockout/knockout.csv)")
+    parser.add_argument("records", nargs="+", help="each configuration's knockout.json (and knockout_gpu.json)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    return knockout_table.write_table(args.records, args.out)
+
+
 if __name__ == "__main__":
-    raise SystemExit(knockout_table.main())
+    raise SystemExit(main())

@@ -12,9 +12,34 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
+import argparse  # noqa: E402
 from contextlib import redirect_stderr, redirect_stdout  # noqa: E402
 
+from tilelang_churn.core import trace_modes  # noqa: E402
 from tilelang_churn.figures import plot_churn  # noqa: E402
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description="Figures of TileLang pass churn.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    bars = sub.add_parser("bars", help="per-pass churn bars of each job (one process draws them all)")
+    bars.add_argument("--passes", required=True, nargs="+", help="each job's passes.csv")
+    bars.add_argument("--out", required=True, nargs="+", help="a figure per passes.csv, in order")
+    bars.add_argument("--measure", default="raw", choices=plot_churn.MEASURES, help="raw, or ignoring whitespace")
+    bars.add_argument("--workers", type=int, default=1, help="figures drawn at the same time (forked processes)")
+    heat = sub.add_parser("heatmap", help="passes x configurations heatmap of one mode")
+    heat.add_argument("--churn", required=True, help="churn.csv from churn_table.py")
+    heat.add_argument("--out", required=True, nargs="+", help="figure path(s); format from the suffix")
+    heat.add_argument("--mode", default="trace-env", choices=trace_modes.MODE_NAMES)
+    heat.add_argument("--measure", default="raw", choices=plot_churn.MEASURES, help="raw, or ignoring whitespace")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "bars":
+        return plot_churn.draw_bars(args.passes, args.out, args.measure, args.workers)
+    return plot_churn.draw_heatmap(args.churn, args.out, args.mode, args.measure)
 
 
 def _from_rule(smk) -> int:
@@ -25,8 +50,8 @@ def _from_rule(smk) -> int:
     else:
         argv = ["heatmap", "--churn", smk.input.churn, "--mode", smk.params.mode, *measure, "--out", *smk.output]
     with open(smk.log[0], "w", encoding="utf-8") as log, redirect_stdout(log), redirect_stderr(log):
-        return plot_churn.main(argv)
+        return main(argv)
 
 
 if __name__ == "__main__":
-    raise SystemExit(_from_rule(snakemake) if "snakemake" in globals() else plot_churn.main())  # noqa: F821
+    raise SystemExit(_from_rule(snakemake) if "snakemake" in globals() else main())  # noqa: F821

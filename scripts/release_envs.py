@@ -9,7 +9,31 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
+import argparse  # noqa: E402
+
 from tilelang_churn.releases import release_envs  # noqa: E402
 
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=release_envs.__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    check = commands.add_parser("check", help="validate releases (as the config key `versions`)")
+    check.add_argument("versions", nargs="+", metavar="VERSION")
+    build = commands.add_parser("build", help="build ROOT/tilelang-VERSION and print its marker path")
+    build.add_argument("--version", required=True)
+    build.add_argument("--root", required=True, type=Path)
+    build.add_argument("--requirements", default="requirements.txt", type=Path)
+    build.add_argument("--log", type=Path, help="default ROOT/tilelang-VERSION.build.log")
+    build.add_argument("--uv", type=Path, help="the uv executable (default: beside python, then PATH)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "check":
+        return release_envs.print_checked_versions(args.versions)
+    return release_envs.print_built_env(args.version, args.root, args.requirements, args.uv, args.log)
+
+
 if __name__ == "__main__":
-    raise SystemExit(release_envs.main())
+    raise SystemExit(main())

@@ -11,5 +11,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
 from tilelang_churn.trace import run_record  # noqa: E402
 
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print("usage: run_record.py RUN_DIR", file=sys.stderr)
+        return 2
+    return run_record.print_run_record(argv[0])
+
+
 if __name__ == "__main__":
-    raise SystemExit(run_record.main())
+    raise SystemExit(main())

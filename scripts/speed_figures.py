@@ -9,7 +9,24 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
+import argparse  # noqa: E402
+
 from tilelang_churn.figures import speed_figures  # noqa: E402
 
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="speed_figures.py", description=speed_figures.__doc__.split("\n\n")[0])
+    parser.add_argument("--joined", required=True, help="churn_vs_speed.csv")
+    parser.add_argument("--out-dir", required=True)
+    parser.add_argument("--kernels", required=True, help="comma-separated kernel names, one figure each")
+    parser.add_argument("--formats", default="png,svg")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return speed_figures.build(args.joined, args.out_dir, args.kernels.split(","), tuple(args.formats.split(",")))
+
+
 if __name__ == "__main__":
-    raise SystemExit(speed_figures.main())
+    raise SystemExit(main())

@@ -14,9 +14,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn p
 from tilelang_churn.trace import trace_archive  # noqa: E402
 
 
+def main(argv: list[str] | None = None) -> int:
+    """trace_archive.py ARCHIVE.tar: its files unpacked into the working directory, their paths printed."""
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1 or argv[0] in ("-h", "--help"):
+        print("usage: trace_archive.py ARCHIVE.tar  (unpacks a cached trace batch into the working directory)")
+        return 0 if argv[:1] in (["-h"], ["--help"]) else 2
+    return trace_archive.unpack_and_list(argv[0])
+
+
 def _from_rule(smk) -> int:
     return trace_archive.unpack_outputs(smk.input.archive, list(smk.output))
 
 
 if __name__ == "__main__":
-    raise SystemExit(_from_rule(snakemake) if "snakemake" in globals() else trace_archive.main())  # noqa: F821
+    raise SystemExit(_from_rule(snakemake) if "snakemake" in globals() else main())  # noqa: F821

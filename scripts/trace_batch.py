@@ -11,7 +11,29 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
+import argparse  # noqa: E402
+
 from tilelang_churn.trace import trace_batch  # noqa: E402
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=trace_batch.PROG, description=trace_batch.__doc__.split("\n\n")[0])
+    trace_batch.add_batch_options(parser, "jobs traced")
+    parser.add_argument("--tolerate", type=int, action="append", default=[], help="a job status that is no failure")
+    parser.add_argument(
+        "--job-timeout",
+        type=trace_batch.positive_seconds,
+        metavar="S",
+        help="kill a job running longer, a failed row (default: none)",
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    trace_batch.in_release_env(argv, trace_batch.SCRIPT)  # with --release-env: this process replaced, run there
+    args = build_parser().parse_args(argv)
+    return trace_batch.run_batch_file(args.jobs, args.workers, tuple(args.tolerate), args.release_env, args.job_timeout)
 
 
 def _from_rule(smk) -> int:
@@ -29,4 +51,4 @@ def _from_rule(smk) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(_from_rule(snakemake) if "snakemake" in globals() else trace_batch.main())  # noqa: F821
+    raise SystemExit(_from_rule(snakemake) if "snakemake" in globals() else main())  # noqa: F821

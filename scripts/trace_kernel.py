@@ -17,5 +17,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
 from tilelang_churn.trace import trace_job  # noqa: E402
 
+
+def main(argv: list[str] | None = None) -> int:
+    """The job of ARGV (default: the command line), its options parsed by tilelang_churn/trace/trace_cli.py."""
+    return trace_job.run_job(sys.argv[1:] if argv is None else argv)
+
+
 if __name__ == "__main__":
-    raise SystemExit(trace_job.main())
+    raise SystemExit(main())

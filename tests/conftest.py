@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import json
 import re
 import shutil
@@ -42,6 +44,16 @@ def pytest_itemcollected(item):
     shared = next((name for name in SHARED_FIXTURES if name in item.fixturenames), None)
     if shared:
         item.add_marker(pytest.mark.xdist_group(shared))
+
+
+@functools.cache
+def entry(name: str):
+    """The entry file scripts/NAME.py as a module (its ``main``, ``build_parser``; its ``__main__`` block not run),
+    loaded once, under a name of its own: ``entry("churn_table").main([...])`` is the command line, in-process."""
+    spec = importlib.util.spec_from_file_location(f"entry_{name}", SCRIPTS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def run_script(*args: str, cwd: Path | None = None, python_flags: tuple[str, ...] = (), env: dict | None = None):
@@ -208,10 +220,10 @@ def job_provenance(
     **kernel,
 ) -> dict:
     from tilelang_churn.core import trace_modes
-    from tilelang_churn.core.jobs import GEMM
     from tilelang_churn.grid import kernels
     from tilelang_churn.trace import trace_cli
 
+    GEMM = kernels.BOOK_KERNEL
     gemm = kernels.read_signature(kernels.shipped(GEMM))
     spec = {"M": 1024, "N": 1024, "K": 512, **gemm.defaults(), **kernel}  # the shipped GEMM's defaults
     return dict(
@@ -226,6 +238,19 @@ def job_provenance(
         kernel_label=kernels.label(GEMM, gemm.ordered(spec), gemm.defaults()),
         pass_configs=pass_configs,
     )
+
+
+def other_kernel(kernel: str, params: str, kernel_label: str) -> dict:
+    """The provenance of a kernel whose file declares no COLUMNS (grid/kernels.py): its parameter columns empty,
+    as the trace script leaves them."""
+    from tilelang_churn.core import passes_table as pt
+
+    return {
+        **{column: None for column in pt.PARAM_COLUMNS},
+        "kernel": kernel,
+        "params": params,
+        "kernel_label": kernel_label,
+    }
 
 
 def make_row(

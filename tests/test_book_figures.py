@@ -416,7 +416,7 @@ def test_the_release_figure_reads_the_gemm_rows_of_a_comparison_with_other_kerne
     table = release_tables.churn_by_version(frames.to_frame(rows))
     release_tables.write_csv(table, path)
     assert set(table["kernel"]) == {"gemm", "rmsnorm"}  # both kernels are in the comparison
-    read = book_figures.read_by_version(path)
+    read = book_figures.read_by_version(path, "gemm")
     assert [(r["kernel"], r["tilelang_version"], r["M"], r["churn_total"]) for r in read] == [
         ("gemm", "0.1.14", 1024, 3),
         ("gemm", "0.1.15", 1024, 3),

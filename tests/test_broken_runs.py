@@ -14,9 +14,8 @@ from functools import partial
 from pathlib import Path
 
 import pytest
-from conftest import make_row, require_tilelang, run_script
+from conftest import entry, make_row, require_tilelang, run_script
 from tilelang_churn.core import files, passes_table
-from tilelang_churn.tables import churn_table
 
 SHADOW = "x = 1  # a module named tilelang that is not TileLang\n"
 
@@ -57,10 +56,8 @@ def test_a_table_cut_short_is_refused_naming_file_and_line(real_passes_csv, tmp_
     assert "half-written" in str(caught.value) or ", line " in str(caught.value)
     # the churn table refuses it too, and writes nothing
     out = tmp_path / "churn.csv"
-    assert (
-        churn_table.main(["--out", str(out), "--summary", str(tmp_path / "s.csv"), str(real_passes_csv), str(cut_csv)])
-        == 1
-    )
+    argv = ["--out", str(out), "--summary", str(tmp_path / "s.csv"), str(real_passes_csv), str(cut_csv)]
+    assert entry("churn_table").main(argv) == 1
     assert not out.exists()
 
 

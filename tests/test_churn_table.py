@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import job_provenance, make_row, write_passes
+from conftest import entry, job_provenance, make_row, write_passes
 from tilelang_churn.core import passes_table as pt
 from tilelang_churn.tables import churn_table
 
@@ -185,14 +185,14 @@ def test_cli_error_exit_names_file(tmp_path):
     assert proc.returncode == 1
     assert "empty.csv" in proc.stderr
     assert not out.exists()
-    assert churn_table.main(["--out", str(out), "--summary", str(tmp_path / "s.csv"), str(empty)]) == 1
+    assert entry("churn_table").main(["--out", str(out), "--summary", str(tmp_path / "s.csv"), str(empty)]) == 1
 
 
 def test_churn_json_records_the_unchanged_bytes_of_churn_csv(tmp_path):
     a = write(tmp_path, "a", OK_ROWS)
     b = write(tmp_path, "b", FAIL_ROWS)
     out = tmp_path / "results" / "churn.csv"
-    assert churn_table.main(["--out", str(out), "--summary", str(tmp_path / "s.csv"), str(a), str(b)]) == 0
+    assert entry("churn_table").main(["--out", str(out), "--summary", str(tmp_path / "s.csv"), str(a), str(b)]) == 0
     texts = [path.read_text() for path in (a, b)]
     # churn.csv: the header, then each passes.csv's data lines as the job wrote them
     assert out.read_text() == texts[0] + texts[1].split("\n", 1)[1]
@@ -218,7 +218,7 @@ def test_a_churn_csv_cut_or_edited_after_churn_table_is_refused(tmp_path):
     a = write(tmp_path, "a", OK_ROWS)
     b = write(tmp_path, "b", FAIL_ROWS)
     out = tmp_path / "churn.csv"
-    assert churn_table.main(["--out", str(out), "--summary", str(tmp_path / "s.csv"), str(a), str(b)]) == 0
+    assert entry("churn_table").main(["--out", str(out), "--summary", str(tmp_path / "s.csv"), str(a), str(b)]) == 0
     text = out.read_text()
     rows = len(OK_ROWS) + len(FAIL_ROWS)
     out.write_text(text[: text.rstrip("\n").rindex("\n") + 1])  # the last row removed: a table that parses

@@ -13,16 +13,17 @@ from pathlib import Path
 
 import pytest
 import system_packages
+from conftest import entry, other_kernel
 from test_compare_releases import CONFIG, LABEL, frame, job_rows, run, write_archive, write_jobs
 from test_reports_in_browser import find_browser
-from tilelang_churn.figures import compare_pages, release_figures
+from tilelang_churn.figures import compare_pages
 from tilelang_churn.tables import release_tables as cr
 
 
 def built(tmp_path: Path) -> Path:
     out = tmp_path / "compare"
     paths = [str(p) for p in write_jobs(tmp_path / "runs")]
-    assert release_figures.main(["--out-dir", str(out), "--formats", "png", *paths]) == 0
+    assert entry("compare_releases").main(["--out-dir", str(out), "--formats", "png", *paths]) == 0
     return out
 
 
@@ -274,7 +275,7 @@ def test_a_page_name_fits_a_file_name_and_keeps_the_whole_label_apart(tmp_path):
 def long_label_pages(out: Path) -> tuple[list, list[Path]]:
     """The pages of one configuration whose label holds an unbroken 300-character value."""
     tag = "x" * 300
-    kernel = {"kernel": "tagged", "params": json.dumps({"tag": tag}), "kernel_label": f"tagged(tag={tag})"}
+    kernel = other_kernel("tagged", json.dumps({"tag": tag}), f"tagged(tag={tag})")
     old = job_rows("0.1.14", [run("P0")], **kernel)
     new = job_rows("0.1.15", [run("P0")], **kernel)
     churn = frame(old, new)

@@ -15,7 +15,7 @@ import matplotlib.image as mpimg
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import job_provenance
+from conftest import entry, job_provenance
 from tilelang_churn.core import passes_table as pt
 from tilelang_churn.core import releases
 from tilelang_churn.figures import release_figures
@@ -526,7 +526,7 @@ def write_jobs(root: Path) -> list[Path]:
 def test_cli_writes_everything_deterministically(tmp_path):
     paths = [str(p) for p in write_jobs(tmp_path / "runs")]
     outputs = [tmp_path / "a", tmp_path / "b"]
-    assert release_figures.main(["--out-dir", str(outputs[0]), *paths]) == 0
+    assert entry("compare_releases").main(["--out-dir", str(outputs[0]), *paths]) == 0
     # the second run in a fresh interpreter with another hash seed: no set or dict order may leak out
     env = dict(os.environ, PYTHONHASHSEED="12345", PYTHONPATH=str(SCRIPT.parent))
     proc = subprocess.run(
@@ -564,7 +564,7 @@ def test_cli_heatmap_config_and_errors(tmp_path, capsys):
     paths = [str(p) for p in write_jobs(tmp_path / "runs")]
     label = LABEL.replace("cuda-sm90", "hip")
     assert (
-        release_figures.main(
+        entry("compare_releases").main(
             ["--out-dir", str(tmp_path / "out"), "--heatmap-config", label, "--formats", "png", *paths]
         )
         == 0
@@ -572,10 +572,10 @@ def test_cli_heatmap_config_and_errors(tmp_path, capsys):
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted(
         [*cr.OUTPUT_TABLES, "release_heatmap.png", "release_trend.png", "index.html", "pages"]
     )
-    assert release_figures.main(["--out-dir", str(tmp_path / "bad"), "--heatmap-config", "nope", *paths]) == 1
+    assert entry("compare_releases").main(["--out-dir", str(tmp_path / "bad"), "--heatmap-config", "nope", *paths]) == 1
     assert "no configuration labelled 'nope'" in capsys.readouterr().err
     assert not (tmp_path / "bad").exists()  # nothing written before the inputs are known good
-    assert release_figures.main(["--out-dir", str(tmp_path / "dup"), paths[0], paths[0]]) == 1
+    assert entry("compare_releases").main(["--out-dir", str(tmp_path / "dup"), paths[0], paths[0]]) == 1
     assert "appears in" in capsys.readouterr().err
 
 

@@ -8,7 +8,9 @@ import json
 import shlex
 
 import pytest
+from conftest import entry
 from tilelang_churn.core import job_cost, trace_modes
+from tilelang_churn.core.job_spec import JobSpec
 from tilelang_churn.grid import job_grid
 from tilelang_churn.grid.job_grid import ConfigError
 from tilelang_churn.trace import trace_cli
@@ -111,7 +113,7 @@ def test_batches_hold_at_most_trace_batch_seconds_of_expected_lowering():
     cores a run is given."""
     shapes = [{"M": 64 * (i + 1), "N": 64, "K": 64} for i in range(30)]
     grid = grid_of(modes=["trace-api", "pass-diff"], shapes=shapes)
-    assert job_cost.expected_seconds("trace-api", "gemm", target="cuda-sm90") == pytest.approx(0.71 * 1.25)
+    assert job_cost.expected_seconds("trace-api", 1.0, target="cuda-sm90") == pytest.approx(0.71 * 1.25)
     assert [len(b.jobs) for b in grid.batches] == [22, 22, 16]
     assert all(b.expected_seconds <= 20 for b in grid.batches)
     assert [len(b.jobs) for b in grid_of(modes=["trace-api"], shapes=shapes[:3], trace_batch_seconds=0.1).batches] == [
@@ -123,10 +125,10 @@ def test_batches_hold_at_most_trace_batch_seconds_of_expected_lowering():
     assert job_cost.cut([1] * 5, 100, 2) == [range(0, 2), range(2, 4), range(4, 5)]
     assert job_cost.cut([], 10, 5) == []
     # the whole lowering on sm80 costs 2.5-3x sm90's; a target the model does not know, an average one
-    assert job_cost.expected_seconds("trace-env", "gemm", target="cuda-sm80") > 2.5 * job_cost.expected_seconds(
-        "trace-env", "gemm", target="cuda-sm90"
+    assert job_cost.expected_seconds("trace-env", 1.0, target="cuda-sm80") > 2.5 * job_cost.expected_seconds(
+        "trace-env", 1.0, target="cuda-sm90"
     )
-    assert job_cost.expected_seconds("instrument", "gemm", target="sm90a") == job_cost.MODE_SECONDS["instrument"]
+    assert job_cost.expected_seconds("instrument", 1.0, target="sm90a") == job_cost.MODE_SECONDS["instrument"]
 
 
 def test_each_release_has_batches_of_its_own():
@@ -188,9 +190,10 @@ def test_a_jobs_arguments_parse_back_to_its_spec_with_the_trace_scripts_own_pars
     )
     job = grid.job(INSTALLED, "sm90a", "1000x512x64_b64x32x16_bfloat16", "trace-api")
     spec = trace_cli.parse_args(shlex.split(job.command_args)).spec
-    gemm = spec.gemm
+    gemm = spec.provenance(INSTALLED)  # the shape's parameters, in their columns
     assert [gemm[name] for name in ("M", "N", "K", "block_M", "block_N", "block_K")] == [1000, 512, 64, 64, 32, 16]
     assert [gemm[name] for name in ("dtype", "accum_dtype", "threads", "stages")] == ["bfloat16", "float32", 128, 0]
+    assert spec == job.spec
     assert spec.target == {"kind": "cuda", "arch": "sm_90a"} and spec.mode == "trace-api"
     assert spec.passes == trace_cli.DEFAULT_PASSES  # api_passes not set: the script's own default list
 
@@ -350,10 +353,10 @@ def test_the_config_check_refuses_what_the_trace_script_would(overrides, key, va
     grid_args = message.split(": ", 1)[1].split(" (the job of shape")[0]
     cfg = {"shapes": [{"M": 8, "N": 8, "K": 8}], "targets": ["cuda-sm90"], "modes": ["trace-env"]}
     cfg.update(copy.deepcopy(overrides))
-    spec = job_grid.resolve_shapes(job_grid.validate_config(cfg))
-    args = job_grid.trace_args(
-        job_grid.gemm_arguments(next(iter(spec.values()))), ("--target", "cuda-sm90"), "trace-env", ()
-    )
+    shape = next(iter(job_grid.resolve_shapes(job_grid.validate_config(cfg)).values()))
+    target = trace_cli.TARGETS["cuda-sm90"]
+    spec = JobSpec(**job_grid.gemm_fields(shape), target_name="cuda-sm90", target=target, mode="trace-env")
+    args = trace_cli.job_argv(spec)
     with pytest.raises(SystemExit) as exited:
         trace_cli.parse_args(list(args))
     assert exited.value.code == trace_cli.EXIT_BAD_ARGUMENTS
@@ -390,16 +393,17 @@ def test_an_unknown_api_pass_is_named():
 
 
 def test_the_cli_prints_one_line_per_job(tmp_path, capsys):
+    command = entry("job_grid")  # scripts/job_grid.py
     config = tmp_path / "c.yaml"
     config.write_text(json.dumps({"shapes": [{"M": 8, "N": 8, "K": 8}], "targets": ["hip"], "modes": ["pass-diff"]}))
-    assert job_grid.main([str(config)]) == 0
+    assert command.main([str(config)]) == 0
     assert capsys.readouterr().out.split(": ", 1)[1].startswith("--mode pass-diff --shape 8,8,8")
     config.write_text(json.dumps({"targets": ["cuda-sm99"]}))
-    assert job_grid.main([str(config)]) == 2
+    assert command.main([str(config)]) == 2
     assert "config targets[0]: unknown target 'cuda-sm99'" in capsys.readouterr().err
     # --help is no config file, and a config that cannot be read is named, without a traceback
-    assert job_grid.main(["--help"]) == 0 and capsys.readouterr().out.startswith("usage: job_grid.py CONFIG.yaml")
-    assert job_grid.main([str(tmp_path / "missing.yaml")]) == 2
+    assert command.main(["--help"]) == 0 and capsys.readouterr().out.startswith("usage: job_grid.py CONFIG.yaml")
+    assert command.main([str(tmp_path / "missing.yaml")]) == 2
     assert f"cannot read the config '{tmp_path / 'missing.yaml'}'" in capsys.readouterr().err
 
 

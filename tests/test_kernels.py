@@ -8,6 +8,7 @@ report (trace-env) and tools (trace-api: lower_trace).
 
 from __future__ import annotations
 
+import ast
 import copy
 import json
 import os
@@ -265,6 +266,89 @@ def test_each_bad_kernel_is_named_before_any_job(tmp_path):
     ]
     for entry, message in cases:
         assert refused(tmp_path, entry).startswith(message), (entry, refused(tmp_path, entry))
+
+
+def test_a_bad_declaration_in_a_kernel_file_is_named_with_its_line_before_any_job(tmp_path):
+    body = "def build(M, N=8, block_M=4):\n    pass\n"
+    cases = [
+        ("COLUMNS = ('M', 'rows')\n", "line 1: COLUMNS names 'rows', which is not a table column of kernel parameters"),
+        ("COLUMNS = ('M', 'K')\n", "line 1: COLUMNS names 'K', which build() does not take"),
+        ("COLUMNS = 'M'\n", "line 1: COLUMNS must be a tuple of parameter names, not 'M'"),
+        ("\nLOWERING_COST = 0\n", "line 2: LOWERING_COST must be a positive number, not 0"),
+        ("LOWERING_COST = True\n", "line 1: LOWERING_COST must be a positive number, not True"),
+        ("LOWERING_COST = float('inf')\n", "line 1: LOWERING_COST must be a positive number, not float('inf')"),
+    ]
+    for number, (declaration, said) in enumerate(cases):
+        file = tmp_path / f"declares{number}.py"
+        file.write_text(declaration + body)
+        message = refused(tmp_path, {"name": "k", "file": str(file), "params": [{"M": 8}]})
+        assert message.startswith(f"config kernels[0]: kernel 'k': {file}, {said}"), message
+    good = tmp_path / "good.py"
+    good.write_text("COLUMNS = ('M', 'N', 'block_M')\nLOWERING_COST = 2\n" + body)
+    signature = kernels.read_signature(good)
+    assert (signature.columns, signature.lowering_cost) == (("M", "N", "block_M"), 2.0)
+
+
+def test_the_gemm_is_named_only_by_its_file_and_where_the_book_names_it():
+    """The book's GEMM is an ordinary kernel: its file declares its columns and cost, and no module of the
+    package spells its name but kernels.BOOK_KERNEL, which only the book's script's options (trace_cli) and
+    config shapes (job_grid: the book's configurations) use."""
+    package = REPO / "scripts" / "tilelang_churn"
+    book_modules = {"grid/kernels.py", "grid/job_grid.py", "trace/trace_cli.py"}
+    spelled, used = {}, {}
+    for path in sorted(package.rglob("*.py")):
+        name = path.relative_to(package).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.lower() == "gemm":
+                spelled.setdefault(name, []).append(node.lineno)
+            if isinstance(node, ast.Name) and node.id in ("GEMM", "BOOK_KERNEL"):
+                used.setdefault(name, []).append(node.lineno)
+            if isinstance(node, ast.Attribute) and node.attr in ("GEMM", "BOOK_KERNEL"):
+                used.setdefault(name, []).append(node.lineno)
+    assert set(spelled) == {"grid/kernels.py"} and len(spelled["grid/kernels.py"]) == 1, spelled
+    assert set(used) <= book_modules, {name: lines for name, lines in used.items() if name not in book_modules}
+    gemm = kernels.read_signature(kernels.shipped(kernels.BOOK_KERNEL))
+    assert gemm.columns == passes_table.PARAM_COLUMNS and gemm.lowering_cost == 1.0
+    others = [kernels.read_signature(kernels.shipped(name)) for name in kernels.shipped_names() if name != "gemm"]
+    assert others and all(not other.columns and other.lowering_cost != 1.0 for other in others)
+
+
+@pytest.mark.slow  # one TileLang import, three lowerings
+def test_the_gemm_traced_as_an_ordinary_kernel_writes_the_books_rows(tmp_path):
+    """The book's options, the shipped GEMM named as any kernel is, and a user's copy of its file: one generic
+    path. The first two are one job spec and write the same rows; the copy's differ only in its name, and it is
+    named by its parameter columns in the tables, as the GEMM is."""
+    require_tilelang()
+    from conftest import run_batch
+    from tilelang_churn.core import jobs
+
+    mine = tmp_path / "my_mm.py"
+    mine.write_text(kernels.shipped(kernels.BOOK_KERNEL).read_text())
+    params = json.dumps({"M": 256, "N": 256, "K": 256, "block_M": 64, "block_N": 64, "block_K": 32})
+    book = ("--mode", "instrument", "--shape", "256,256,256", "--block", "64,64,32")
+    shipped = ("--mode", "instrument", "--kernel", "gemm", "--params", params)
+    user = ("--mode", "instrument", "--kernel-file", str(mine), "--params", params)
+    done = run_batch(tmp_path / "runs", [book, shipped, user])
+    tables = {}
+    for args, (proc, out) in done.items():
+        assert proc.returncode == 0, proc.stdout
+        tables[args] = [
+            {k: v for k, v in row.items() if k != "seconds"} for row in passes_table.read_rows(out / "passes.csv")
+        ]
+    assert len(tables[book]) > 50 and tables[shipped] == tables[book]
+    assert (
+        json.loads((done[shipped][1] / "run.json").read_text())["spec"]
+        == json.loads((done[book][1] / "run.json").read_text())["spec"]
+    )
+    named = {"kernel": "my_mm", "kernel_label": tables[book][0]["kernel_label"].replace("gemm(", "my_mm(")}
+    assert tables[user] == [{**row, **named} for row in tables[book]]
+    assert tables[user][0]["M"] == 256 and tables[user][0]["stages"] == 3  # a default, in its column
+    label = jobs.config_label(tables[user][0])
+    assert (
+        label
+        == jobs.config_label(tables[book][0])
+        == "cuda-sm90 256x256x256 b64x64x32 float16/float32 t128 s3 instrument"
+    )
 
 
 def test_a_duplicate_kernel_or_parameter_set_is_refused(tmp_path):

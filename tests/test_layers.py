@@ -1,7 +1,8 @@
 """The package's layers: core < the lowering rooms (grid, releases, trace, knockout, gpu) < tables < figures; each
 folder is a room of one layer, named for what it holds. A module imports only from its own layer or one below,
 no import closes a cycle, core needs nothing outside the standard library, and only the entry files in scripts/
-see the snakemake object. Imports inside functions count too: they run as surely as the others."""
+see the snakemake object. Imports inside functions count too: they run as surely as the others. Every command line
+is an entry file's (its parser, its ``main``), and an entry holds no logic: that is the package's."""
 
 from __future__ import annotations
 
@@ -137,15 +138,81 @@ def test_only_entry_files_see_the_snakemake_object():
         assert "_from_rule" not in path.read_text(encoding="utf-8")
 
 
+# an entry file's functions: its parser (declarations only), its command (parse, then call the package) and the
+# rule's face (unpack the snakemake object, then call the package or main)
+ENTRY_FUNCTIONS = ("build_parser", "main", "_from_rule")
+MAX_ENTRY_STATEMENTS = 12  # top-level statements of main or _from_rule
+# what a parser's declaration holds: no branch, no loop, no error handling
+DECLARATIONS = (ast.Expr, ast.Assign, ast.AnnAssign, ast.Return, ast.Import, ast.ImportFrom)
+# the package module that is a command line: the trace script's parser, used in-process by the batch's children
+COMMAND_LINE_MODULES = {"trace/trace_cli.py"}
+
+
+def entry_problems(source: str, name: str) -> list[str]:
+    """Why an entry file holds more than its command line: another function or a class, a parser that does more than
+    declare options, a main or _from_rule of more than MAX_ENTRY_STATEMENTS statements, a loop anywhere."""
+    tree = ast.parse(source)
+    problems = []
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef | ast.AsyncFunctionDef) or (
+            isinstance(node, ast.FunctionDef) and node.name not in ENTRY_FUNCTIONS
+        ):
+            problems.append(f"{name}: {node.name} (an entry defines only {', '.join(ENTRY_FUNCTIONS)})")
+        elif isinstance(node, ast.FunctionDef) and node.name == "build_parser":
+            problems += [
+                f"{name}:{statement.lineno}: build_parser does more than declare options"
+                for statement in node.body
+                if not isinstance(statement, DECLARATIONS)
+            ]
+        elif isinstance(node, ast.FunctionDef) and len(node.body) > MAX_ENTRY_STATEMENTS:
+            problems.append(f"{name}: {node.name} has {len(node.body)} statements (at most {MAX_ENTRY_STATEMENTS})")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.For | ast.AsyncFor | ast.While):
+            problems.append(f"{name}:{node.lineno}: a loop")
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node not in tree.body:
+            problems.append(f"{name}:{node.lineno}: {node.name} defined inside a function")
+    return problems
+
+
+def command_line_problems(source: str, name: str) -> list[str]:
+    """Why a package module has a command line of its own: a top-level main, an argparse parser (ArgumentParser
+    named other than as a type annotation: called, subclassed, passed) or subparsers, an ``if __name__ ==
+    "__main__"`` block. A function that adds options to a parser it is given is no command line of its own."""
+    tree = ast.parse(source)
+    annotations = [getattr(node, "returns", None) or getattr(node, "annotation", None) for node in ast.walk(tree)]
+    in_annotations = {id(n) for annotation in annotations if annotation for n in ast.walk(annotation)}
+    found = [(node.lineno, "defines main") for node in tree.body if getattr(node, "name", None) == "main"]
+    for node in ast.walk(tree):
+        named = getattr(node, "attr", getattr(node, "id", None)) if isinstance(node, ast.Attribute | ast.Name) else None
+        if named in ("ArgumentParser", "add_subparsers") and id(node) not in in_annotations:
+            found.append((node.lineno, f"builds a command line ({named})"))
+        elif isinstance(node, ast.If) and "__name__" in {n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)}:
+            found.append((node.lineno, 'an `if __name__ == "__main__"` block'))
+    return [f"{name}:{line}: {what}" for line, what in sorted(found)]
+
+
 def test_entry_files_are_thin():
-    """An entry parses its command line or unpacks the rule's object, then calls one module function."""
+    """An entry parses its command line (build_parser, main) or unpacks the rule's object (_from_rule), then calls
+    the package's functions: what loops, decides or handles errors is in the package."""
+    problems = []
     for path in sorted(SCRIPTS.glob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
         ours = {m for m in imports_of(path) if m.startswith(PACKAGE)}
         assert ours, f"{path.name} imports nothing of {PACKAGE}"
-        functions = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
-        assert [f.name for f in functions] in ([], ["_from_rule"]), path.name
-        assert sum(len(f.body) for f in functions) <= 8, f"{path.name}: logic belongs in {PACKAGE}"
+        problems += entry_problems(path.read_text(encoding="utf-8"), path.name)
+    assert not problems, f"logic belongs in {PACKAGE}:\n" + "\n".join(problems)
+
+
+def test_no_package_module_has_a_command_line():
+    """The command lines are the entry files' (scripts/*.py): no module of the package defines main, builds an
+    argparse parser or runs as __main__, but the trace script's parser (trace_cli), which the batch's children use."""
+    problems = []
+    for path in sorted((SCRIPTS / PACKAGE).rglob("*.py")):
+        name = path.relative_to(SCRIPTS / PACKAGE).as_posix()
+        if name not in COMMAND_LINE_MODULES:
+            problems += command_line_problems(path.read_text(encoding="utf-8"), name)
+    assert not problems, "a command line belongs in its entry file, scripts/<name>.py:\n" + "\n".join(problems)
+    for name in COMMAND_LINE_MODULES:  # the allowed one is still there, still a command line
+        assert command_line_problems((SCRIPTS / PACKAGE / name).read_text(encoding="utf-8"), name), name
 
 
 # the checks above must be able to fail: a package that breaks each rule
@@ -169,6 +236,81 @@ def broken_tree(tmp_path):
         path.write_text(text)
     (tmp_path / PACKAGE / "__init__.py").write_text("")
     return tmp_path
+
+
+FAT_ENTRY = """
+import argparse
+from tilelang_churn.tables import churn_table
+
+
+class Options:
+    pass
+
+
+def build_parser():
+    parser = argparse.ArgumentParser()
+    if True:
+        parser.add_argument("--out")
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    for path in args.out:
+        churn_table.build_tables([path], path, path)
+    return 0
+
+
+def _check(args):
+    def inner():
+        pass
+"""
+COMMAND_LINE_MODULE = """
+import argparse
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser()
+    parser.add_subparsers()
+    return 0
+
+
+class Parser(argparse.ArgumentParser):
+    pass
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+"""
+OPTIONS_MODULE = """
+import argparse
+
+
+def add_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    parser.add_argument("--jobs")
+    return parser
+"""
+
+
+def test_the_checks_find_a_fat_entry_and_a_command_line_in_the_package():
+    assert entry_problems(FAT_ENTRY, "fat.py") == [
+        "fat.py: Options (an entry defines only build_parser, main, _from_rule)",
+        "fat.py:12: build_parser does more than declare options",
+        "fat.py: _check (an entry defines only build_parser, main, _from_rule)",
+        "fat.py:19: a loop",
+        "fat.py:25: inner defined inside a function",
+    ]
+    long_main = "def main():\n" + "    x = 1\n" * (MAX_ENTRY_STATEMENTS + 1)
+    assert entry_problems(long_main, "long.py") == [f"long.py: main has 13 statements (at most {MAX_ENTRY_STATEMENTS})"]
+    assert entry_problems("def main(argv=None):\n    return 0\n", "thin.py") == []
+    assert command_line_problems(COMMAND_LINE_MODULE, "room/cli.py") == [
+        "room/cli.py:5: defines main",
+        "room/cli.py:6: builds a command line (ArgumentParser)",
+        "room/cli.py:7: builds a command line (add_subparsers)",
+        "room/cli.py:11: builds a command line (ArgumentParser)",
+        'room/cli.py:15: an `if __name__ == "__main__"` block',
+    ]
+    assert command_line_problems(OPTIONS_MODULE, "room/options.py") == []
 
 
 def test_the_checks_find_an_upward_import_and_cycles(broken_tree):

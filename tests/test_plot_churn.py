@@ -12,10 +12,10 @@ import matplotlib.image as mpimg
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import job_provenance, write_passes
+from conftest import entry, job_provenance, other_kernel, write_passes
 from matplotlib.text import Text
 from tilelang_churn.figures import plot_churn
-from tilelang_churn.tables import churn_table, frames
+from tilelang_churn.tables import frames
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "plot_churn.py"
 
@@ -238,7 +238,7 @@ def test_cli_bars_and_heatmap(tmp_path):
     a = write(tmp_path, "a", job_rows(40))
     b = write(tmp_path, "b", job_rows(40, fail_at=14, target_name="llvm", tilelang_version="0.1.16"))
     churn = tmp_path / "churn.csv"
-    assert churn_table.main(["--out", str(churn), "--summary", str(tmp_path / "s.csv"), str(a), str(b)]) == 0
+    assert entry("churn_table").main(["--out", str(churn), "--summary", str(tmp_path / "s.csv"), str(a), str(b)]) == 0
     bars = [tmp_path / "bars_a.png", tmp_path / "bars_b.png"]
     command = [sys.executable, str(SCRIPT), "bars", "--passes", str(a), str(b), "--workers", "2", "--out"]
     proc = subprocess.run([*command, *map(str, bars)], capture_output=True, text=True, check=False)
@@ -282,7 +282,7 @@ def test_cli_bars_and_heatmap(tmp_path):
 # a kernel parameter reaches the labels as the user wrote it: TeX-like dollars, a shell variable, Chinese
 USER_TEXTS = ("cost$\\frac{$usd", "$HOME/$USER", "\u77e9\u9635\u4e58\u6cd5")
 USER_LABEL = 'tagged(tag="cost$\\frac{$usd", dir="$HOME/$USER", name="\u77e9\u9635\u4e58\u6cd5")'
-USER_KERNEL = {"kernel": "tagged", "params": '{"tag": "x"}', "kernel_label": USER_LABEL}
+USER_KERNEL = other_kernel("tagged", '{"tag": "x"}', USER_LABEL)
 
 
 def user_job(n_steps: int) -> list[dict]:

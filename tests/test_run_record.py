@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import require_tilelang
+from conftest import entry, require_tilelang
 from tilelang_churn.trace import run_record
 
 
@@ -62,5 +62,5 @@ def test_a_lone_before_file_is_an_error_naming_it(tmp_path):
 
 def test_command_line_prints_one_line_per_step(tmp_path, capsys):
     write_pair(tmp_path, "pipeline_hip", "00_BindTarget", "x\n", "x\ny\n")
-    assert run_record.main([str(tmp_path)]) == 0
+    assert entry("run_record").main([str(tmp_path)]) == 0
     assert capsys.readouterr().out.split() == ["0", "pipeline_hip/BindTarget", "changed", "+1", "-0"]

@@ -10,6 +10,11 @@ Parameters: M, N, K (the problem), block_M, block_N, block_K (the tile), dtype (
 
 import tilelang.language as T
 
+# What the tables make of it (the contract: scripts/tilelang_churn/grid/kernels.py): every parameter is a column
+# of its own, labelled MxNxK bBMxBNxBK dtype/accum tTHREADS sSTAGES; the cost model's unit of lowering cost.
+COLUMNS = ("M", "N", "K", "block_M", "block_N", "block_K", "dtype", "accum_dtype", "threads", "stages")
+LOWERING_COST = 1.0
+
 
 def build(
     M,

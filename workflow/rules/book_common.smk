@@ -10,10 +10,7 @@ why). scripts/book_figures.py draws them; scripts/tilelang_churn/figures/figure_
 from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
-from tilelang_churn.core import (
-    pass_configs,
-    passes_table,
-)  # scripts/, on sys.path from common.smk (standard library only)
+from tilelang_churn.core import passes_table  # scripts/, on sys.path from common.smk (standard library only)
 
 # the stems of scripts/book_figures.py FIGURES (a test keeps the two in step; the script is not imported here:
 # it loads matplotlib, which the DAG does not need)
@@ -55,24 +52,24 @@ else:
     BOOK_PROBLEM = None
 
 
-def _kernel(target: str, shape: str) -> dict:
-    """The provenance columns of a grid configuration that passes_table.differing_axes compares (a target's
-    folder name stands for its target_name: the config check keeps both unique)."""
-    spec = GRID.shapes[shape]
-    kernel = {key: spec[key] for key in ("M", "N", "K", "dtype", "accum_dtype", "threads", "stages")}
-    kernel.update(zip(("block_M", "block_N", "block_K"), spec["block"]))
-    return dict(kernel, target_name=target, pass_configs=pass_configs.canonical(spec["pass_configs"]))
+def _kernel(target: str, configuration: str) -> dict:
+    """The provenance columns of a grid configuration (of the book's release), which
+    passes_table.differing_axes compares."""
+    return GRID.lowerings[(BOOK_VERSION, target, configuration)].provenance(BOOK_VERSION)
 
 
 def book_has_variants() -> bool:
-    """Whether figure 4 can be drawn: a configuration of the grid (the reference's release and mode: every
-    target x shape) differs from the reference in exactly one respect, as book_figures.py decides from the
-    tables. Otherwise the script says in FIGURES.md and its log that figure 4 was not made, and why."""
+    """Whether figure 4 can be drawn: a configuration of the reference's kernel in the grid (the reference's
+    release and mode: every target x configuration) differs from the reference in exactly one respect, as
+    book_figures.py decides from the tables. Otherwise the script says in FIGURES.md and its log that figure 4
+    was not made, and why."""
     reference = _kernel(BOOK_REFERENCE[1], BOOK_REFERENCE[2])
     return any(
-        len(passes_table.differing_axes(_kernel(target, shape), reference)) == 1
-        for target in GRID.targets
-        for shape in GRID.shapes
+        len(passes_table.differing_axes(kernel, reference)) == 1
+        for kernel in (
+            _kernel(target, configuration) for target in GRID.targets for configuration in GRID.configurations
+        )
+        if kernel["kernel"] == reference["kernel"]
     )
 
 

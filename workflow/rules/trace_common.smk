@@ -108,9 +108,7 @@ def kernel_sources(batch) -> list:
         if job.kernel_file:
             found[job.kernel_file] = Path(job.kernel_file)
         else:
-            kernel_config = GRID.kernel_configs.get(job.shape)
-            source = kernel_config.source if kernel_config else job_grid.kernel_of(GRID, job.shape)
-            found[f"shipped {source}"] = kernels.shipped(source)
+            found[f"shipped {job.spec.source}"] = kernels.shipped(job.spec.source)
     return sorted(found.items())
 
 

@@ -5,6 +5,7 @@ __all__ = [
     "interrupt",
     "ir_archive",
     "job_cost",
+    "job_spec",
     "jobs",
     "knockout_rows",
     "line_churn",
@@ -12,5 +13,6 @@ __all__ = [
     "passes_table",
     "releases",
     "statuses",
+    "targets",
     "trace_modes",
 ]

@@ -1,11 +1,12 @@
-"""What a trace job is expected to cost: seconds of one core in its forked child, by mode and kernel.
+"""What a trace job is expected to cost: seconds of one core in its forked child, by mode, kernel and target.
 
 The grid cuts its batches by it (job_grid.make_batches: at most config trace_batch_seconds each), so that there
-are enough of them to keep the cores busy whatever the order they finish in. A model, not a measure: the GEMM's
-seconds are the means of the default grid's jobs (TileLang 0.1.15, this project's 2-core machine, 2026-12-02,
-``run.json``'s ``wall_seconds``), the shipped kernels' factors their means against the GEMM's over the four modes,
-the shipped targets' their means against the mean of the three; a mode, kernel or target it does not know costs
-as the GEMM's instrument job on an average target. Standard library only.
+are enough of them to keep the cores busy whatever the order they finish in. A model, not a measure: the mode's
+seconds are the means of the book's GEMM's jobs in the default grid (TileLang 0.1.15, this project's 2-core
+machine, 2026-12-02, ``run.json``'s ``wall_seconds``), scaled by the kernel's lowering cost against the GEMM's
+(its file's LOWERING_COST, grid/kernels.py) and by the target's factor (the shipped targets' means against the
+mean of the three); a mode or target it does not know costs as an instrument job on an average target. Standard
+library only.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ TARGET_FACTOR = {
     False: {"cuda-sm80": 1.25, "cuda-sm90": 1.25, "hip": 0.5},
 }
 WHOLE_LOWERING = ("trace-env", "instrument")
-KERNEL_FACTOR = {"gemm": 1.0, "flash_attention": 2.5, "rmsnorm": 0.3}  # FlashAttention 2.3-2.9, RMSNorm 0.25-0.38
 DEFAULT_SECONDS = MODE_SECONDS["instrument"]
 
 
@@ -29,10 +29,11 @@ DEFAULT_SECONDS = MODE_SECONDS["instrument"]
 SERVED_FACTOR = 0.35
 
 
-def expected_seconds(mode: str, kernel: str, served: bool = False, target: str | None = None) -> float:
-    """The expected seconds of one job of ``mode`` lowering ``kernel`` for ``target`` (its folder name);
-    ``served``: an instrument job recorded from a trace-env job's lowering."""
-    seconds = MODE_SECONDS.get(mode, DEFAULT_SECONDS) * KERNEL_FACTOR.get(kernel, 1.0)
+def expected_seconds(mode: str, lowering_cost: float = 1.0, served: bool = False, target: str | None = None) -> float:
+    """The expected seconds of one job of ``mode`` lowering a kernel of ``lowering_cost`` (its file's
+    LOWERING_COST) for ``target`` (its folder name); ``served``: an instrument job recorded from a trace-env
+    job's lowering."""
+    seconds = MODE_SECONDS.get(mode, DEFAULT_SECONDS) * lowering_cost
     seconds *= TARGET_FACTOR[mode in WHOLE_LOWERING].get(target, 1.0)
     return seconds * SERVED_FACTOR if served else seconds
 

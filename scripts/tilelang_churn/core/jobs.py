@@ -1,23 +1,20 @@
 """The job: one lowering of one kernel configuration by one TileLang release for one target, in one trace mode.
 
-A job has two faces, both defined here. In the grid it is a ``Job``: its wildcard values (release, target,
-configuration folder, mode), which name its folder and files (``RUN_DIR``, ``TRACE_LOG``, ``JOB_FIGURE``),
-and the trace script's arguments. In a table it is the rows that share its key (``JOB_KEY``: release, the
-GEMM's columns, kernel, params, target name and mode); ``group_rows`` is the one way rows become jobs, and
+Its spec and its grid face live in core/job_spec.py; here are what both share with the tables: the paths of a
+job's folder and files (``RUN_DIR``, ``TRACE_LOG``, ``JOB_FIGURE``, from its wildcard values: release, target,
+configuration folder, mode) and, in a table, the rows that share its key (``JOB_KEY``: release, the parameter
+columns, kernel, params, target name and mode); ``group_rows`` is the one way rows become jobs, and
 ``config_label`` the one name of a configuration (a job less its release). Standard library only.
 """
 
 from __future__ import annotations
 
 import json
-import shlex
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 
 from tilelang_churn.core import pass_configs, passes_table
 
-GEMM = "gemm"  # the book's kernel: its parameters are also passes.csv's GEMM columns
-JOB_PATH = "{version}/{target}/{shape}/{mode}"  # shape: the configuration's folder (a GEMM shape, a kernel's params)
+JOB_PATH = "{version}/{target}/{shape}/{mode}"  # shape: the configuration's folder (a config shape, a kernel's params)
 RUN_DIR = f"results/runs/{JOB_PATH}"  # passes.csv, run.json, ir.json.gz, TileLang's own trace
 TRACE_LOG = f"logs/trace/{JOB_PATH}.log"
 JOB_FIGURE = f"results/figures/churn/{JOB_PATH}.png"
@@ -27,38 +24,6 @@ JOB_FIGURE = f"results/figures/churn/{JOB_PATH}.png"
 JOB_KEY = [c for c in passes_table.PROVENANCE_COLUMNS if c not in ("target", "source", "kernel_label")]
 CONFIG_KEY = [c for c in JOB_KEY if c != "tilelang_version"]
 _INT_KEY = frozenset(JOB_KEY) & frozenset(passes_table.INT_COLUMNS)
-
-
-@dataclass(frozen=True)
-class Job:
-    """One trace job of the grid: its wildcard values (which name its folders) and the trace script's arguments."""
-
-    version: str
-    target: str
-    shape: str
-    mode: str
-    args: tuple[str, ...] = field(compare=False)
-    # the release's own environment (release_envs.py); None: the release installed beside the workflow
-    release_env: str | None = field(default=None, compare=False)
-    # a user's kernel file (an input of the job's batch: editing it retraces its jobs); None: a shipped kernel
-    kernel_file: str | None = field(default=None, compare=False)
-
-    @property
-    def wildcards(self) -> dict:
-        return {"version": self.version, "target": self.target, "shape": self.shape, "mode": self.mode}
-
-    @property
-    def command_args(self) -> str:
-        """The arguments as one shell-quoted string (the trace rule's params)."""
-        return shlex.join(self.args)
-
-    @property
-    def run_dir(self) -> str:
-        return RUN_DIR.format(**self.wildcards)
-
-    @property
-    def trace_log(self) -> str:
-        return TRACE_LOG.format(**self.wildcards)
 
 
 def _key_value(column: str, value):
@@ -83,11 +48,22 @@ def config_key(row: Mapping) -> tuple:
     return tuple(_key_value(column, row[column]) for column in CONFIG_KEY)
 
 
+def fills_param_columns(row: Mapping) -> bool:
+    """Whether a job's row fills every parameter column (passes_table.PARAM_COLUMNS): its kernel's file declares
+    them all (grid/kernels.py COLUMNS), as the book's GEMM's does; such a configuration is named by them."""
+    return not any(_is_empty(row.get(column)) for column in passes_table.PARAM_COLUMNS)
+
+
+def _is_empty(value) -> bool:
+    """A missing cell: None, NaN, pandas' NA, or the empty string of a table read as text."""
+    return _key_value("", value) in (None, "")
+
+
 def config_label(row: Mapping) -> str:
     """A configuration's one-line name: ``target MxNxK bBMxBNxBK dtype/accum tTHREADS sSTAGES [PASS CONFIGS] mode``
-    for the GEMM (the pass configs only when set), ``target KERNEL_LABEL mode`` for another kernel (its label
-    names its pass configs)."""
-    if row.get("kernel", GEMM) != GEMM:
+    for a kernel that fills the parameter columns (the pass configs only when set), ``target KERNEL_LABEL mode``
+    for another (its label names its pass configs)."""
+    if not fills_param_columns(row):
         return f"{row['target_name']} {row['kernel_label']} {row['mode']}"
     return (
         f"{row['target_name']} {row['M']}x{row['N']}x{row['K']} "

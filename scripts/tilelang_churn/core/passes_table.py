@@ -64,7 +64,7 @@ PROVENANCE_COLUMNS = [
     "mode",
     "source",
     # the kernel of the job (any kernel file: grid/kernels.py): its name, its parameters as canonical JSON
-    # (sorted keys), a readable label; the GEMM's columns above are empty for another kernel
+    # (sorted keys), a readable label; the parameter columns above (PARAM_COLUMNS) are empty unless it fills them
     "kernel",
     "params",
     "kernel_label",
@@ -72,6 +72,9 @@ PROVENANCE_COLUMNS = [
     "pass_configs",
 ]
 KERNEL_COLUMNS = ("kernel", "params", "kernel_label", "pass_configs")
+# the columns a kernel's own parameters may fill (its file's COLUMNS: grid/kernels.py), empty for a kernel that
+# declares none; their meaning is fixed: a problem M x N x K, a block tile, element types, threads, stages
+PARAM_COLUMNS = ("M", "N", "K", "block_M", "block_N", "block_K", "dtype", "accum_dtype", "threads", "stages")
 # Columns added after tables were first written, each with the value a table without it reads as (so that a
 # table written before, e.g. one recorded on a GPU, keeps being read): the readers fill them in.
 ADDED_COLUMNS = {"pass_configs": pass_configs.DEFAULT}

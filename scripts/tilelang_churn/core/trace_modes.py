@@ -3,7 +3,7 @@
 A mode is one way of seeing the passes of a lowering. Adding a mode means adding one ``TraceMode`` here and
 its runner function in ``tilelang_trace.py`` (named by ``runner``); everything else reads this table.
 
-    PYTHONPATH=scripts python -m tilelang_churn.core.trace_modes        # prints the table
+    python3 scripts/trace_modes.py        # prints the table (table_lines)
 """
 
 from __future__ import annotations
@@ -97,7 +97,10 @@ def sources_text() -> str:
     return "; ".join(f"``{mode.source}`` ({mode.name}): {mode.counts}" for mode in MODES.values())
 
 
-if __name__ == "__main__":
+def table_lines() -> list[str]:
+    """The mode table, one line per mode: name, source, whether it runs a pass list or all passes, summary."""
+    lines = []
     for mode in MODES.values():
         passes = "pass list" if mode.takes_passes else "all passes"
-        print(f"{mode.name:<10} source={mode.source:<12} {passes:<11} {mode.summary}")
+        lines.append(f"{mode.name:<10} source={mode.source:<12} {passes:<11} {mode.summary}")
+    return lines

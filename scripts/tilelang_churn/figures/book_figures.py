@@ -34,7 +34,6 @@ not proof of a semantic or performance change.
 """
 
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file
-import argparse
 import csv
 import json
 import math
@@ -50,7 +49,7 @@ from matplotlib.patches import Patch, Rectangle  # noqa: E402
 
 from tilelang_churn.core import files, pass_configs  # noqa: E402
 from tilelang_churn.core import passes_table as pt  # noqa: E402
-from tilelang_churn.core.jobs import GEMM, group_rows, job_key  # noqa: E402
+from tilelang_churn.core.jobs import group_rows, job_key  # noqa: E402
 from tilelang_churn.core.releases import release_sort_key  # noqa: E402
 from tilelang_churn.figures import figure_style as fs  # noqa: E402
 from tilelang_churn.figures import heatmap  # noqa: E402
@@ -253,7 +252,7 @@ def same_release_and_mode(jobs: dict[tuple, list[dict]], reference: dict) -> dic
         for key, job in jobs.items()
         if job[0]["tilelang_version"] == reference["tilelang_version"]
         and job[0]["mode"] == reference["mode"]
-        and job[0]["kernel"] == reference["kernel"]  # the book's figures are the GEMM's
+        and job[0]["kernel"] == reference["kernel"]  # the book's figures are its reference kernel's
     }
 
 
@@ -546,9 +545,10 @@ def _describe(job: dict, language: str = "en") -> str:
 # ------------------------------------------------------------------------------------------ releases
 
 
-def read_by_version(path: Path) -> list[dict]:
-    """churn_by_version.csv's GEMM rows (compare_releases.py), typed enough for the figure: the book's figures are
-    the GEMM's, and another kernel's rows leave the GEMM's columns empty."""
+def read_by_version(path: Path, kernel: str) -> list[dict]:
+    """churn_by_version.csv's rows of the reference's kernel (compare_releases.py; a table without the kernel
+    column holds only its), typed enough for the figure: the book names its configurations by the parameter
+    columns, which another kernel's rows may leave empty."""
     try:
         with open(path, newline="", encoding="utf-8") as handle:
             rows = list(csv.DictReader(handle))
@@ -557,7 +557,7 @@ def read_by_version(path: Path) -> list[dict]:
     need = {"target_name", "tilelang_version", "mode", "pass_runs", "changed_runs", "churn_total", *KERNEL}
     if not rows or need - set(rows[0]):
         raise BookError(f"{path}: not a churn_by_version.csv with rows (needs {sorted(need)})")
-    rows = [row for row in rows if row.get("kernel", GEMM) == GEMM]
+    rows = [row for row in rows if row.get("kernel", kernel) == kernel]
     for row in rows:
         for column in KERNEL:
             if column not in ("dtype", "accum_dtype"):
@@ -734,7 +734,9 @@ def build(
     written[FIGURES[0]] = plot_reference(jobs[job_key(ref)], out_dir, language, width_cm)
     written[FIGURES[1]] = plot_pass_heatmap(jobs, ref, out_dir, language, width_cm)
     if by_version is not None:
-        written[FIGURES[2]] = plot_releases(read_by_version(Path(by_version)), ref, out_dir, language, width_cm)
+        written[FIGURES[2]] = plot_releases(
+            read_by_version(Path(by_version), ref["kernel"]), ref, out_dir, language, width_cm
+        )
     else:
         releases = sorted({row["tilelang_version"] for row in rows}, key=release_sort_key)
         skipped[FIGURES[2]] = (
@@ -759,21 +761,17 @@ def build(
     return {"written": written, "skipped": skipped}
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description="The book's figures of TileLang pass churn (chapter 12).")
-    parser.add_argument("--churn", required=True, help="churn.csv (churn_table.py)")
-    parser.add_argument("--reference", required=True, help="the reference job's passes.csv (fig1, fig4)")
-    parser.add_argument("--by-version", default=None, help="churn_by_version.csv of the comparison of releases")
-    parser.add_argument("--out-dir", required=True, help="folder of the figures and FIGURES.md")
-    parser.add_argument("--language", default="en", choices=fs.LANGUAGES, help="language of the labels")
-    parser.add_argument("--width-cm", type=float, default=DEFAULT_WIDTH_CM, help="figure width in cm")
-    args = parser.parse_args(argv)
-    problem = width_problem(args.width_cm)
+def draw_book(
+    churn: Path, reference: Path, out_dir: Path, language: str, width_cm: float, by_version: Path | None
+) -> int:
+    """``build``, one line per figure written; 2 with one line on stderr for a width that cannot be used (nothing
+    read, drawn or removed), 1 with one line on stderr when a figure cannot be made or written."""
+    problem = width_problem(width_cm)
     if problem:  # a bad argument: nothing read, drawn or removed
         print(f"book_figures: error: {problem}", file=sys.stderr)
         return 2
     try:
-        result = build(args.churn, args.reference, args.out_dir, args.language, args.width_cm, args.by_version)
+        result = build(churn, reference, out_dir, language, width_cm, by_version)
     except (BookError, fs.MissingGlyphError, fs.FontNotInstalled, OSError) as exc:
         print(f"book_figures: error: {exc}", file=sys.stderr)
         return 1

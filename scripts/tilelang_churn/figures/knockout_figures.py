@@ -13,7 +13,6 @@ Changed source text is not changed speed or semantics: the figure locates, the G
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 import textwrap
@@ -199,15 +198,10 @@ def build(records: list, runs_dir, out_dir, formats=("png",)) -> int:
     return 0
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="knockout_figures.py", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs-dir", required=True, help="results/knockout/runs")
-    parser.add_argument("--out-dir", required=True, help="results/knockout/figures")
-    parser.add_argument("--formats", default="png")
-    parser.add_argument("records", nargs="+", help="each configuration's knockout.json (and knockout_gpu.json)")
-    args = parser.parse_args(argv)
+def draw_figures(records: list[str], runs_dir: str | Path, out_dir: str | Path, formats: tuple[str, ...]) -> int:
+    """``build``'s exit status: 1 with one line on stderr when a record or its table is refused."""
     try:
-        return build(args.records, args.runs_dir, args.out_dir, tuple(args.formats.split(",")))
+        return build(records, runs_dir, out_dir, formats)
     except knockout_rows.TableError as exc:
         print(f"knockout_figures.py: error: {exc}", file=sys.stderr)
         return 1

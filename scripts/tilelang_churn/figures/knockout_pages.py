@@ -18,7 +18,6 @@ or semantics: the page locates, the GPU stage measures.
 
 from __future__ import annotations
 
-import argparse
 import html
 import json
 import sys
@@ -260,17 +259,13 @@ def write_pages(records: list, runs_dir, out_dir, figures_dir=None) -> list[Path
     return [index, *written]
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="knockout_pages.py", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs-dir", required=True, help="results/knockout/runs")
-    parser.add_argument("--out-dir", required=True, help="results/knockout")
-    parser.add_argument("--figures-dir", help="results/knockout/figures: each page links its figure")
-    parser.add_argument("records", nargs="+", help="each configuration's knockout.json (and knockout_gpu.json)")
-    args = parser.parse_args(argv)
+def publish_pages(records: list[str], runs_dir: str | Path, out_dir: str | Path, figures_dir: str | None) -> int:
+    """``write_pages``, then one line counting the pages; 1 with one line on stderr when a record or its table is
+    refused or a page cannot be written."""
     try:
-        paths = write_pages(args.records, args.runs_dir, args.out_dir, args.figures_dir)
+        paths = write_pages(records, runs_dir, out_dir, figures_dir)
     except (knockout_rows.TableError, ValueError, OSError) as exc:
         print(f"knockout_pages.py: error: {exc}", file=sys.stderr)
         return 1
-    print(f"knockout_pages: {len(paths)} pages -> {args.out_dir}")
+    print(f"knockout_pages: {len(paths)} pages -> {out_dir}")
     return 0

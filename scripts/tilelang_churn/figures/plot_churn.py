@@ -19,7 +19,6 @@ the file named, no temporary left).
 """
 
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file
-import argparse
 import json
 import multiprocessing
 import os
@@ -36,9 +35,9 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-from tilelang_churn.core import pass_configs, trace_modes  # noqa: E402
+from tilelang_churn.core import pass_configs  # noqa: E402
 from tilelang_churn.core import passes_table as pt  # noqa: E402
-from tilelang_churn.core.jobs import GEMM  # noqa: E402
+from tilelang_churn.core.jobs import fills_param_columns  # noqa: E402
 from tilelang_churn.figures import figure_style as fs  # noqa: E402  (the one style of every figure)
 from tilelang_churn.figures import heatmap  # noqa: E402
 from tilelang_churn.tables import frames
@@ -295,7 +294,7 @@ def plot_job_bars(rows_or_df, path, measure: str = "raw") -> None:
 
     # title: provenance; subtitle: totals
     churn_rows = int(is_churn.sum())
-    if first["kernel"] == GEMM:
+    if fills_param_columns(first):
         kernel_parts = [
             f"{_shape(first)}",
             f"block {_block(first)}",
@@ -383,22 +382,24 @@ def _grow_top(ax, factor: float, symlog: bool) -> float:
 
 
 def _config_labels(jobs: pd.DataFrame) -> list[str]:
-    """Column labels: target_name + shape, plus whatever other key column varies between the GEMM jobs; another
-    kernel's jobs: target_name + their configuration label (the kernel and the parameters it sets)."""
-    gemm = jobs[jobs["kernel"] == GEMM]
+    """Column labels: target_name + shape for a kernel that fills the parameter columns (jobs.fills_param_columns),
+    plus whatever other of those columns varies between such jobs; another kernel's jobs: target_name + their
+    configuration label (the kernel and the parameters it sets)."""
+    named = [fills_param_columns(row) for row in jobs.to_dict("records")]
+    by_columns = jobs[pd.Series(named, index=jobs.index, dtype=bool)]
     version = [lambda r: f"tl {r['tilelang_version']}"] if jobs["tilelang_version"].nunique() > 1 else []
     extra = []
-    if gemm[["block_M", "block_N", "block_K"]].drop_duplicates().shape[0] > 1:
+    if by_columns[["block_M", "block_N", "block_K"]].drop_duplicates().shape[0] > 1:
         extra.append(lambda r: f"blk {_block(r)}")
-    if gemm[["dtype", "accum_dtype"]].drop_duplicates().shape[0] > 1:
+    if by_columns[["dtype", "accum_dtype"]].drop_duplicates().shape[0] > 1:
         extra.append(lambda r: f"{r['dtype']}/{r['accum_dtype']}")
-    if gemm[["threads", "stages"]].drop_duplicates().shape[0] > 1:
+    if by_columns[["threads", "stages"]].drop_duplicates().shape[0] > 1:
         extra.append(lambda r: f"t{r['threads']} s{r['stages']}")
-    if gemm["pass_configs"].nunique() > 1:
+    if by_columns["pass_configs"].nunique() > 1:
         extra.append(lambda r: pass_configs.label(json.loads(r["pass_configs"])).strip() or "[defaults]")
     labels = []
-    for _, r in jobs.iterrows():
-        if r["kernel"] == GEMM:
+    for by_its_columns, (_, r) in zip(named, jobs.iterrows()):
+        if by_its_columns:
             parts = [str(r["target_name"]), _shape(r)] + [f(r) for f in version + extra]
         else:
             parts = [str(r["target_name"]), str(r["kernel_label"])] + [f(r) for f in version]
@@ -538,28 +539,23 @@ def _plot_one_job(task) -> None:
     plot_job_bars(frames.read_frame(passes), figure, measure)
 
 
-# -------------------------------------------------------------------------------------------------- CLI
+# ----------------------------------------------------------- the command's work (scripts/plot_churn.py)
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description="Figures of TileLang pass churn.")
-    sub = parser.add_subparsers(dest="command", required=True)
-    bars = sub.add_parser("bars", help="per-pass churn bars of each job (one process draws them all)")
-    bars.add_argument("--passes", required=True, nargs="+", help="each job's passes.csv")
-    bars.add_argument("--out", required=True, nargs="+", help="a figure per passes.csv, in order")
-    bars.add_argument("--measure", default="raw", choices=MEASURES, help="raw, or ignoring whitespace")
-    bars.add_argument("--workers", type=int, default=1, help="figures drawn at the same time (forked processes)")
-    heat = sub.add_parser("heatmap", help="passes x configurations heatmap of one mode")
-    heat.add_argument("--churn", required=True, help="churn.csv from churn_table.py")
-    heat.add_argument("--out", required=True, nargs="+", help="figure path(s); format from the suffix")
-    heat.add_argument("--mode", default="trace-env", choices=trace_modes.MODE_NAMES)
-    heat.add_argument("--measure", default="raw", choices=MEASURES, help="raw, or ignoring whitespace")
-    args = parser.parse_args(argv)
+def draw_bars(passes_paths: list[str], figure_paths: list[str], measure: str = "raw", workers: int = 1) -> int:
+    """``plot_jobs`` as an exit status: 0, or 1 with one line on stderr when a table cannot be read or a figure
+    cannot be written."""
+    return _exit_status(lambda: plot_jobs(passes_paths, figure_paths, measure, workers))
+
+
+def draw_heatmap(churn_path: str, figure_paths: list[str], mode: str = "trace-env", measure: str = "raw") -> int:
+    """``plot_configuration_heatmap`` of churn.csv as an exit status, as ``draw_bars``."""
+    return _exit_status(lambda: plot_configuration_heatmap(frames.read_frame(churn_path), figure_paths, mode, measure))
+
+
+def _exit_status(draw) -> int:
     try:
-        if args.command == "bars":
-            plot_jobs(args.passes, args.out, args.measure, args.workers)
-        else:
-            plot_configuration_heatmap(frames.read_frame(args.churn), args.out, args.mode, args.measure)
+        draw()
     except (OSError, ValueError) as exc:
         print(f"plot_churn: error: {exc}", file=sys.stderr)
         return 1

@@ -104,8 +104,11 @@ def _as_paths(paths) -> list:
 
 
 def _kernel_names(table: pd.DataFrame) -> str:
-    """The kernels of a table for a title: 'gemm', 'gemm, flash_attention and rmsnorm'."""
-    names = list(dict.fromkeys(str(name) for name in table["kernel"].fillna("gemm"))) if "kernel" in table else ["gemm"]
+    """The kernels of a table for a title: 'gemm', 'gemm, flash_attention and rmsnorm' ('the kernel' for a table
+    that names none)."""
+    names = list(dict.fromkeys(str(name) for name in table["kernel"].dropna())) if "kernel" in table else []
+    if not names:
+        return "the kernel"
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
@@ -728,7 +731,8 @@ def build(
     return 0
 
 
-def _formats(text: str) -> list[str]:
+def figure_formats(text: str) -> list[str]:
+    """The value of --formats: png, svg and pdf, comma-separated (argparse's type: an ArgumentTypeError if not)."""
     formats = [part.strip().lower() for part in text.split(",") if part.strip()]
     unknown = [fmt for fmt in formats if fmt not in _SAVE_METADATA]
     if unknown or not formats:
@@ -736,71 +740,12 @@ def _formats(text: str) -> list[str]:
     return list(dict.fromkeys(formats))
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out-dir", required=True, help="folder of the tables and figures")
-    parser.add_argument(
-        "--heatmap-config",
-        default=None,
-        metavar="LABEL",
-        help="configuration label of the heatmap (the 'configuration' column); default: the one "
-        "with jobs in the most releases",
-    )
-    parser.add_argument(
-        "--formats",
-        default="png,svg",
-        type=_formats,
-        help="comma-separated figure formats among png, svg, pdf (default: png,svg)",
-    )
-    parser.add_argument(
-        "--heatmap-job",
-        default=None,
-        metavar="TARGET/SHAPE/MODE",
-        help="the heatmap's configuration by the folders of its jobs (results/runs/<version>/TARGET/SHAPE/MODE/); "
-        "instead of --heatmap-config",
-    )
-    parser.add_argument(
-        "--speed",
-        metavar="KERNEL_SPEED_CSV",
-        help="the GPU stage's kernel_speed.csv: also write speed_attribution.csv and its section of the index",
-    )
-    parser.add_argument(
-        "--knockout", metavar="KNOCKOUT_CSV", help="with --speed: the knockout's knockout.csv (its GPU columns)"
-    )
-    parser.add_argument(
-        "--release-source",
-        action="append",
-        default=[],
-        metavar="RELEASE=ENV_DIR",
-        help="a release's environment, where the pages' pass links find each pass's definition (repeatable; the "
-        "release installed beside this script needs none; others link to a search)",
-    )
-    parser.add_argument(
-        "passes",
-        nargs="+",
-        metavar="PASSES_CSV",
-        help="per-job passes.csv; the job's IR archive is <its folder>/ir.json.gz",
-    )
-    args = parser.parse_args(argv)
-    if args.heatmap_job and args.heatmap_config:
-        parser.error("argument --heatmap-job: not with --heatmap-config (both choose the heatmap's configuration)")
-    if args.heatmap_job and len(args.heatmap_job.split("/")) != 3:
-        parser.error(f"argument --heatmap-job: {args.heatmap_job!r} is not TARGET/SHAPE/MODE")
-    if args.knockout and not args.speed:
-        parser.error("argument --knockout: only used with --speed (the latencies it attributes)")
+def release_sources(items: Iterable[str]) -> dict[str, str]:
+    """{release: environment folder} of the --release-source values, RELEASE=ENV_DIR each (ValueError if not)."""
     sources = {}
-    for item in args.release_source:
+    for item in items:
         release, sep, env = item.partition("=")
         if not sep or not release or not env:
-            parser.error(f"argument --release-source: {item!r} is not RELEASE=ENV_DIR")
+            raise ValueError(f"{item!r} is not RELEASE=ENV_DIR")
         sources[release] = env
-    return build(
-        args.passes,
-        args.out_dir,
-        args.heatmap_config,
-        args.formats,
-        args.speed,
-        args.knockout,
-        args.heatmap_job,
-        sources,
-    )
+    return sources

@@ -20,9 +20,7 @@ gives the same bytes).
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -166,17 +164,3 @@ def build(joined_csv, out_dir, kernels: list[str], formats=("png", "svg")) -> in
         plot_kernel(rows, kernel, [out_dir / f"{kernel}.{fmt}" for fmt in formats])
     print(f"speed_figures: {len(kernels)} figures from {len(rows)} rows -> {out_dir}")
     return 0
-
-
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="speed_figures.py", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--joined", required=True, help="churn_vs_speed.csv")
-    parser.add_argument("--out-dir", required=True)
-    parser.add_argument("--kernels", required=True, help="comma-separated kernel names, one figure each")
-    parser.add_argument("--formats", default="png,svg")
-    args = parser.parse_args(argv)
-    return build(args.joined, args.out_dir, args.kernels.split(","), tuple(args.formats.split(",")))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -36,7 +36,7 @@ torch and TileLang are imported only inside the functions that need them, so the
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import fcntl
 import hashlib
 import json
@@ -54,7 +54,7 @@ import time
 import traceback
 from pathlib import Path
 
-from tilelang_churn.core import files, jobs, passes_table, releases
+from tilelang_churn.core import files, passes_table, releases
 
 # a configuration's status in kernel_speed.csv: core/statuses.py's GPU vocabulary (the meanings are there)
 from tilelang_churn.core.statuses import GPU_STATUSES as STATUSES  # noqa: F401
@@ -162,12 +162,6 @@ def arch_matches(target: dict, gpu_arch: str) -> bool:
     """A job's target runs on the GPU: a CUDA target of the GPU's arch (sm_90a counts as sm_90)."""
     arch = str(target.get("arch", ""))
     return target.get("kind") == "cuda" and arch.rstrip("a") == gpu_arch.rstrip("a")
-
-
-def gpu_job_args(kernel_arguments: tuple[str, ...], target_arguments: tuple[str, ...], release: str) -> tuple:
-    """This stage's arguments for one configuration (without --out): the trace script's kernel and target
-    options, and the release the job must import."""
-    return (*kernel_arguments, *target_arguments, "--expect-release", release)
 
 
 class _GpuLock:
@@ -297,7 +291,7 @@ def run_job(
     knockout_run: bool = False,
     gpu_seconds: float | None = None,
 ):
-    """One GPU job (a trace_cli.TraceSpec): every step's outcome as one row (kernel_speed.csv's columns).
+    """One GPU job (a core.job_spec.JobSpec): every step's outcome as one row (kernel_speed.csv's columns).
 
     knockout_run (the pass knockout's GPU jobs, knockout_gpu.py): the kernel is compiled with ``knockout``'s pass
     skipped (None: the baseline), and the row also says how (``compile_hook``, ``compile_skipped_runs``) and what
@@ -426,70 +420,61 @@ ROW_JOB_COLUMNS = [*ROW_PROVENANCE, "pass_configs"]  # every provenance column a
 DEVICE_COLUMNS = ["gpu_name", "gpu_arch", "driver_version", "cuda_version", "nvcc_version", "torch_version"]
 
 
-# ------------------------------------------------------------------------------------------ command line
+# ------------------------------------------------------------- the commands' work (scripts/gpu_bench.py)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="gpu_bench.py",
-        description="Compile a kernel with TileLang for the visible GPU, check it against its reference, time it.",
-        epilog="Kernel and target options: those of gemm_lower_trace.py (--shape ..., --kernel, --params, --target).",
-    )
-    parser.add_argument("--out", required=True, metavar="FILE", help="the job's speed.json (or, --probe, device.json)")
-    parser.add_argument("--probe", action="store_true", help="only describe the GPU into --out; exit 4 when none")
-    parser.add_argument("--log", metavar="FILE", help="also write the no-device line here")
-    parser.add_argument(
-        "--site", metavar="DIR", help="a release's GPU site (gpu_site.py), put in front of sys.path: that TileLang"
-    )
-    parser.add_argument("--repeats", type=int, default=REPEATS, help=f"timed repeats (default {REPEATS})")
-    parser.add_argument("--launches", type=int, default=LAUNCHES, help=f"launches per repeat (default {LAUNCHES})")
-    return parser
-
-
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
-    ours, rest = build_parser().parse_known_args(argv)
-    if ours.site:  # before anything imports tilelang; the site holds no torch, the machine's CUDA torch stays
-        sys.path.insert(0, str(Path(ours.site).resolve()))
+def use_site(site: str | None) -> None:
+    """A release's GPU site (gpu_site.py) put in front of sys.path, before anything imports tilelang: that TileLang;
+    the site holds no torch, the machine's CUDA torch stays. Nothing without one."""
+    if site:
+        sys.path.insert(0, str(Path(site).resolve()))
         for key in release_process.TILELANG_VARIABLES:  # another install's paths would load its libtvm
             os.environ.pop(key, None)
-    spec = None
-    if not ours.probe:
-        # the kernel and target: the trace script's own options and checks (mode irrelevant here)
-        spec = trace_cli.parse_args(["--mode", "instrument", *rest]).spec
-    elif rest:
-        build_parser().error(f"unrecognized arguments: {' '.join(rest)}")
-    expected = option_value(rest, "--expect-release")
+
+
+def _visible_device(log: str | None) -> dict | None:
+    """probe_device(), or None once the reason is on stderr (and in LOG, when given)."""
     try:
-        device = probe_device()
+        return probe_device()
     except NoDevice as problem:
         print(problem, file=sys.stderr)
-        if ours.log:
-            Path(ours.log).parent.mkdir(parents=True, exist_ok=True)
-            Path(ours.log).write_text(f"{problem}\n", encoding="utf-8")
+        if log:
+            Path(log).parent.mkdir(parents=True, exist_ok=True)
+            Path(log).write_text(f"{problem}\n", encoding="utf-8")
+        return None
+
+
+def describe_device(out: str | Path, log: str | None = None) -> int:
+    """--probe: the visible GPU described into OUT (device.json) and named in one line; EXIT_NO_DEVICE when there is
+    none, the reason on stderr (and in LOG)."""
+    device = _visible_device(log)
+    if device is None:
         return EXIT_NO_DEVICE
-    out = Path(ours.out)
-    if ours.probe:
-        files.write_json(out, device)
-        print(f"gpu stage: {device['gpu_name']} ({device['gpu_arch']}), driver {device['driver_version']}")
-        return 0
+    files.write_json(Path(out), device)
+    print(f"gpu stage: {device['gpu_name']} ({device['gpu_arch']}), driver {device['driver_version']}")
+    return 0
+
+
+def bench_job(
+    kernel_args: list[str], out: str | Path, log: str | None, repeats: int, launches: int, argv: list[str]
+) -> int:
+    """One GPU job: the kernel and target of KERNEL_ARGS (the trace script's options and checks: exit 2 on a bad
+    one) compiled, checked and timed on the visible GPU; OUT (speed.json) gets its row, the device and ARGV, and
+    its summary line is printed. EXIT_NO_DEVICE as ``describe_device``."""
+    spec = trace_cli.parse_lowering(kernel_args)  # a lowering of no trace mode, with the trace script's checks
+    expected = spec.release
+    device = _visible_device(log)
+    if device is None:
+        return EXIT_NO_DEVICE
+    out = Path(out)
     started = time.perf_counter()
-    row = run_job(spec, device, ours.repeats, ours.launches, cache_dir=out.parent / "tilelang_cache")
+    row = run_job(spec, device, repeats, launches, cache_dir=out.parent / "tilelang_cache")
     if expected and row.get("tilelang_version") and releases.base_version(row["tilelang_version"]) != expected:
         row |= {"status": STATUS_BUILD_FAILED, "error": f"imported tilelang {row['tilelang_version']}, not {expected}"}
     row["job_seconds"] = round(time.perf_counter() - started, 3)
     files.write_json(out, {"row": row, "device": device, "argv": argv})
     print(summary_line(row))
     return 0
-
-
-def option_value(args: list[str], name: str) -> str | None:
-    for i, arg in enumerate(args):
-        if arg == name and i + 1 < len(args):
-            return args[i + 1]
-        if arg.startswith(f"{name}="):
-            return arg.split("=", 1)[1]
-    return None
 
 
 def summary_line(row: dict) -> str:
@@ -518,35 +503,18 @@ def dumps(row: dict) -> str:
 # ---------------------------------------------------------------------------------------------- the grid
 
 
-def cuda_targets(grid) -> dict[str, dict]:
-    """The grid's CUDA targets: folder name -> target dict (the GPU stage keeps those of the GPU's arch)."""
-    found = {}
-    for name, arguments in grid.targets.items():
-        target = trace_cli.parse_target(arguments[arguments.index("--target") + 1])[1]
-        if target.get("kind") == "cuda":
-            found[name] = target
-    return found
-
-
 def gpu_jobs(grid, gpu_arch: str | None = None) -> dict[tuple[str, str, str], tuple[str, ...]]:
-    """(version, target, configuration) -> this stage's arguments (without --out), for every configuration of
-    the grid on each CUDA target (of gpu_arch only, when given), in grid order."""
-    from tilelang_churn.grid import job_grid
-
-    targets = cuda_targets(grid)
-    kernel_arguments = {shape: job_grid.gemm_arguments(spec) for shape, spec in grid.shapes.items()}
-    kernel_arguments |= {config_id: config.arguments for config_id, config in grid.kernel_configs.items()}
-    found = {}
-    for version in grid.versions:
-        for target, target_dict in targets.items():
-            if gpu_arch is not None and not arch_matches(target_dict, gpu_arch):
-                continue
-            for config_id, arguments in kernel_arguments.items():
-                found[(version, target, config_id)] = gpu_job_args(arguments, grid.targets[target], version)
-    return found
+    """(version, target, configuration) -> this stage's arguments (without --out: the configuration's lowering as
+    a job spec of no mode, core/job_spec.py), for every configuration of the grid on each CUDA target (of
+    gpu_arch only, when given), in grid order. No release environment: a GPU job imports its release from the
+    release's GPU site, beside the machine's CUDA torch (--site)."""
+    return {
+        key: trace_cli.job_argv(dataclasses.replace(lowering, release_env=None))
+        for key, lowering in grid.lowerings.items()
+        if lowering.target.get("kind") == "cuda" and (gpu_arch is None or arch_matches(lowering.target, gpu_arch))
+    }
 
 
 def kernel_names(grid) -> list[str]:
-    """The kernels of the grid (the GEMM when it has shapes), one figure each."""
-    names = [jobs.GEMM] if grid.shapes else []
-    return names + list(dict.fromkeys(config.kernel for config in grid.kernel_configs.values()))
+    """The kernels of the grid, in configuration order, one figure each."""
+    return list(dict.fromkeys(lowering.kernel for lowering in grid.lowerings.values()))

@@ -22,7 +22,6 @@ carried and unpacked by hand (README, "The GPU stage").
 
 from __future__ import annotations
 
-import argparse
 import importlib.metadata
 import json
 import shlex
@@ -111,21 +110,12 @@ def _run(version: str, step: str, command: list[str], env: dict | None = None) -
     return proc.stdout
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="gpu_site.py", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--version", required=True)
-    parser.add_argument("--dest", required=True)
-    parser.add_argument(
-        "--pip-args", default="", help="more pip options, one string (e.g. --no-index --find-links DIR)"
-    )
-    args = parser.parse_args(argv)
+def install_site(version: str, dest: str | Path, pip_args: str = "") -> int:
+    """``build_site`` (``pip_args``: more pip options, one string, split as a shell would), as an exit status: 0, or
+    1 with one line on stderr."""
     try:
-        build_site(args.version, args.dest, tuple(shlex.split(args.pip_args)))
+        build_site(version, dest, tuple(shlex.split(pip_args)))
     except SiteError as error:
         print(f"gpu_site.py: error: {error}", file=sys.stderr)
         return 1
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

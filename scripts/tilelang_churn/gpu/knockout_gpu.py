@@ -23,7 +23,6 @@ arguments, 3 TileLang not the release --expect-release names, 4 no device descri
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 import os
@@ -36,7 +35,6 @@ from pathlib import Path
 from tilelang_churn.core import files, knockout_rows, releases, statuses
 from tilelang_churn.gpu import gpu_bench
 from tilelang_churn.knockout import pass_knockout
-from tilelang_churn.releases import release_process
 from tilelang_churn.trace import fork_pool, trace_cli
 
 PROG = "knockout_gpu.py"
@@ -146,46 +144,39 @@ def run_variants(spec, device: dict, variants: list, out_dir: Path, workers: int
     return [results[i] for i in range(len(variants))]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
-    parser.add_argument("--knockout", required=True, metavar="FILE", help="the configuration's CPU knockout.json")
-    parser.add_argument("--device", required=True, metavar="FILE", help="results/gpu/device.json (gpu_bench --probe)")
-    parser.add_argument("--out", required=True, metavar="FILE", help="the configuration's knockout_gpu.csv")
-    parser.add_argument("--workers", type=int, default=1, help="variants compiled at the same time (default 1)")
-    parser.add_argument("--timeout", type=float, default=TIMEOUT_S, help=f"seconds per variant ({TIMEOUT_S:g})")
-    parser.add_argument(
-        "--gpu-timeout", type=float, default=GPU_SECONDS, help=f"seconds a variant may hold the GPU ({GPU_SECONDS:g})"
-    )
-    parser.add_argument("--site", metavar="DIR", help="a release's GPU site (gpu_site.py), in front of sys.path")
-    parser.add_argument("--repeats", type=int, default=gpu_bench.REPEATS)
-    parser.add_argument("--launches", type=int, default=gpu_bench.LAUNCHES)
-    return parser
-
-
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
-    ours, rest = build_parser().parse_known_args(argv)
-    if ours.site:  # before anything imports tilelang, as gpu_bench.py does
-        sys.path.insert(0, str(Path(ours.site).resolve()))
-        for key in release_process.TILELANG_VARIABLES:
-            os.environ.pop(key, None)
-    spec = trace_cli.parse_args(["--mode", "instrument", *rest]).spec
-    expected = gpu_bench.option_value(rest, "--expect-release")
+def measure_variants(
+    kernel_args: list[str],
+    knockout: str | Path,
+    device_path: str | Path,
+    out: str | Path,
+    argv: list[str],
+    *,
+    workers: int = 1,
+    timeout: float = TIMEOUT_S,
+    gpu_timeout: float = GPU_SECONDS,
+    repeats: int = gpu_bench.REPEATS,
+    launches: int = gpu_bench.LAUNCHES,
+) -> int:
+    """The variants of a configuration's CPU knockout (KNOCKOUT: its knockout.json) compiled, checked and timed on
+    the device that DEVICE_PATH describes (gpu_bench --probe), the kernel and target those of KERNEL_ARGS (the trace
+    script's options and checks: exit 2 on a bad one); OUT (knockout_gpu.csv) and knockout_gpu.json beside it
+    written, ARGV recorded, and one line counting the variants by status. The exit statuses: the module's."""
+    spec = trace_cli.parse_lowering(kernel_args).with_mode("instrument")
+    expected = spec.release
     try:
-        device = json.loads(Path(ours.device).read_text(encoding="utf-8"))
+        device = json.loads(Path(device_path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        print(f"{PROG}: error: no device description in {ours.device}: {exc}", file=sys.stderr)
+        print(f"{PROG}: error: no device description in {device_path}: {exc}", file=sys.stderr)
         return gpu_bench.EXIT_NO_DEVICE
     try:
-        variants = variants_of(Path(ours.knockout))
+        variants = variants_of(Path(knockout))
     except (OSError, ValueError) as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return trace_cli.EXIT_BAD_ARGUMENTS
     os.environ["TILELANG_DISABLE_CACHE"] = "1"  # no kernel cache may serve one variant another's binary
     started = time.perf_counter()
-    out = Path(ours.out)
-    results = run_variants(spec, device, variants, out.parent, max(1, ours.workers), ours.timeout, ours.repeats,
-                           ours.launches, ours.gpu_timeout)  # fmt: skip
+    out = Path(out)
+    results = run_variants(spec, device, variants, out.parent, max(1, workers), timeout, repeats, launches, gpu_timeout)
     imported = sorted({result["tilelang_version"] for result in results if result.get("tilelang_version")})
     if expected and any(releases.base_version(version) != releases.base_version(expected) for version in imported):
         said = f"imported tilelang {', '.join(imported)}, not {expected} (--expect-release)"
@@ -200,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
             "device": device,
             "tilelang_version": imported[0] if imported else None,
             "variants": [variant.as_dict() for variant in variants],
-            "workers": ours.workers,
+            "workers": workers,
             "wall_seconds": round(time.perf_counter() - started, 3),
             "knockout_gpu_csv": knockout_rows.fingerprint(out),
         },

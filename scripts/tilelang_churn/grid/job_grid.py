@@ -13,13 +13,14 @@ import difflib
 import json
 import math
 import re
+import shlex
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tilelang_churn.core import files, job_cost, jobs, pass_configs, trace_modes
-from tilelang_churn.core.jobs import GEMM, Job
+from tilelang_churn.core.job_spec import JobSpec
 from tilelang_churn.grid import kernels
 from tilelang_churn.releases import release_envs, tilelang_source
 from tilelang_churn.trace import trace_cli
@@ -58,6 +59,54 @@ class ConfigError(ValueError):
 
 
 @dataclass(frozen=True)
+class Job:
+    """One job of the grid: its wildcard values, which name its folders and files, and its spec, from which its
+    arguments are made."""
+
+    version: str
+    target: str
+    shape: str  # the configuration's folder id
+    mode: str
+    spec: JobSpec = field(compare=False)
+    args: tuple[str, ...] = field(init=False, compare=False)  # the trace script's arguments (without --out)
+
+    def __post_init__(self):
+        object.__setattr__(self, "args", trace_cli.job_argv(self.spec))
+
+    @classmethod
+    def of(cls, spec: JobSpec, configuration: str) -> Job:
+        return cls(spec.release, spec.target_name, configuration, spec.mode, spec)
+
+    @property
+    def release_env(self) -> str | None:
+        """The release's own environment (release_envs.py); None: the release installed beside the workflow."""
+        return self.spec.release_env
+
+    @property
+    def kernel_file(self) -> str | None:
+        """A user's kernel file as configured (an input of the job's batch: editing it retraces its jobs); None:
+        a shipped kernel."""
+        return self.spec.source if self.spec.user_file else None
+
+    @property
+    def wildcards(self) -> dict:
+        return {"version": self.version, "target": self.target, "shape": self.shape, "mode": self.mode}
+
+    @property
+    def command_args(self) -> str:
+        """The arguments as one shell-quoted string (the trace rule's params)."""
+        return shlex.join(self.args)
+
+    @property
+    def run_dir(self) -> str:
+        return jobs.RUN_DIR.format(**self.wildcards)
+
+    @property
+    def trace_log(self) -> str:
+        return jobs.TRACE_LOG.format(**self.wildcards)
+
+
+@dataclass(frozen=True)
 class Batch:
     """Trace jobs that one process runs (trace_batch.py): it imports TileLang once and forks a child per job.
 
@@ -90,13 +139,13 @@ class KernelConfig:
     pass_configs: dict = field(default_factory=dict)  # TileLang's PassConfigKey options ({}: its defaults)
 
     @property
-    def arguments(self) -> tuple[str, ...]:
-        return (
-            "--kernel-file" if self.user_file else "--kernel", self.source,
-            "--function", self.function,
-            "--params", kernels.canonical(self.params),
-            "--kernel-name", self.kernel,
-        ) + pass_config_arguments(self.pass_configs)  # fmt: skip
+    def file(self) -> Path:
+        return Path(self.source) if self.user_file else kernels.shipped(self.source)
+
+    def kernel_fields(self) -> dict:
+        """Its kernel's fields of a job spec (core/job_spec.py)."""
+        return kernel_fields(self.kernel, self.source, self.file, self.function, self.params, self.user_file,
+                             self.pass_configs)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -105,13 +154,15 @@ class Grid:
     installed: str | None  # the release installed beside the workflow (needs no environment of its own)
     release_env_dir: str  # where the other releases' environments live
     shapes: dict[str, dict]  # the GEMM's configurations: shape id -> its parameters, config order
-    targets: dict[str, tuple[str, ...]]  # target folder name -> the trace script's target arguments, config order
+    targets: dict[str, dict]  # target folder name -> its TVM target dict, config order
     modes: tuple[str, ...]
     # (version, target, shape, mode) -> job, in versions x targets x shapes x modes order
     jobs: dict[tuple[str, str, str, str], Job]
     batches: list[Batch] = field(default_factory=list)
     # every other kernel's configurations: folder id -> KernelConfig, config order
     kernel_configs: dict[str, KernelConfig] = field(default_factory=dict)
+    # (version, target, configuration) -> its lowering as a job spec of no mode (a GPU job's), grid order
+    lowerings: dict[tuple[str, str, str], JobSpec] = field(default_factory=dict)
     # config knockout, defaults filled (None: off) and its batches: one job per configuration x target x release
     knockout: dict | None = None
     knockout_batches: list[Batch] = field(default_factory=list)
@@ -416,7 +467,7 @@ def resolve_kernels(cfg: dict, shapes: dict) -> dict[str, KernelConfig]:
     for i, entry in enumerate(cfg["kernels"]):
         key = f"kernels[{i}]"
         name = entry["name"]
-        if name in names or name == GEMM:
+        if name in names or name == kernels.BOOK_KERNEL:
             also = names.get(name, "the GEMM of config shapes")
             raise ConfigError(f"config {key}.name: {name!r} is also the name of {also}; give each kernel its own")
         names[name] = key
@@ -480,10 +531,10 @@ def resolve_kernels(cfg: dict, shapes: dict) -> dict[str, KernelConfig]:
     return configs
 
 
-def resolve_targets(cfg: dict) -> dict[str, tuple[str, ...]]:
-    """Target folder name -> the trace script's target arguments, in config order. A named JSON target is
-    called by its config name in the tables (--target-name), so renaming it reaches them."""
-    targets: dict[str, tuple[str, ...]] = {}
+def resolve_targets(cfg: dict) -> dict[str, dict]:
+    """Target folder name -> its TVM target dict, in config order. A named JSON target is called by its config
+    name in the tables (the job's --target-name), so renaming it reaches them."""
+    targets: dict[str, dict] = {}
     where: dict[str, str] = {}
     same_dict: dict[str, str] = {}  # the target dict, as JSON -> its config key
     for i, entry in enumerate(cfg["targets"]):
@@ -494,7 +545,7 @@ def resolve_targets(cfg: dict) -> dict[str, tuple[str, ...]]:
                     f"config {key}: unknown target {entry!r}; short names are {', '.join(trace_cli.TARGETS)}, "
                     'or give a mapping {name: NAME, target: {"kind": ..., ...}}'
                 )
-            name, target, arguments = entry, dict(trace_cli.TARGETS[entry]), ("--target", entry)
+            name, target = entry, dict(trace_cli.TARGETS[entry])
         else:
             name, target = entry["name"], entry["target"]
             if not isinstance(target.get("kind"), str) or not target["kind"]:
@@ -511,9 +562,6 @@ def resolve_targets(cfg: dict) -> dict[str, tuple[str, ...]]:
                     f"config {key}.name: {name!r} is the short name of {known!r}, not of {target!r}; "
                     "choose another name"
                 )
-            arguments = ("--target", json.dumps(target, sort_keys=True))
-            if name != trace_cli.target_name_for(target):
-                arguments += ("--target-name", name)
         if name in targets:
             raise ConfigError(f"config {key}: duplicate target name {name!r} (also {where[name]})")
         check_name_length(name, "target", f"{key}.name" if isinstance(entry, dict) else key)
@@ -523,7 +571,7 @@ def resolve_targets(cfg: dict) -> dict[str, tuple[str, ...]]:
                 f"config {key}: target {target!r} is also {same_dict[text]}; the two targets' jobs would be identical"
             )
         same_dict[text] = key
-        targets[name] = arguments
+        targets[name] = target
         where[name] = key
     return targets
 
@@ -651,47 +699,36 @@ def knockout_log(job: Job) -> str:
 # -------------------------------------------------------------------------------------------------- grid
 
 
-def gemm_arguments(spec: dict) -> tuple[str, ...]:
-    """The trace script's options of one GEMM configuration (a shape of config `shapes`)."""
-    return (
-        "--shape", f"{spec['M']},{spec['N']},{spec['K']}",
-        "--block", ",".join(str(size) for size in spec["block"]),
-        "--dtype", spec["dtype"],
-        "--accum-dtype", spec["accum_dtype"],
-        "--threads", str(spec["threads"]),
-        "--stages", str(spec["stages"]),
-    ) + pass_config_arguments(spec.get("pass_configs") or {})  # fmt: skip
+def gemm_fields(shape: dict) -> dict:
+    """The kernel fields of a job spec (core/job_spec.py) of one configuration of config `shapes`: the book's
+    kernel (kernels.BOOK_KERNEL) with the shape's parameters, an ordinary kernel from here on."""
+    params = {"M": shape["M"], "N": shape["N"], "K": shape["K"]}
+    params |= dict(zip(("block_M", "block_N", "block_K"), shape["block"]))
+    params |= {name: shape[name] for name in KERNEL_FIELDS}
+    book = kernels.BOOK_KERNEL
+    return kernel_fields(book, book, kernels.shipped(book), kernels.DEFAULT_FUNCTION, params, False,
+                         shape.get("pass_configs") or {})  # fmt: skip
 
 
-def pass_config_arguments(configs: dict) -> tuple[str, ...]:
-    """The trace script's --pass-configs for a non-empty set, nothing for TileLang's defaults."""
-    return ("--pass-configs", pass_configs.canonical(configs)) if configs else ()
-
-
-def trace_args(
-    kernel_arguments: tuple[str, ...],
-    target_arguments: tuple[str, ...],
-    mode: str,
-    api_passes: tuple[str, ...],
-    release_env: str | None = None,
-    keep_ir: bool = False,
-    keep: str = "all",
-    release: str | None = None,
-) -> tuple[str, ...]:
-    """gemm_lower_trace.py's arguments for one job (without --out); release: the TileLang release the job must
-    import (it exits 3 naming both when its environment holds another)."""
-    args = ["--mode", mode, *kernel_arguments, *target_arguments]
-    if trace_modes.MODES[mode].takes_passes:  # a mode that runs every pass gets none, so api_passes cannot rerun it
-        args += ["--passes", ",".join(api_passes)]
-    if keep_ir and mode in trace_modes.KEEPS_IR:
-        args += ["--keep-ir"]
-    if keep != "all":
-        args += ["--keep", keep]
-    if release_env:
-        args += ["--release-env", release_env]
-    if release:
-        args += ["--expect-release", release]
-    return tuple(args)
+def kernel_fields(
+    name: str, source: str, file: Path, function: str, params: dict, user_file: bool, configs: dict
+) -> dict:
+    """A job spec's kernel fields as the trace script derives them (the function's defaults and declarations read
+    from its file, once per file): a kernel whose parameters fill columns of their own holds every one of them."""
+    signature = kernels.read_signature(file, function)
+    if signature.columns:
+        params = {**signature.defaults(), **params}
+    return {
+        "kernel": name,
+        "source": source,
+        "kernel_file": str(file.resolve()),
+        "function": function,
+        "params": params,
+        "kernel_label": kernels.label(name, signature.ordered(params), signature.defaults()),
+        "user_file": user_file,
+        "columns": signature.columns,
+        "pass_configs": configs,
+    }
 
 
 def build_grid(cfg: dict, installed: str | None = None, source=None) -> Grid:
@@ -713,34 +750,30 @@ def build_grid(cfg: dict, installed: str | None = None, source=None) -> Grid:
     grid = Grid(versions, installed, cfg["release_env_dir"], shapes, targets, modes, jobs={},
                 knockout=resolve_knockout(cfg))  # fmt: skip
     grid.kernel_configs.update(kernel_configs)
-    # (folder id, the kernel's options, its user file) of every configuration, the GEMM's first
-    configurations = [(shape, gemm_arguments(spec), None) for shape, spec in shapes.items()]
-    configurations += [(id_, c.arguments, c.source if c.user_file else None) for id_, c in kernel_configs.items()]
+    # (folder id, its kernel's fields of a job spec) of every configuration, the GEMM's first
+    configurations = [(shape, gemm_fields(spec)) for shape, spec in shapes.items()]
+    configurations += [(config_id, config_.kernel_fields()) for config_id, config_ in kernel_configs.items()]
     # the comparison of releases needs the IR after every pass; a single release does not
     keep_ir = grid.compares_releases
     for version in versions:
         env = grid.release_env(version)
-        for target, argument in targets.items():
-            for config_id, kernel_arguments, user_file in configurations:
+        for target_name, target in targets.items():
+            for config_id, kernel in configurations:
+                lowering = JobSpec(**kernel, target_name=target_name, target=target, mode=None, release=version,
+                                   release_env=env)  # fmt: skip
+                grid.lowerings[(version, target_name, config_id)] = lowering
                 for mode in modes:
-                    args = trace_args(kernel_arguments, argument, mode, api_passes, env, keep_ir, cfg["job_files"],
-                                      version)  # fmt: skip
-                    job = Job(version, target, config_id, mode, args, env, user_file)
-                    grid.jobs[(version, target, config_id, mode)] = job
+                    spec = lowering.with_mode(mode, api_passes, keep_ir, cfg["job_files"])
+                    grid.jobs[(version, target_name, config_id, mode)] = Job.of(spec, config_id)
     check_pass_configs(grid, installed, source)
     grid = replace(grid, release_heatmap=resolve_release_heatmap(cfg, grid))
     check_job_arguments(cfg, grid, shape_origins)
     grid.batches.extend(make_batches(grid, cfg["trace_batch_size"], cfg["trace_batch_seconds"], cfg["share_lowering"]))
-    if grid.knockout is not None:
+    if grid.knockout is not None:  # the instrument tracer's lowering of each configuration, every file kept
         knockout_jobs = [
-            Job(version, target, config_id, "instrument",
-                trace_args(kernel_arguments, argument, "instrument", api_passes, grid.release_env(version),
-                           release=version),
-                grid.release_env(version), user_file)
-            for version in versions
-            for target, argument in targets.items()
-            for config_id, kernel_arguments, user_file in configurations
-        ]  # fmt: skip
+            Job.of(lowering.with_mode("instrument"), config_id)
+            for (_, _, config_id), lowering in grid.lowerings.items()
+        ]
         grid.knockout_batches.extend(make_knockout_batches(grid, knockout_jobs, cfg["trace_batch_size"]))
     return grid
 
@@ -811,18 +844,12 @@ def batch_name(
     mode = modes[0].removeprefix("trace-") if len(modes) == 1 else None
     mode = ("env_instrument" if trace_modes.SERVED_MODE in modes else "env") if lower_trace_env else mode
     mode = mode if kind == "trace" else None  # a knockout batch: its kind says what it does
-    kernels_ = list(dict.fromkeys(kernel_of(grid, job.shape) for job in jobs))
+    kernels_ = list(dict.fromkeys(job.spec.kernel for job in jobs))
     targets = list(dict.fromkeys(job.target for job in jobs))
     kernel = "_".join(kernels_) if len(kernels_) == 1 or user_file else None
     target = targets[0] if len(targets) == 1 else None
     parts = [kind, mode, version, kernel, target]
     return "_".join(name_part(part) for part in parts if part)
-
-
-def kernel_of(grid: Grid, config_id: str) -> str:
-    """The kernel of a configuration: gemm for the GEMM's shapes."""
-    config_ = grid.kernel_configs.get(config_id)
-    return config_.kernel if config_ is not None else GEMM
 
 
 def served_jobs(grid: Grid) -> dict[Job, Job]:
@@ -836,6 +863,11 @@ def served_jobs(grid: Grid) -> dict[Job, Job]:
         if mode == trace_modes.SERVED_MODE and env_job is not None and release is not None and release.has_lower_trace:
             served[job] = env_job
     return served
+
+
+def lowering_cost(spec: JobSpec) -> float:
+    """The LOWERING_COST its kernel's file declares (grid/kernels.py; read once per file)."""
+    return kernels.read_signature(spec.kernel_file, spec.function).lowering_cost
 
 
 def make_batches(grid: Grid, size: int, seconds: float = float("inf"), share_lowering: bool = True) -> list[Batch]:
@@ -863,7 +895,7 @@ def make_batches(grid: Grid, size: int, seconds: float = float("inf"), share_low
             for unit in units:
                 by_file.setdefault(unit[0].kernel_file, []).append(unit)
             for kernel_file, group in by_file.items():
-                costs = [sum(job_cost.expected_seconds(job.mode, kernel_of(grid, job.shape), job in served, job.target)
+                costs = [sum(job_cost.expected_seconds(job.mode, lowering_cost(job.spec), job in served, job.target)
                              for job in unit) for unit in group]  # fmt: skip
                 runs = job_cost.cut(costs, seconds, size, sizes=[len(unit) for unit in group])
                 for number, run in enumerate(runs, 1):
@@ -904,22 +936,16 @@ def make_knockout_batches(grid: Grid, knockout_jobs: list[Job], size: int) -> li
     return distinct_names(batches)
 
 
-def main(argv: list[str] | None = None) -> int:
+def print_jobs(config_path: str | Path) -> int:
+    """The config file checked (``validate_config``, ``build_grid``), then one line per job; 2 with the error on
+    stderr when it cannot be read or is refused."""
     import yaml
 
-    argv = sys.argv[1:] if argv is None else argv
-    asked = argv in (["-h"], ["--help"])
-    if len(argv) != 1 or asked:
-        print(
-            "usage: job_grid.py CONFIG.yaml  (checks the config and prints its jobs)",
-            file=sys.stdout if asked else sys.stderr,
-        )
-        return 0 if asked else 2
     try:
-        with open(argv[0], encoding="utf-8") as handle:
+        with open(config_path, encoding="utf-8") as handle:
             cfg = yaml.safe_load(handle)
     except (OSError, yaml.YAMLError) as error:
-        print(f"job_grid.py: error: cannot read the config {argv[0]!r}: {error}", file=sys.stderr)
+        print(f"job_grid.py: error: cannot read the config {str(config_path)!r}: {error}", file=sys.stderr)
         return 2
     try:
         grid = build_grid(validate_config(cfg))

@@ -4,6 +4,15 @@ The config check reads a kernel's signature from its source (``ast``: no import,
 that does not parse is named before any job); the trace run imports the file and calls the function. Both read
 the file as Python does (its coding line, a BOM); the import puts its folder first on ``sys.path``, as for a script.
 
+Optional declarations, module-level literals read from the source like the signature:
+
+- ``COLUMNS`` (tuple of parameter names; default none): the parameters that fill table columns of their own
+  (``passes_table.PARAM_COLUMNS``: ``M``, ``N``, ``K``, ``block_M``, ...), which keep their names and meaning in
+  every table; a kernel that fills every one is labelled by them (``jobs.config_label``). Its jobs' params
+  then hold every parameter, defaults included. The book's GEMM (``gemm.py``) declares all of them.
+- ``LOWERING_COST`` (a positive number; default 1): what one lowering of the kernel costs against the book's
+  GEMM's, for cutting batches (core/job_cost.py).
+
 Optional GPU hooks (the GPU stage, config ``gpu: true``, gpu/gpu_bench.py), module-level in the same file;
 each takes the parameter set as one dict (the params of ``build``, defaults filled in by the caller when given
 in the config), and imports torch inside itself, so the file still imports without torch:
@@ -20,7 +29,7 @@ in the config), and imports torch inside itself, so the file still imports witho
 - ``work(params)`` -> ``{"flops": n}`` or ``{"bytes": n}``: the kernel's own work formula, for TFLOP/s or
   GB/s. Without it the rows have a latency and no rate.
 
-    PYTHONPATH=scripts python -m tilelang_churn.grid.kernels workflow/kernels/rmsnorm.py   # its parameters
+    python3 scripts/kernel_params.py workflow/kernels/rmsnorm.py   # its parameters (print_signature)
 """
 
 from __future__ import annotations
@@ -32,15 +41,18 @@ import importlib.util
 import json
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from tilelang_churn.core import files
+from tilelang_churn.core import files, passes_table
+from tilelang_churn.core.job_spec import DEFAULT_FUNCTION, canonical  # noqa: F401 (canonical: the params column, named here too)
 
 REPO = Path(__file__).resolve().parents[3]
 SHIPPED_DIR = REPO / "workflow" / "kernels"
-DEFAULT_FUNCTION = "build"
 REQUIRED = object()  # a parameter without a default
+# what a kernel file may declare at its top level (a literal each), read without importing it
+DECLARATIONS = ("COLUMNS", "LOWERING_COST")
+BOOK_KERNEL = "gemm"  # the book's kernel: what gemm_lower_trace.py traces by default, config shapes' kernel
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
 
 
@@ -54,6 +66,8 @@ class Signature:
     function: str
     params: dict  # name -> default (a literal) or REQUIRED
     takes_any: bool  # **kwargs: any parameter name is accepted
+    columns: tuple[str, ...] = ()  # the file's COLUMNS: its parameters that are table columns of their own
+    lowering_cost: float = 1.0  # the file's LOWERING_COST: its lowering's cost against the book's GEMM's
 
     def problem(self, params: dict) -> str | None:
         """Why build(**params) cannot be called, else None."""
@@ -118,7 +132,48 @@ def _read_signature(file: str, function: str) -> Signature:
     params = {}
     for arg, default in [*zip(positional, defaults), *zip(args.kwonlyargs, keyword)]:
         params[arg.arg] = REQUIRED if default is REQUIRED else _literal(default)
-    return Signature(path, function, params, takes_any=args.kwarg is not None)
+    signature = Signature(path, function, params, takes_any=args.kwarg is not None)
+    return _with_declarations(signature, tree)
+
+
+def _with_declarations(signature: Signature, tree: ast.Module) -> Signature:
+    """The signature with what its file declares at its top level (COLUMNS, LOWERING_COST), each checked."""
+    declared = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            if node.targets[0].id in DECLARATIONS:
+                declared[node.targets[0].id] = node
+    columns, cost = signature.columns, signature.lowering_cost
+    if "COLUMNS" in declared:
+        columns = tuple(_declared(signature, declared["COLUMNS"], "a tuple of parameter names"))
+        where = f"{signature.file}, line {declared['COLUMNS'].lineno}: COLUMNS names"
+        for name in columns:
+            if name not in passes_table.PARAM_COLUMNS:
+                raise KernelError(
+                    f"{where} {name!r}, which is not a table column of kernel parameters; they are "
+                    f"{', '.join(passes_table.PARAM_COLUMNS)}"
+                )
+            if name not in signature.params:
+                raise KernelError(f"{where} {name!r}, which {signature.function}() does not take")
+    if "LOWERING_COST" in declared:
+        cost = float(_declared(signature, declared["LOWERING_COST"], "a positive number"))
+    return replace(signature, columns=columns, lowering_cost=cost)
+
+
+def _declared(signature: Signature, node: ast.Assign, what: str):
+    """A declaration's value, when it is a literal of the kind it must be (KernelError naming the line if not)."""
+    try:
+        value = ast.literal_eval(node.value)
+    except ValueError:
+        value = None
+    if what == "a positive number":
+        fits = not isinstance(value, bool) and isinstance(value, (int, float)) and 0 < value < float("inf")
+    else:
+        fits = isinstance(value, (tuple, list)) and all(isinstance(name, str) for name in value)
+    if not fits:
+        name = node.targets[0].id
+        raise KernelError(f"{signature.file}, line {node.lineno}: {name} must be {what}, not {ast.unparse(node.value)}")
+    return value
 
 
 def read_source(path: Path) -> str:
@@ -172,11 +227,6 @@ def _literal(node):
         return ast.literal_eval(node)
     except ValueError:
         return f"<{ast.unparse(node)}>"  # not a literal: shown as its source, never compared equal to a value
-
-
-def canonical(params: dict) -> str:
-    """The params column: canonical JSON, sorted keys, no spaces (one spelling per parameter set)."""
-    return json.dumps(params, sort_keys=True, separators=(",", ":"))
 
 
 def label(kernel: str, params: dict, defaults: dict) -> str:
@@ -314,20 +364,14 @@ def build(file: str | Path, function: str, params: dict):
     return func
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) not in (1, 2):
-        print("usage: kernels.py FILE [FUNCTION]", file=sys.stderr)
-        return 2
+def print_signature(file: str | Path, function: str = DEFAULT_FUNCTION) -> int:
+    """The parameters of FUNCTION in FILE (``read_signature``), one line each, ``name=default`` or ``name`` when it
+    has none; 2 with one line on stderr when the file or the function cannot be read."""
     try:
-        signature = read_signature(*argv)
+        signature = read_signature(file, function)
     except KernelError as error:
-        print(f"kernels.py: error: {error}", file=sys.stderr)
+        print(f"kernel_params.py: error: {error}", file=sys.stderr)
         return 2
     for name, default in signature.params.items():
         print(f"{name}" if default is REQUIRED else f"{name}={default!r}")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -23,9 +23,7 @@ from __future__ import annotations
 import argparse
 import functools
 import hashlib
-import json
 import os
-import signal
 import sys
 import time
 from collections import deque
@@ -167,7 +165,7 @@ def record(config: Configuration, version: str, settings: dict, process: dict) -
         config.out / RECORD,
         {
             "command": [sys.executable, str(SCRIPT), *config.job["args"]],
-            "spec": config.spec.as_dict(),
+            "spec": config.spec.record(),
             "settings": settings,
             "variants": [variant.as_dict() for variant in config.variants],
             "statuses": counts,
@@ -264,7 +262,9 @@ def _broken_environment(jobs: list, release_env: str | None, process: dict) -> s
     return "; ".join(trace_batch.release_problems(jobs, release_env)) or None
 
 
-def _passes(text: str):
+def pass_selection(text: str):
+    """The value of --passes: changed, all (pass_knockout.PASS_SELECTIONS), or pass names separated by commas
+    (argparse's type: an ArgumentTypeError for none)."""
     if text in pass_knockout.PASS_SELECTIONS:
         return text
     names = tuple(name.strip() for name in text.split(",") if name.strip())
@@ -273,20 +273,15 @@ def _passes(text: str):
     return list(names)
 
 
-def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    parser = trace_batch.batch_parser(argv, SCRIPT, PROG, __doc__.split("\n\n")[0], "lowerings")
-    parser.add_argument("--passes", type=_passes, default="changed", help="changed (default), all, or NAME,NAME")
-    parser.add_argument("--occurrence", choices=pass_knockout.OCCURRENCES, default="all")
-    parser.add_argument(
-        "--timeout", type=trace_batch.positive_seconds, default=120.0, help="seconds per lowering (default 120)"
-    )
-    args = parser.parse_args(argv)
-    text = sys.stdin.read() if args.jobs == "-" else Path(args.jobs).read_text(encoding="utf-8")
-    settings = {"passes": args.passes, "occurrence": args.occurrence, "timeout_s": args.timeout}
-    signal.signal(signal.SIGTERM, trace_batch.terminate)  # the pool's children die with the batch
-    try:
-        return run_batch(json.loads(text), args.workers, settings, args.release_env)
-    except ValueError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return trace_cli.EXIT_BAD_ARGUMENTS
+def run_batch_file(
+    jobs_path: str,
+    workers: int,
+    passes: str | list[str],
+    occurrence: str,
+    timeout_s: float,
+    release_env: str | None = None,
+) -> int:
+    """``run_batch`` of the jobs in JOBS_PATH (``trace_batch.run_jobs_file``: ``-`` reads standard input), with
+    the knockout's settings: which passes (``pass_selection``), which of their runs, seconds per lowering."""
+    settings = {"passes": passes, "occurrence": occurrence, "timeout_s": timeout_s}
+    return trace_batch.run_jobs_file(jobs_path, lambda jobs: run_batch(jobs, workers, settings, release_env), PROG)

@@ -30,7 +30,6 @@ Standard library plus PyYAML (pinned in requirements.txt). TileLang itself is ne
 
 from __future__ import annotations
 
-import argparse
 import ast
 import fcntl
 import json
@@ -706,7 +705,7 @@ def _build(
     return marker
 
 
-# ------------------------------------------------------------------------------------ command line
+# ---------------------------------------------------- the commands' work (scripts/release_envs.py)
 
 
 def _describe(version: str, releases: dict[str, Release]) -> str:
@@ -720,26 +719,28 @@ def _describe(version: str, releases: dict[str, Release]) -> str:
     )
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    commands = parser.add_subparsers(dest="command", required=True)
-    check = commands.add_parser("check", help="validate releases (as the config key `versions`)")
-    check.add_argument("versions", nargs="+", metavar="VERSION")
-    build = commands.add_parser("build", help="build ROOT/tilelang-VERSION and print its marker path")
-    build.add_argument("--version", required=True)
-    build.add_argument("--root", required=True, type=Path)
-    build.add_argument("--requirements", default="requirements.txt", type=Path)
-    build.add_argument("--log", type=Path, help="default ROOT/tilelang-VERSION.build.log")
-    build.add_argument("--uv", type=Path, help="the uv executable (default: beside python, then PATH)")
-    args = parser.parse_args(argv)
+def print_checked_versions(versions: list[str]) -> int:
+    """Each release checked as the config key `versions` is, then described in one line (its pins, what it has);
+    the exit status of ``_exit_status``."""
 
+    def check() -> None:
+        releases = load_releases()
+        for version in check_versions(versions, installed_release(), releases=releases):
+            print(_describe(version, releases))
+
+    return _exit_status(check)
+
+
+def print_built_env(version: str, root: Path, requirements: Path, uv: Path | None, log: Path | None) -> int:
+    """``build_env``, then its marker path printed; the exit status of ``_exit_status``."""
+    return _exit_status(lambda: print(build_env(version, root, requirements=requirements, uv=uv, log=log)))
+
+
+def _exit_status(command) -> int:
+    """0 when ``command()`` returns; 2 for a bad release (ReleaseError), 3 for a failed build or an unreadable or
+    unwritable file (BuildError, OSError), each with one line on stderr."""
     try:
-        if args.command == "check":
-            releases = load_releases()
-            for version in check_versions(args.versions, installed_release(), releases=releases):
-                print(_describe(version, releases))
-        else:
-            print(build_env(args.version, args.root, requirements=args.requirements, uv=args.uv, log=args.log))
+        command()
     except ReleaseError as exc:
         print(f"release_envs: error: {exc}", file=sys.stderr)
         return 2

@@ -15,7 +15,6 @@ counted but carry no churn. Every column is documented in config/README.md.
 """
 
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file
-import argparse
 import hashlib
 import sys
 from collections import Counter
@@ -116,17 +115,6 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
     """One row per job (SUMMARY_COLUMNS, see the module docstring), jobs in order of first appearance."""
     rows = df.astype(object).where(df.notna(), None).to_dict("records")
     return summary_frame([summarize_job(job_rows) for job_rows in group_rows(rows).values()])
-
-
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(
-        description="Gather per-job passes.csv tables into churn.csv and churn_summary.csv."
-    )
-    parser.add_argument("--out", required=True, help="churn.csv: all rows of all inputs")
-    parser.add_argument("--summary", required=True, help="churn_summary.csv: one row per job")
-    parser.add_argument("passes", nargs="+", metavar="PASSES_CSV", help="per-job passes.csv files")
-    args = parser.parse_args(argv)
-    return build_tables(args.passes, args.out, args.summary)
 
 
 def build_tables(passes_paths, churn_path, summary_path) -> int:

@@ -13,10 +13,8 @@ else the first configured). A GPU row without such a job keeps empty churn colum
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
-import sys
 from pathlib import Path
 
 from tilelang_churn.core import passes_table
@@ -27,7 +25,7 @@ _PROVENANCE_DOCS = {
     "tilelang_version": "TileLang release that compiled the kernel (as imported).",
     "target_name": "Target's short name, as in churn.csv.",
     "target": "Target dict as JSON (sorted keys), as in churn.csv.",
-    "M": "The GEMM's columns, M to stages, as in churn.csv (empty for another kernel).",
+    "M": "The parameter columns, M to stages, as in churn.csv (empty for a kernel that declares none).",
     "N": "As in churn.csv.",
     "K": "As in churn.csv.",
     "block_M": "As in churn.csv.",
@@ -214,18 +212,3 @@ def build_tables(speed_json: list, summary_csv: str | Path, mode: str, speed_csv
     matched = sum(row["lowered"] is not None for row in joined)
     print(f"kernel_speed: {len(rows)} GPU jobs -> {speed_csv}; {matched} joined with {mode} churn -> {joined_csv}")
     return 0
-
-
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="kernel_speed.py", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--summary", required=True, help="churn_summary.csv")
-    parser.add_argument("--mode", required=True, help="the trace mode whose churn is joined")
-    parser.add_argument("--speed", required=True, help="kernel_speed.csv to write")
-    parser.add_argument("--joined", required=True, help="churn_vs_speed.csv to write")
-    parser.add_argument("speed_json", nargs="*", help="the GPU jobs' speed.json")
-    args = parser.parse_args(argv)
-    return build_tables(args.speed_json, args.summary, args.mode, args.speed, args.joined)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

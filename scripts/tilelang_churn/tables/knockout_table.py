@@ -14,7 +14,6 @@ whose knockout changes the generated source most, and the passes lowering cannot
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -160,16 +159,14 @@ def summarize(rows: list[dict], top: int = 3) -> list[dict]:
     return summaries
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", required=True, help="the gathered table (results/knockout/knockout.csv)")
-    parser.add_argument("records", nargs="+", help="each configuration's knockout.json (and knockout_gpu.json)")
-    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+def write_table(records: list[str], out: str | Path) -> int:
+    """The records gathered (``gather``) into the table ``out``, one line saying so; 1 with one line on stderr,
+    nothing written, when a record or its table is refused."""
     try:
-        rows = gather(args.records)
+        rows = gather(records)
     except knockout_rows.TableError as exc:
         print(f"{PROG}: error: {exc}; rerun its knockout batch (delete the file)", file=sys.stderr)
         return 1
-    knockout_rows.write_rows(args.out, rows)
-    print(f"{PROG}: {len(rows)} rows of {len(args.records)} configuration(s) -> {args.out}")
+    knockout_rows.write_rows(out, rows)
+    print(f"{PROG}: {len(rows)} rows of {len(records)} configuration(s) -> {out}")
     return 0

@@ -10,7 +10,6 @@ two files' lines, the way TileLang's report.html counts them (a replaced line is
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 from tilelang_churn.core import line_churn, passes_table
@@ -74,12 +73,9 @@ def find_run_dirs(trace_dir: str | Path) -> list[Path]:
     return sorted(Path(trace_dir).glob("*/.run_records/run_*"), key=lambda p: p.stat().st_mtime)
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 1:
-        print("usage: run_record.py RUN_DIR", file=sys.stderr)
-        return 2
-    for row in read_run_record(argv[0]):
+def print_run_record(run_dir: str | Path) -> int:
+    """One line per pass step of the run record (``read_run_record``): step, phase/pass, status, +added -deleted."""
+    for row in read_run_record(run_dir):
         counts = "" if row["status"] == passes_table.STATUS_FAILED else f" +{row['added']} -{row['deleted']}"
         print(f"{row['step']:3d} {row['phase']}/{row['pass']} {row['status']}{counts}")
     return 0

@@ -17,22 +17,23 @@ import tilelang
 from tilelang import tvm
 
 from tilelang_churn.core import ir_archive, line_churn, passes_table
+from tilelang_churn.core.job_spec import JobSpec
 from tilelang_churn.grid import kernels
 from tilelang_churn.releases import tilelang_source
 from tilelang_churn.trace import pass_instrument, run_record
-from tilelang_churn.trace.trace_cli import DERIVABLE_PASS_PARAMS, TraceSpec
+from tilelang_churn.trace.trace_cli import DERIVABLE_PASS_PARAMS
 
 
-def build_kernel(spec: TraceSpec):
+def build_kernel(spec: JobSpec):
     """The job's kernel: FUNCTION(**params) of its file (the book's GEMM is workflow/kernels/gemm.py)."""
     return kernels.build(spec.kernel_file, spec.function, spec.params)
 
 
-def make_target(spec: TraceSpec):
+def make_target(spec: JobSpec):
     return tvm.target.Target(spec.target)
 
 
-def pass_config_context(spec: TraceSpec):
+def pass_config_context(spec: JobSpec):
     """A PassContext with the job's pass configs (every mode lowers inside it: the tracers' own contexts keep
     its config), a no-op context without any. TVM refuses a key it does not know here."""
     if not spec.pass_configs:
@@ -40,7 +41,7 @@ def pass_config_context(spec: TraceSpec):
     return pass_instrument.outer_pass_context(tvm, config=spec.pass_configs)
 
 
-def derived_pass_args(spec: TraceSpec, target) -> dict:
+def derived_pass_args(spec: JobSpec, target) -> dict:
     values = {
         "target": target,
         "lower_thread_binding": spec.is_simt,
@@ -51,7 +52,7 @@ def derived_pass_args(spec: TraceSpec, target) -> dict:
     return values
 
 
-def resolve_passes(spec: TraceSpec, target) -> list[tuple[str, object]]:
+def resolve_passes(spec: JobSpec, target) -> list[tuple[str, object]]:
     """(name, Pass) for each name in spec.passes, built by the factory the static catalog names."""
     catalog = tilelang_source.pass_catalog(tilelang_source.find_installed_source())
     derived = derived_pass_args(spec, target)
@@ -86,7 +87,7 @@ def _step_row(step: int, phase: str, result: dict) -> passes_table.PassRow:
     }
 
 
-def run_instrument(spec: TraceSpec, func, target, out_dir: Path, trace_dir: Path, lower=None):
+def run_instrument(spec: JobSpec, func, target, out_dir: Path, trace_dir: Path, lower=None):
     """instrument: a TVM pass instrument over the full tilelang.lower (pass_instrument.py); ``lower`` as there."""
     rows, error, info = pass_instrument.run_instrument(func, target, keep_ir=spec.keep_ir, lower=lower)
     return rows, error, _write_ir_archive(info, out_dir)
@@ -101,14 +102,14 @@ def _write_ir_archive(info: dict, out_dir: Path) -> dict:
     return info
 
 
-def run_lower_trace(spec: TraceSpec, func, target, out_dir: Path, trace_dir: Path):
+def run_lower_trace(spec: JobSpec, func, target, out_dir: Path, trace_dir: Path):
     """trace-api: tilelang.tools.lower_trace.lower_trace() over the pass list."""
     with target:
         rows, error = run_api_tool("lower_trace", func, resolve_passes(spec, target))
     return rows, error, {}
 
 
-def run_pass_diff(spec: TraceSpec, func, target, out_dir: Path, trace_dir: Path):
+def run_pass_diff(spec: JobSpec, func, target, out_dir: Path, trace_dir: Path):
     """pass-diff: tilelang.utils.pass_diff.pass_diff() over the pass list."""
     with target:
         rows, error = run_api_tool("pass_diff", func, resolve_passes(spec, target))
@@ -166,7 +167,7 @@ def _direct_lower_trace_to(trace_dir: Path) -> None:
 
 
 def run_trace_env(
-    spec: TraceSpec, func, target, out_dir: Path, trace_dir: Path, lower=None
+    spec: JobSpec, func, target, out_dir: Path, trace_dir: Path, lower=None
 ) -> tuple[list[dict], BaseException | None, dict]:
     """Full tilelang.lower under TL_LOWER_TRACE; rows come from this run's own run record. ``lower(func, target)``
     lowers (default ``tilelang.lower``; run_trace_env_and_instrument's watches it with the pass instrument)."""
@@ -208,7 +209,7 @@ def run_trace_env(
     return rows, error, info
 
 
-def run_trace_env_and_instrument(spec: TraceSpec, served: TraceSpec, func, target, out_dir: Path, trace_dir: Path,
+def run_trace_env_and_instrument(spec: JobSpec, served: JobSpec, func, target, out_dir: Path, trace_dir: Path,
                                  served_out_dir: Path):  # fmt: skip
     """One tilelang.lower for a trace-env job and an instrument job of the same configuration: TileLang writes
     its run record (TL_LOWER_TRACE, read at import) while the pass instrument, in an outer PassContext, sees

@@ -58,12 +58,8 @@ def unpack_outputs(archive: str | Path, outputs: list[str]) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    """trace_archive.py ARCHIVE.tar: its files unpacked into the working directory, their paths printed."""
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 1 or argv[0] in ("-h", "--help"):
-        print("usage: trace_archive.py ARCHIVE.tar  (unpacks a cached trace batch into the working directory)")
-        return 0 if argv[:1] in (["-h"], ["--help"]) else 2
-    for path in unpack(argv[0]):
+def unpack_and_list(archive: str | Path) -> int:
+    """ARCHIVE's files unpacked into the working directory (``unpack``), their paths printed."""
+    for path in unpack(archive):
         print(path)
     return 0

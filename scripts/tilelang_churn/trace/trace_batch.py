@@ -5,12 +5,13 @@
 
 JOBS.json is a list of ``{"args": [gemm_lower_trace.py arguments, --out included], "log": PATH}``. Every job
 writes exactly the files, log and exit status that ``gemm_lower_trace.py ARGS > LOG 2>&1`` would: the child
-runs that script's ``main``. Only the fixed cost is shared: ``import tilelang`` (2-4 s, most of a job's run)
-is paid once per process instead of once per job; the child inherits the imported modules, copy-on-write.
+runs that script's job (``trace_job.run_job``). Only the fixed cost is shared: ``import tilelang`` (2-4 s, most
+of a job's run) is paid once per process instead of once per job; the child inherits the imported modules,
+copy-on-write.
 
 TL_LOWER_TRACE is read when tilelang is imported, so one process runs either trace-env jobs or no trace-env job;
 the job grid (job_grid.py) makes its batches that way. A trace-env batch may also hold instrument jobs, each of
-the same configuration as one of its trace-env jobs (its arguments but --mode, --keep-ir, --keep and --out): one
+the same lowering as one of its trace-env jobs (its job spec but the mode and the files it keeps): one
 child lowers once for both, TileLang writing its run record while the pass instrument watches, and each job gets
 its own record and log (trace_job.serve; run.json's ``lowering`` names the job that lowered). Exit status: 0 when
 every job exited 0
@@ -32,6 +33,7 @@ import shlex
 import signal
 import sys
 import time
+from collections.abc import Callable
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
@@ -70,33 +72,18 @@ def check_jobs(jobs: list) -> bool:
     return wants.pop()
 
 
-_OWN_OPTIONS = {"--mode": 1, "--out": 1, "--keep-ir": 0, "--keep": 1}  # what a served job may set its own way
-
-
-def lowering_key(args: list) -> tuple:
-    """A job's arguments without those that do not change its lowering (_OWN_OPTIONS)."""
-    key, skip = [], 0
-    for arg in args:
-        if skip:
-            skip -= 1
-        elif arg in _OWN_OPTIONS:
-            skip = _OWN_OPTIONS[arg]
-        else:
-            key.append(arg)
-    return tuple(key)
-
-
 def pair_jobs(jobs: list) -> list[list[int]]:
     """The batch's jobs as units, each run in one child: [trace-env job, instrument job] where an instrument job
-    lowers the same configuration (lowering_key) as a trace-env job of the batch, [job] for every other; in job
-    order of their first job."""
+    lowers as a trace-env job of the batch does (their job specs' ``lowering``: core/job_spec.py), [job] for
+    every other; in job order of their first job."""
+    specs = [trace_cli.job_spec_or_none(job["args"]) for job in jobs]  # None: refused, by the job itself
     env_jobs: dict[tuple, list[int]] = {}
-    for index, job in enumerate(jobs):
-        if trace_modes.MODES[job_mode(job["args"])].sets_lower_trace_env:
-            env_jobs.setdefault(lowering_key(job["args"]), []).append(index)
+    for index, spec in enumerate(specs):
+        if spec is not None and trace_modes.MODES[spec.mode].sets_lower_trace_env:
+            env_jobs.setdefault(spec.lowering, []).append(index)
     units = {index: [index] for index in range(len(jobs))}
-    for index, job in enumerate(jobs):
-        free = env_jobs.get(lowering_key(job["args"])) if job_mode(job["args"]) == trace_modes.SERVED_MODE else None
+    for index, spec in enumerate(specs):
+        free = env_jobs.get(spec.lowering) if spec is not None and spec.mode == trace_modes.SERVED_MODE else None
         if free:
             units[free.pop(0)].append(index)
             del units[index]
@@ -143,7 +130,7 @@ def import_tilelang(lower_trace_env: bool) -> dict:
 
 
 def run_child(job: dict, process: dict, served: dict | None = None) -> int:
-    """In the forked child: the job's stdout and stderr go to its log, then gemm_lower_trace.main runs (with the
+    """In the forked child: the job's stdout and stderr go to its log, then trace_job.run_job runs (with the
     instrument job ``served`` by the same lowering, which writes its own log)."""
     from tilelang_churn.trace import trace_job
 
@@ -151,7 +138,7 @@ def run_child(job: dict, process: dict, served: dict | None = None) -> int:
     sys.argv = [str(TRACE_SCRIPT), *job["args"]]  # run.json records the job's stand-alone command
     trace_job.PROCESS.update(process)
     try:
-        return trace_job.main(list(job["args"]), served=served and (list(served["args"]), served["log"]))
+        return trace_job.run_job(list(job["args"]), served=served and (list(served["args"]), served["log"]))
     except SystemExit as exc:  # argparse errors: exit 2, its message already on stderr
         return exc.code if isinstance(exc.code, int) else 2
     except BaseException as exc:  # noqa: BLE001 - one line, as the script alone would give
@@ -188,19 +175,11 @@ def job_out(job: dict) -> Path:
 
 
 def kernel_of(args: list) -> str:
-    """The job's kernel in words, from its arguments: the console line names it."""
-
-    def value(option: str) -> str | None:
-        return args[args.index(option) + 1] if option in args[:-1] else None
-
-    name = (
-        value("--kernel-name")
-        or value("--kernel")
-        or (Path(value("--kernel-file")).stem if value("--kernel-file") else None)
-    )
-    if name is None:
-        return "the GEMM"
-    return f"kernel {name!r}" + (f" ({value('--kernel-file')})" if value("--kernel-file") else "")
+    """The job's kernel in words, from its spec: the console line names it (and its file when the user's)."""
+    spec = trace_cli.job_spec_or_none(args)
+    if spec is None:
+        return "arguments the trace script refuses"
+    return f"kernel {spec.kernel!r}" + (f" ({spec.source})" if spec.user_file else "")
 
 
 def say(jobs: list, index: int, line: str) -> None:
@@ -363,37 +342,40 @@ def terminate(signum, frame):
     raise SystemExit(128 + signum)
 
 
-def batch_parser(argv: list[str], script: Path, prog: str, description: str, what: str) -> argparse.ArgumentParser:
-    """The options every batch command takes (--jobs, --workers, --release-env), after running the whole batch in
-    the release's own environment when --release-env names another interpreter (this process is replaced)."""
+def in_release_env(argv: list[str], script: Path) -> None:
+    """A batch command (SCRIPT ARGV) run again in the release's own environment when --release-env names another
+    interpreter: this process is replaced, before its arguments are parsed; nothing otherwise."""
     release_python = trace_cli.release_env_python(argv)
     if release_python:
         release_process.exec_release(release_python, [str(script), *argv])
-    parser = argparse.ArgumentParser(prog=prog, description=description)
+
+
+def add_batch_options(parser: argparse.ArgumentParser, what: str) -> argparse.ArgumentParser:
+    """The options every batch command takes (--jobs, --workers, --release-env); ``what``: what --workers counts."""
     parser.add_argument("--jobs", required=True, help="JSON list of {args, log}; - reads standard input")
     parser.add_argument("--workers", type=int, default=1, help=f"{what} at the same time (default 1)")
     parser.add_argument("--release-env", help="run in this TileLang release environment (release_envs.py)")
     return parser
 
 
-def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    parser = batch_parser(argv, SCRIPT, PROG, __doc__.split("\n\n")[0], "jobs traced")
-    parser.add_argument("--tolerate", type=int, action="append", default=[], help="a job status that is no failure")
-    parser.add_argument(
-        "--job-timeout",
-        type=positive_seconds,
-        metavar="S",
-        help="kill a job running longer, a failed row (default: none)",
-    )
-    args = parser.parse_args(argv)
-    text = sys.stdin.read() if args.jobs == "-" else Path(args.jobs).read_text(encoding="utf-8")
+def run_jobs_file(jobs_path: str, run: Callable[[list], int], prog: str = PROG) -> int:
+    """``run(jobs)``'s exit status for the jobs of the JSON file JOBS_PATH (``-``: standard input), SIGTERM ending
+    it with status 128 + 15 (the pool's children die with the batch); 2 with one line on stderr when the jobs are
+    no JSON or ``run`` refuses them (ValueError)."""
+    text = sys.stdin.read() if jobs_path == "-" else Path(jobs_path).read_text(encoding="utf-8")
     signal.signal(signal.SIGTERM, terminate)
     try:
-        return run_batch(json.loads(text), args.workers, tuple(args.tolerate), args.release_env, args.job_timeout)
+        return run(json.loads(text))
     except ValueError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        print(f"{prog}: error: {exc}", file=sys.stderr)
         return trace_cli.EXIT_BAD_ARGUMENTS
+
+
+def run_batch_file(
+    jobs_path: str, workers: int, tolerate: tuple = (), release_env: str | None = None, job_timeout: float | None = None
+) -> int:
+    """``run_batch`` of the jobs in JOBS_PATH (``run_jobs_file``)."""
+    return run_jobs_file(jobs_path, lambda jobs: run_batch(jobs, workers, tolerate, release_env, job_timeout))
 
 
 def _tee(source, *sinks) -> None:

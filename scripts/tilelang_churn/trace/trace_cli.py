@@ -11,33 +11,20 @@ import functools
 import json
 import re
 import sys
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from tilelang_churn.core import pass_configs, trace_modes
-from tilelang_churn.core.jobs import GEMM
+from tilelang_churn.core.job_spec import JobSpec
+from tilelang_churn.core.targets import (  # noqa: F401 (the trace script's targets, named here too)
+    DEFAULT_TARGET,
+    SIMT_TARGET_KINDS,
+    TARGET_KINDS,
+    TARGETS,
+    target_kind_problem,
+    target_name_for,
+)
 from tilelang_churn.grid import kernels
 from tilelang_churn.releases import tilelang_source
-
-# Short target names -> TVM target dicts. The JSON dict form is accepted by every TileLang release;
-# CLI strings such as "cuda -arch=sm_90" are rejected from 0.1.10 on.
-TARGETS: dict[str, dict] = {
-    "cuda-sm80": {"kind": "cuda", "arch": "sm_80"},
-    "cuda-sm86": {"kind": "cuda", "arch": "sm_86"},
-    "cuda-sm89": {"kind": "cuda", "arch": "sm_89"},
-    "cuda-sm90": {"kind": "cuda", "arch": "sm_90"},
-    "hip": {"kind": "hip"},
-    "hip-gfx942": {"kind": "hip", "mcpu": "gfx942"},
-    # No layout for a T.gemm fragment on CPU targets: these record a real lowering failure.
-    "llvm": {"kind": "llvm"},
-    "c": {"kind": "c"},
-}
-DEFAULT_TARGET = "cuda-sm90"
-SIMT_TARGET_KINDS = ("cuda", "hip", "rocm", "metal", "webgpu")
-# The target kinds TVM registers (tvm.target.Target.list_kinds() of every supported release, without its
-# internal test, composite and ext_dev kinds; a test compares): another "kind" is a typo, refused before any
-# import. Whether TileLang can lower for a kind is the job's to find out (a failed row, as llvm's).
-TARGET_KINDS = ("cuda", "nvptx", "hip", "rocm", "llvm", "c", "metal", "webgpu", "opencl", "vulkan", "hexagon", "ascend")
 
 DTYPES = ("float16", "bfloat16", "float32", "float64", "int8", "float8_e4m3fn", "float8_e5m2")
 ACCUM_DTYPES = ("float32", "float16", "float64", "int32")
@@ -72,65 +59,6 @@ CUDA_MAX_GRID = (2**31 - 1, 65535, 65535)
 HIP_MAX_WORK_ITEMS = 2**32 - 1
 
 NOTE_LINE = "note: a change in IR text is a clue to where to look, not proof of a semantic or performance change."
-
-
-GEMM_PARAMS = ("M", "N", "K", "block_M", "block_N", "block_K", "dtype", "accum_dtype", "threads", "stages")
-
-
-@dataclass(frozen=True)
-class TraceSpec:
-    """One trace job: the kernel and its parameters, the target and the mode. Its fields are the provenance
-    columns. The GEMM's parameters are also columns of their own (empty for another kernel)."""
-
-    mode: str
-    target_name: str
-    target: dict
-    passes: tuple[str, ...]
-    kernel: str  # the kernel's name (GEMM for the book's GEMM)
-    kernel_file: str  # the file whose function builds it (kernels.py's contract)
-    function: str
-    params: dict  # function(**params) is the kernel
-    kernel_label: str  # a readable label: the kernel and the parameters it sets away from the defaults
-    keep_ir: bool = False  # instrument: write the IR after every pass to ir.json.gz (not provenance)
-    # TileLang's PassConfigKey options the kernel is lowered (and compiled) under: {} for its defaults
-    pass_configs: dict = field(default_factory=dict)
-
-    @property
-    def target_json(self) -> str:
-        return json.dumps(self.target, sort_keys=True)
-
-    @property
-    def is_simt(self) -> bool:
-        return self.target.get("kind") in SIMT_TARGET_KINDS
-
-    @property
-    def gemm(self) -> dict | None:
-        """The GEMM's parameters, None for another kernel."""
-        return {name: self.params[name] for name in GEMM_PARAMS} if self.kernel == GEMM else None
-
-    @property
-    def threads(self) -> int:
-        """Threads per block when the kernel takes them (the API modes' MaterializeKernelLaunch default)."""
-        threads = self.params.get("threads")
-        return threads if isinstance(threads, int) and not isinstance(threads, bool) else 128
-
-    def provenance(self, tilelang_version: str) -> dict:
-        gemm = self.gemm or {}
-        return {
-            "tilelang_version": tilelang_version,
-            "target_name": self.target_name,
-            "target": self.target_json,
-            **{name: gemm.get(name) for name in GEMM_PARAMS},
-            "mode": self.mode,
-            "source": trace_modes.source_of(self.mode),
-            "kernel": self.kernel,
-            "params": kernels.canonical(self.params),
-            "kernel_label": self.kernel_label + pass_configs.label(self.pass_configs),
-            "pass_configs": pass_configs.canonical(self.pass_configs),
-        }
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 def _positive_triple(what: str):
@@ -193,22 +121,6 @@ def parse_target(text: str) -> tuple[str, dict]:
     return target_name_for(target), target
 
 
-def target_kind_problem(target: dict) -> str | None:
-    """Why a target dict's "kind" is not one TVM knows, else None (the config check uses it too)."""
-    if target.get("kind") in TARGET_KINDS:
-        return None
-    return f"unknown target kind {target.get('kind')!r}; TVM's kinds are {', '.join(TARGET_KINDS)}"
-
-
-def target_name_for(target: dict) -> str:
-    """The table's name for a dict equal to one of its entries, else 'json-<kind>[-<arch or mcpu>]'."""
-    for name, known in TARGETS.items():
-        if known == target:
-            return name
-    detail = target.get("arch") or target.get("mcpu")
-    return "json-" + "-".join(str(part) for part in (target["kind"], detail) if part)
-
-
 def _pass_names(text: str) -> tuple[str, ...]:
     names = tuple(name.strip() for name in text.split(","))
     bad = [name for name in names if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name)]
@@ -217,8 +129,9 @@ def _pass_names(text: str) -> tuple[str, ...]:
     return names
 
 
-GEMM_DEFAULTS = {"shape": (1024, 1024, 1024), "block": (128, 128, 32), "dtype": "float16", "accum_dtype": "float32"}
-GEMM_DEFAULTS |= {"threads": 128, "stages": 3}
+# the book's GEMM options (the default kernel: kernels.BOOK_KERNEL) and their defaults, as the book's script has them
+BOOK_OPTIONS = {"shape": (1024, 1024, 1024), "block": (128, 128, 32), "dtype": "float16", "accum_dtype": "float32"}
+BOOK_OPTIONS |= {"threads": 128, "stages": 3}
 
 
 def _params(text: str) -> dict:
@@ -253,12 +166,13 @@ class _CheckingParser(argparse.ArgumentParser):
         raise ArgumentProblem(message)
 
 
-def build_parser(parser_class: type = argparse.ArgumentParser) -> argparse.ArgumentParser:
+def build_parser(parser_class: type = argparse.ArgumentParser, needs_mode: bool = True) -> argparse.ArgumentParser:
+    """The trace script's options; needs_mode False: a lowering of no trace mode (a GPU job's) may omit --mode."""
     parser = parser_class(
         prog="gemm_lower_trace.py",
         description="Trace how TileLang lowers a GEMM, pass by pass (book chapter 12, example 4).",
     )
-    what = parser.add_mutually_exclusive_group(required=True)
+    what = parser.add_mutually_exclusive_group(required=needs_mode)
     what.add_argument(
         "--static-only",
         action="store_true",
@@ -355,6 +269,10 @@ def build_parser(parser_class: type = argparse.ArgumentParser) -> argparse.Argum
 KEEP_CHOICES = ("all", "tables")
 
 
+# the parameter columns that give a kernel's launch grid: one block per block_M x block_N tile of its M x N output
+TILE_COLUMNS = ("M", "N", "block_M", "block_N")
+
+
 def warnings_for(args: argparse.Namespace) -> list[str]:
     """What the run will do differently from what was asked, or cannot do on real hardware (not errors)."""
     found = []
@@ -362,10 +280,10 @@ def warnings_for(args: argparse.Namespace) -> list[str]:
     if args.passes_given and not mode.takes_passes:
         found.append(f"--passes is ignored by mode {args.mode}: it runs every pass of tilelang.lower")
     spec = args.spec
-    if spec.gemm is None:  # the launch grid of another kernel is its own code's: not derived here
+    if not set(TILE_COLUMNS) <= set(spec.columns):  # the launch grid of another kernel is its own code's
         return found
-    gemm = spec.gemm
-    grid = (-(-gemm["N"] // gemm["block_N"]), -(-gemm["M"] // gemm["block_M"]), 1)  # T.Kernel(ceildiv(N, bN), ...)
+    p = spec.params  # a block_M x block_N tile of an M x N output per block: T.Kernel(ceildiv(N, bN), ...)
+    grid = (-(-p["N"] // p["block_N"]), -(-p["M"] // p["block_M"]), 1)
     kind = spec.target.get("kind")
     if kind == "cuda":
         over = [f"gridDim.{axis} = {size:,} > {limit:,}" for axis, size, limit in zip("xyz", grid, CUDA_MAX_GRID)
@@ -400,9 +318,73 @@ def release_env_python(argv: list[str]) -> str | None:
     return str(python)
 
 
+def is_book_kernel(spec: JobSpec) -> bool:
+    """The book's GEMM as its script names it: the shipped kernel it traces by default, by its own options."""
+    shipped = spec.source == kernels.BOOK_KERNEL and not spec.user_file
+    return spec.kernel == kernels.BOOK_KERNEL and shipped and spec.function == kernels.DEFAULT_FUNCTION
+
+
+def job_argv(spec: JobSpec) -> tuple[str, ...]:
+    """The trace script's arguments for a job spec (without --out), the one writer of them: the book's GEMM by its
+    own options, any other kernel by its file and params; a GPU job's (mode None) have no mode options. parse_args
+    reads them back into the same spec."""
+    args = ["--mode", spec.mode] if spec.mode is not None else []
+    if is_book_kernel(spec):
+        p = spec.params
+        args += [
+            "--shape", f"{p['M']},{p['N']},{p['K']}",
+            "--block", f"{p['block_M']},{p['block_N']},{p['block_K']}",
+            "--dtype", p["dtype"],
+            "--accum-dtype", p["accum_dtype"],
+            "--threads", str(p["threads"]),
+            "--stages", str(p["stages"]),
+        ]  # fmt: skip
+    else:
+        args += [
+            "--kernel-file" if spec.user_file else "--kernel", spec.source,
+            "--function", spec.function,
+            "--params", kernels.canonical(spec.params),
+            "--kernel-name", spec.kernel,
+        ]  # fmt: skip
+    if spec.pass_configs:
+        args += ["--pass-configs", pass_configs.canonical(spec.pass_configs)]
+    if TARGETS.get(spec.target_name) == spec.target:
+        args += ["--target", spec.target_name]
+    else:
+        args += ["--target", spec.target_json]
+        if spec.target_name != target_name_for(spec.target):
+            args += ["--target-name", spec.target_name]
+    if spec.mode is not None:
+        if trace_modes.MODES[spec.mode].takes_passes:
+            args += ["--passes", ",".join(spec.passes)]
+        if spec.keep_ir:
+            args += ["--keep-ir"]
+        if spec.keep != "all":
+            args += ["--keep", spec.keep]
+    if spec.release_env:
+        args += ["--release-env", spec.release_env]
+    if spec.release:
+        args += ["--expect-release", spec.release]
+    return tuple(args)
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """Parse and validate; any bad value exits 2 through argparse before TileLang is imported."""
     return _parse(build_parser(), sys.argv[1:] if argv is None else argv, check_passes=True)
+
+
+def parse_lowering(argv: list[str]) -> JobSpec:
+    """The job spec of a lowering of no trace mode (a GPU job: mode None) from the trace script's kernel and
+    target options, with the same checks; a bad one exits 2 through argparse."""
+    return _parse(build_parser(needs_mode=False), list(argv), check_passes=False).spec
+
+
+def job_spec_or_none(argv: list[str]) -> JobSpec | None:
+    """The spec of a job's arguments, None where the trace script would refuse them (the job says why itself)."""
+    try:
+        return _parse(_checking_parser(), list(argv), check_passes=False).spec
+    except ArgumentProblem:
+        return None
 
 
 def job_argument_problem(argv: list[str]) -> str | None:
@@ -427,26 +409,30 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str], check_passes: bool)
         return args
     if args.tilelang_src:
         parser.error("argument --tilelang-src: only used with --static-only")
-    mode = trace_modes.MODES[args.mode]
+    mode = trace_modes.MODES[args.mode] if args.mode is not None else None
     args.passes_given = args.passes is not None
     if args.passes is None:
         args.passes = DEFAULT_PASSES
     if args.keep_ir and args.mode not in trace_modes.KEEPS_IR:
         parser.error(f"argument --keep-ir: only used with --mode {' or '.join(trace_modes.KEEPS_IR)}")
-    if check_passes and mode.takes_passes and release_has(mode.requires):
+    takes_passes = mode is not None and mode.takes_passes
+    if check_passes and takes_passes and release_has(mode.requires):
         problem = check_pass_names(args.passes)
         if problem:
             parser.error(f"argument --passes: {problem}")
     name, target = args.target
     name = args.target_name or name
     kernel = _kernel_of(parser, args)
-    args.spec = TraceSpec(
+    args.spec = JobSpec(
         mode=args.mode,
         target_name=name,
         target=target,
-        passes=tuple(args.passes) if mode.takes_passes else (),
+        passes=tuple(args.passes) if takes_passes else (),
         keep_ir=args.keep_ir,
+        keep=args.keep,
         pass_configs=args.pass_configs,
+        release=args.expect_release,
+        release_env=args.release_env,
         **kernel,
     )
     return args
@@ -455,28 +441,32 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str], check_passes: bool)
 def _kernel_of(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict:
     """The kernel fields of the spec: another kernel's file, function and params, checked against its
     signature (read from its source, no import), or the GEMM from its own options."""
-    gemm_options = [option for option in GEMM_DEFAULTS if getattr(args, option) is not None]
+    gemm_options = [option for option in BOOK_OPTIONS if getattr(args, option) is not None]
     if args.kernel is not None:
         if not re.fullmatch(r"[A-Za-z0-9_]+", args.kernel) or not kernels.shipped(args.kernel).is_file():
             parser.error(
                 f"argument --kernel: no shipped kernel {args.kernel!r}; they are {', '.join(kernels.shipped_names())}"
             )
-        if args.kernel == GEMM and not gemm_options and not args.params:
+        if args.kernel == kernels.BOOK_KERNEL and not gemm_options and not args.params:
             args.kernel = None  # the GEMM from its own options
         else:
+            source, user_file = args.kernel, False
             args.kernel_file, args.kernel_name = str(kernels.shipped(args.kernel)), args.kernel_name or args.kernel
+    elif args.kernel_file is not None:
+        source, user_file = args.kernel_file, True
     if args.kernel_file is None:
         if args.params or args.kernel_name:
             parser.error("argument --params: only used with --kernel or --kernel-file (the GEMM takes --shape, ...)")
         values = {
             option: default if getattr(args, option) is None else getattr(args, option)
-            for option, default in GEMM_DEFAULTS.items()
+            for option, default in BOOK_OPTIONS.items()
         }
         params = dict(zip(("M", "N", "K"), values["shape"])) | dict(
             zip(("block_M", "block_N", "block_K"), values["block"])
         )
         params |= {name: values[name] for name in ("dtype", "accum_dtype", "threads", "stages")}
-        file, function, name = kernels.shipped(GEMM), kernels.DEFAULT_FUNCTION, GEMM
+        name = source = kernels.BOOK_KERNEL
+        file, function, user_file = kernels.shipped(name), kernels.DEFAULT_FUNCTION, False
     else:
         if gemm_options:
             parser.error(
@@ -493,14 +483,17 @@ def _kernel_of(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dic
     problem = signature.problem(params)
     if problem:
         parser.error(f"argument --params: kernel {name!r}: {problem}")
-    if name == GEMM:  # its parameters are columns of their own: every one of them, defaults included
+    if signature.columns:  # its parameters fill columns of their own: every one of them, defaults included
         params = {**signature.defaults(), **params}
     return {
         "kernel": name,
+        "source": source,
+        "user_file": user_file,
         "kernel_file": str(Path(file).resolve()),
         "function": function,
         "params": params,
         "kernel_label": kernels.label(name, signature.ordered(params), signature.defaults()),
+        "columns": signature.columns,
     }
 
 

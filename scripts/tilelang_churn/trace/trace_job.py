@@ -321,7 +321,7 @@ def job_info(args, command: list[str], out_dir: Path, trace_dir: Path) -> dict:
         "command": command,
         "command_line": shlex.join(command),
         "cwd": os.getcwd(),
-        "spec": args.spec.as_dict(),
+        "spec": args.spec.record(),
         "out_dir": str(out_dir),
         "trace_dir": str(trace_dir),
         "platform": platform.platform(),
@@ -394,7 +394,7 @@ def record_unfinished(argv: list[str], error: str, status: int, process: dict) -
         "command": [sys.executable, str(ENTRY), *argv],
         "command_line": shlex.join([sys.executable, str(ENTRY), *argv]),
         "cwd": os.getcwd(),
-        "spec": spec.as_dict(),
+        "spec": spec.record(),
         "out_dir": str(out_dir),
         "process": process,
         "versions": found,
@@ -448,9 +448,10 @@ def step_line(row: dict) -> str:
     return line
 
 
-def main(argv: list[str] | None = None, served: tuple[list[str], str] | None = None) -> int:
-    """The job of ARGV, run; ``served``: an instrument job that its lowering records too (trace)."""
-    argv = sys.argv[1:] if argv is None else argv
+def run_job(argv: list[str], served: tuple[list[str], str] | None = None) -> int:
+    """The job of ARGV (the trace script's arguments), run, and its exit status; ``served``: an instrument job that
+    its lowering records too (trace). With --release-env naming another interpreter, this process is replaced by
+    the trace script run there."""
     release_python = trace_cli.release_env_python(argv)
     if release_python:  # run this very script in the release's own environment, before any check
         release_process.exec_release(release_python, [str(ENTRY), *argv])

@@ -1,0 +1,23 @@
+#!/usr/bin/env python3
+"""The trace modes, one line each (name, the source column of passes.csv, pass list or all passes, what it runs):
+
+    python3 scripts/trace_modes.py
+
+The mode table: tilelang_churn/core/trace_modes.py (MODES).
+"""
+
+# no `from __future__` import: Snakemake's script: directive puts its preamble above this file
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
+from tilelang_churn.core import trace_modes  # noqa: E402
+
+
+def main() -> int:
+    print("\n".join(trace_modes.table_lines()))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
