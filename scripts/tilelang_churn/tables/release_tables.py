@@ -257,7 +257,8 @@ def _sortable(key: tuple) -> tuple:
 
 @dataclass
 class ReleaseJob:
-    """One job of the table: its key, its rows (by step) and its pass runs (by step)."""
+    """One job as the table holds it: its key (its job spec's ``key``, core/job_spec.py: the rows carry no more of
+    the spec), its rows (by step) and its pass runs (by step)."""
 
     key: tuple
     release: str
