@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 from conftest import entry, job_provenance
 from tilelang_churn.core import passes_table as pt
-from tilelang_churn.core import releases
+from tilelang_churn.core import jobs, releases
 from tilelang_churn.figures import release_figures
 from tilelang_churn.tables import pass_edits
 from tilelang_churn.tables import release_tables as cr
@@ -637,7 +637,7 @@ def test_the_heatmap_configuration_is_found_by_the_folders_of_its_jobs(tmp_path)
     churn, archives = cr.read_jobs(paths)
     configs = cr.configurations(churn)
     label = release_figures.label_of_job(configs, archives, "hip/1024x1024x512/trace-env")
-    (expected,) = {cr.config_label(row) for _, row in churn.iterrows() if row["target_name"] == "hip"}
+    (expected,) = {jobs.config_label(row) for _, row in churn.iterrows() if row["target_name"] == "hip"}
     assert label == expected
     with pytest.raises(ValueError, match="no job in a folder .../hip/other/trace-env/"):
         release_figures.label_of_job(configs, archives, "hip/other/trace-env")

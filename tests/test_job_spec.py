@@ -115,3 +115,22 @@ def test_the_rows_a_traced_job_wrote_carry_its_spec(finished_run, monkeypatch):
         for column, value in spec.provenance(version).items():
             assert {str(row[column]) for row in rows} == {"" if value is None else str(value)}, column
         assert json.loads((out / "run.json").read_text())["spec"] == json.loads(json.dumps(spec.record()))
+
+
+def test_two_kernels_that_fill_the_parameter_columns_alike_get_labels_of_their_own():
+    """A user's kernel declaring the GEMM's COLUMNS with the GEMM's values: the GEMM keeps its label, and where two
+    kernels' configurations would share one, each names its kernel after the target."""
+    from conftest import job_provenance
+
+    gemm = job_provenance(mode="instrument")
+    mine = {**gemm, "kernel": "mm_tn", "kernel_label": "mm_tn(M=1024, N=1024, K=512)"}
+    other = job_provenance(mode="instrument", K=256)
+    alone = jobs.distinct_config_labels({jobs.config_key(gemm): gemm, jobs.config_key(other): other})
+    assert list(alone.values()) == [jobs.config_label(gemm), jobs.config_label(other)]
+    assert jobs.config_label(gemm) == jobs.config_label(mine)  # named by the columns alone
+    both = jobs.distinct_config_labels({jobs.config_key(row): row for row in (gemm, mine, other)})
+    assert list(both.values()) == [
+        "cuda-sm90 gemm 1024x1024x512 b128x128x32 float16/float32 t128 s3 instrument",
+        "cuda-sm90 mm_tn 1024x1024x512 b128x128x32 float16/float32 t128 s3 instrument",
+        jobs.config_label(other),
+    ]

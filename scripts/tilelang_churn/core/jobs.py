@@ -72,6 +72,21 @@ def config_label(row: Mapping) -> str:
     )
 
 
+def distinct_config_labels(first_rows: Mapping[tuple, Mapping]) -> dict[tuple, str]:
+    """{configuration key: its label} for a row of each configuration: config_label, with the kernel's name after
+    the target where two kernels' configurations would share one (two kernels that fill the parameter columns
+    alike), so that every configuration of a table has a name, and a page, of its own."""
+    labels = {key: config_label(row) for key, row in first_rows.items()}
+    kernels_of: dict[str, set] = {}
+    for key, row in first_rows.items():
+        kernels_of.setdefault(labels[key], set()).add(row.get("kernel"))
+    for key, row in first_rows.items():
+        if len(kernels_of[labels[key]]) > 1:
+            target, rest = labels[key].split(" ", 1)
+            labels[key] = f"{target} {row['kernel']} {rest}"
+    return labels
+
+
 def _pass_config_label(row: Mapping) -> str:
     return pass_configs.label(json.loads(row["pass_configs"]))
 

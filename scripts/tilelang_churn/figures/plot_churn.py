@@ -383,12 +383,12 @@ def _grow_top(ax, factor: float, symlog: bool) -> float:
 
 def _config_labels(jobs: pd.DataFrame) -> list[str]:
     """Column labels: target_name + shape for a kernel that fills the parameter columns (jobs.fills_param_columns),
-    plus whatever other of those columns varies between such jobs; another kernel's jobs: target_name + their
-    configuration label (the kernel and the parameters it sets)."""
+    plus whatever else varies between such jobs (the kernel, when several fill them; the other columns); another
+    kernel's jobs: target_name + their configuration label (the kernel and the parameters it sets)."""
     named = [fills_param_columns(row) for row in jobs.to_dict("records")]
     by_columns = jobs[pd.Series(named, index=jobs.index, dtype=bool)]
     version = [lambda r: f"tl {r['tilelang_version']}"] if jobs["tilelang_version"].nunique() > 1 else []
-    extra = []
+    extra = [lambda r: str(r["kernel"])] if by_columns["kernel"].nunique() > 1 else []
     if by_columns[["block_M", "block_N", "block_K"]].drop_duplicates().shape[0] > 1:
         extra.append(lambda r: f"blk {_block(r)}")
     if by_columns[["dtype", "accum_dtype"]].drop_duplicates().shape[0] > 1:

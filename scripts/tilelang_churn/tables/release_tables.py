@@ -154,7 +154,7 @@ import pandas as pd
 
 from tilelang_churn.core import ir_archive, statuses
 from tilelang_churn.core import passes_table as pt
-from tilelang_churn.core.jobs import CONFIG_KEY, JOB_KEY, config_key, config_label, job_key
+from tilelang_churn.core.jobs import CONFIG_KEY, JOB_KEY, config_key, distinct_config_labels, job_key
 from tilelang_churn.core.releases import release_sort_key, release_text
 from tilelang_churn.tables import frames, pass_edits
 
@@ -335,7 +335,7 @@ def configurations(churn_df: pd.DataFrame) -> list[Configuration]:
     """The table's configurations (sorted by key) with their jobs (release order)."""
     df = typed_table(churn_df)
     by_config: dict[tuple, list[ReleaseJob]] = {}
-    labels: dict[tuple, str] = {}
+    first_rows: dict[tuple, Mapping] = {}
     for rows in frames.job_frames(df):
         first = rows.iloc[0]
         status = rows["status"]
@@ -349,7 +349,8 @@ def configurations(churn_df: pd.DataFrame) -> list[Configuration]:
         )
         ckey = config_key(first)
         by_config.setdefault(ckey, []).append(job)
-        labels[ckey] = config_label(first)
+        first_rows[ckey] = first
+    labels = distinct_config_labels(first_rows)
     out = []
     for ckey in sorted(by_config, key=_sortable):
         jobs = sorted(by_config[ckey], key=lambda j: release_sort_key(j.release))
