@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import entry, job_provenance
-from tilelang_churn.core import passes_table as pt
 from tilelang_churn.core import jobs, releases
+from tilelang_churn.core import passes_table as pt
 from tilelang_churn.figures import release_figures
 from tilelang_churn.tables import pass_edits
 from tilelang_churn.tables import release_tables as cr

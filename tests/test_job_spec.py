@@ -118,8 +118,9 @@ def test_the_rows_a_traced_job_wrote_carry_its_spec(finished_run, monkeypatch):
 
 
 def test_two_kernels_that_fill_the_parameter_columns_alike_get_labels_of_their_own():
-    """A user's kernel declaring the GEMM's COLUMNS with the GEMM's values: the GEMM keeps its label, and where two
-    kernels' configurations would share one, each names its kernel after the target."""
+    """A user's kernel declaring the GEMM's COLUMNS with the GEMM's values: the GEMM keeps its label alone, and
+    where two kernels fill the columns, each such label names its kernel after the target."""
+    import conftest
     from conftest import job_provenance
 
     gemm = job_provenance(mode="instrument")
@@ -132,5 +133,8 @@ def test_two_kernels_that_fill_the_parameter_columns_alike_get_labels_of_their_o
     assert list(both.values()) == [
         "cuda-sm90 gemm 1024x1024x512 b128x128x32 float16/float32 t128 s3 instrument",
         "cuda-sm90 mm_tn 1024x1024x512 b128x128x32 float16/float32 t128 s3 instrument",
-        jobs.config_label(other),
+        "cuda-sm90 gemm 1024x1024x256 b128x128x32 float16/float32 t128 s3 instrument",
     ]
+    rmsnorm = {**other, **conftest.other_kernel("rmsnorm", "{}", "rmsnorm")}  # a kernel that fills none
+    plain = jobs.distinct_config_labels({jobs.config_key(row): row for row in (gemm, rmsnorm)})
+    assert list(plain.values()) == [jobs.config_label(gemm), "cuda-sm90 rmsnorm instrument"]

@@ -74,14 +74,12 @@ def config_label(row: Mapping) -> str:
 
 def distinct_config_labels(first_rows: Mapping[tuple, Mapping]) -> dict[tuple, str]:
     """{configuration key: its label} for a row of each configuration: config_label, with the kernel's name after
-    the target where two kernels' configurations would share one (two kernels that fill the parameter columns
-    alike), so that every configuration of a table has a name, and a page, of its own."""
+    the target in every label named by the parameter columns when more than one kernel of the table fills them
+    (a kernel of the user's declaring the GEMM's COLUMNS), so that no two configurations share a name, or a page."""
     labels = {key: config_label(row) for key, row in first_rows.items()}
-    kernels_of: dict[str, set] = {}
-    for key, row in first_rows.items():
-        kernels_of.setdefault(labels[key], set()).add(row.get("kernel"))
-    for key, row in first_rows.items():
-        if len(kernels_of[labels[key]]) > 1:
+    by_columns = {key: row for key, row in first_rows.items() if fills_param_columns(row)}
+    if len({row.get("kernel") for row in by_columns.values()}) > 1:
+        for key, row in by_columns.items():
             target, rest = labels[key].split(" ", 1)
             labels[key] = f"{target} {row['kernel']} {rest}"
     return labels
