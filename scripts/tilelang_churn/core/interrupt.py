@@ -67,10 +67,15 @@ class stopped_in_one_line:
     def __enter__(self):
         parent = os.getppid()
         die_with_parent()
-        signal.signal(signal.SIGTERM, _stop)  # after prctl: once it is seen, a parent's death reaches the handler
-        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not where the caller ignores it
-            signal.signal(signal.SIGINT, _stop)
-        sys.unraisablehook = _quiet_unraisable(sys.unraisablehook)
+        try:  # a signal may land before the with block starts, while the handlers are being installed
+            signal.signal(signal.SIGTERM, _stop)  # after prctl: once it is seen, a parent's death reaches the handler
+            if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not where the caller ignores it
+                signal.signal(signal.SIGINT, _stop)
+            sys.unraisablehook = _quiet_unraisable(sys.unraisablehook)
+        except KeyboardInterrupt:
+            self._exit(signal.SIGINT)
+        except Stopped as stopped:
+            self._exit(stopped.args[0])
         if os.getppid() != parent:  # the parent died before prctl ran: stopped as its signal would have
             self._exit(signal.SIGTERM)
         return self
