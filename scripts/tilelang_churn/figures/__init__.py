@@ -1,6 +1,7 @@
 """Every figure of the workflow and of the book, in one style."""
 
 __all__ = [
+    "agg_text_cache",
     "book_figures",
     "compare_pages",
     "figure_style",

@@ -46,7 +46,9 @@ from pathlib import Path
 
 import matplotlib
 
-matplotlib.use("Agg")
+from tilelang_churn.figures import agg_text_cache
+
+matplotlib.use(agg_text_cache.BACKEND)  # Agg, each text laid out once per process
 
 from matplotlib import font_manager  # noqa: E402
 

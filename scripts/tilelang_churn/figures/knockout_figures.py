@@ -18,15 +18,12 @@ import sys
 import textwrap
 from pathlib import Path
 
-import matplotlib
+import matplotlib.pyplot as plt
+import matplotlib.ticker as mticker
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import matplotlib.ticker as mticker  # noqa: E402
-
-from tilelang_churn.core import knockout_rows, statuses  # noqa: E402
-from tilelang_churn.figures import figure_style as fs  # noqa: E402
-from tilelang_churn.tables import knockout_table  # noqa: E402
+from tilelang_churn.core import knockout_rows, statuses
+from tilelang_churn.figures import figure_style as fs  # selects the workflow's backend
+from tilelang_churn.tables import knockout_table
 
 HASHSALT = "tilelang-churn/knockout_figures"
 BAR_COLOR = "#0072b2"
