@@ -11,6 +11,7 @@ import matplotlib
 import matplotlib.pyplot as plt
 import pytest
 from conftest import job_provenance, make_row
+from matplotlib.backends import backend_agg
 from tilelang_churn.core import passes_table as pt
 from tilelang_churn.figures import agg_text_cache, plot_churn
 from tilelang_churn.figures import figure_style as fs
@@ -131,3 +132,11 @@ def test_the_cache_forgets_the_least_recently_used(monkeypatch):
     plt.close(fig)
     assert agg_text_cache.cache_sizes() == (3, 3)
     assert list(key[0] for key in agg_text_cache._BITMAPS) == ["text 2", "text 3", "text 4"]
+
+
+def test_another_matplotlib_series_keeps_aggs_renderer(monkeypatch):
+    monkeypatch.setattr(agg_text_cache, "CACHES_TEXT", False)
+    fig = plt.figure()
+    renderer = fig.canvas.get_renderer()
+    plt.close(fig)
+    assert type(renderer) is backend_agg.RendererAgg

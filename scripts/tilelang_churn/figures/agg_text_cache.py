@@ -24,6 +24,9 @@ from matplotlib.backends import backend_agg
 from matplotlib.font_manager import fontManager
 
 BACKEND = f"module://{__name__}"
+# RendererAgg.draw_text below repeats matplotlib 3.10's up to its paste; another series draws texts its own way
+# (3.11 shapes each glyph on its own), so there the canvas keeps Agg's renderer
+CACHES_TEXT = matplotlib.__version__.startswith("3.10.")
 MAX_TEXTS = 20_000  # a few KB of bitmap each; the least recently used go first
 
 
@@ -96,7 +99,8 @@ class FigureCanvas(backend_agg.FigureCanvasAgg):
         width, height = self.figure.bbox.size
         key = width, height, self.figure.dpi
         if self._lastKey != key:
-            self.renderer = RendererAgg(width, height, self.figure.dpi)
+            renderer = RendererAgg if CACHES_TEXT else backend_agg.RendererAgg
+            self.renderer = renderer(width, height, self.figure.dpi)
             self._lastKey = key
         return self.renderer
 
