@@ -21,7 +21,11 @@ from tilelang_churn.figures import figure_style as fs  # noqa: E402
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description="The book's figures of TileLang pass churn (chapter 12).")
-    parser.add_argument("--churn", required=True, help="churn.csv (churn_table.py)")
+    tables = parser.add_mutually_exclusive_group(required=True)
+    tables.add_argument("--churn", help="churn.csv (churn_table.py)")
+    tables.add_argument(
+        "--passes", nargs="+", help="or the passes.csv files of the jobs to draw from, in churn.csv's order"
+    )
     parser.add_argument("--reference", required=True, help="the reference job's passes.csv (fig1, fig4)")
     parser.add_argument("--by-version", default=None, help="churn_by_version.csv of the comparison of releases")
     parser.add_argument("--out-dir", required=True, help="folder of the figures and FIGURES.md")
@@ -33,12 +37,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     return book_figures.draw_book(
-        args.churn, args.reference, args.out_dir, args.language, args.width_cm, args.by_version
+        args.churn or args.passes, args.reference, args.out_dir, args.language, args.width_cm, args.by_version
     )
 
 
 def _from_rule(smk) -> int:
-    argv = ["--churn", smk.input.churn, "--reference", smk.input.reference, "--out-dir", smk.params.out_dir]
+    argv = ["--passes", *smk.input.passes, "--reference", smk.input.reference, "--out-dir", smk.params.out_dir]
     # one token: argparse would take a width of "-inf" for an option
     argv += ["--language", smk.params.language, f"--width-cm={smk.params.width_cm}"]
     if smk.input.get("by_version"):

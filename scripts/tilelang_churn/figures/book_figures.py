@@ -7,6 +7,10 @@ Usage::
         [--by-version results/compare/churn_by_version.csv] \\
         --out-dir results/book/en [--language en|zh] [--width-cm 15]
 
+``--passes PASSES_CSV ...`` in place of ``--churn``: the tables of the jobs to draw from, read one after another
+(the rule passes the jobs of the reference's release, mode and kernel, so that editing another kernel's file
+reruns nothing of the book).
+
 Writes, under ``--out-dir``, each figure as ``<stem>.png`` (300 dpi), ``<stem>.svg`` and ``<stem>.pdf``,
 and ``FIGURES.md``, the list of what was written and what was not, and why:
 
@@ -705,30 +709,46 @@ def width_problem(width_cm) -> str | None:
     return None
 
 
+def read_tables(tables: Path | list[Path]) -> list[dict]:
+    """The rows of churn.csv, or of jobs' passes.csv files one after another, through the strict reader (a
+    half-written or changed file is refused, named: BookError)."""
+    rows = []
+    for path in [tables] if isinstance(tables, (str, Path)) else tables:
+        try:
+            rows += pt.read_rows(path)
+        except (OSError, pt.TableError) as exc:
+            raise BookError(str(exc)) from None
+    return rows
+
+
+def _tables_name(tables: Path | list[Path]) -> str:
+    if isinstance(tables, (str, Path)):
+        return str(tables)
+    return str(tables[0]) if len(tables) == 1 else f"the {len(tables)} passes.csv files"
+
+
 def build(
-    churn: Path,
+    churn: Path | list[Path],
     reference: Path,
     out_dir: Path,
     language: str = "en",
     width_cm: float = DEFAULT_WIDTH_CM,
     by_version: Path | None = None,
 ) -> dict:
-    """Read the tables and write every figure and FIGURES.md; returns {"written": {stem: paths}, "skipped":
-    {stem: why}}. Raises BookError (bad input, a bad width: before anything is read or drawn),
+    """Read the tables (``churn``: churn.csv, or the passes.csv files of the jobs to draw from, in the order
+    churn.csv would hold them) and write every figure and FIGURES.md; returns {"written": {stem: paths},
+    "skipped": {stem: why}}. Raises BookError (bad input, a bad width: before anything is read or drawn),
     figure_style.MissingGlyphError, or files.WriteError (a full disk: names the file)."""
     fs.check_language(language)
     problem = width_problem(width_cm)
     if problem:
         raise BookError(problem)
     out_dir = Path(out_dir)
-    try:
-        rows = pt.read_rows(churn)
-    except (OSError, pt.TableError) as exc:
-        raise BookError(str(exc)) from None
+    rows = read_tables(churn)
     jobs = group_rows(rows)
     ref = reference_job(Path(reference))
     if job_key(ref) not in jobs:
-        raise BookError(f"the reference job ({_describe(ref)}, {ref['mode']}) is not in {churn}")
+        raise BookError(f"the reference job ({_describe(ref)}, {ref['mode']}) is not in {_tables_name(churn)}")
     written: dict[str, list[Path]] = {}
     skipped: dict[str, str] = {}
     written[FIGURES[0]] = plot_reference(jobs[job_key(ref)], out_dir, language, width_cm)
@@ -762,7 +782,7 @@ def build(
 
 
 def draw_book(
-    churn: Path, reference: Path, out_dir: Path, language: str, width_cm: float, by_version: Path | None
+    churn: Path | list[Path], reference: Path, out_dir: Path, language: str, width_cm: float, by_version: Path | None
 ) -> int:
     """``build``, one line per figure written; 2 with one line on stderr for a width that cannot be used (nothing
     read, drawn or removed), 1 with one line on stderr when a figure cannot be made or written."""
