@@ -1,8 +1,8 @@
 """Issue 28's goals of cost that follows the change (run with `make bench`; minutes, not part of `make test`):
 
 - editing one single-configuration user kernel of a finished default grid reruns its jobs and what reads them
-  (the kernel's batch and figures, churn.csv, the heatmap and the book's figures, which read churn.csv): under
-  15 s at `--cores 2`;
+  (the kernel's batch and figures, churn.csv and the heatmap, which reads it; the book's figures read only the book
+  kernel's jobs): under 15 s at `--cores 2`;
 - the comparison of 8 releases x the default grid x 4 modes at `--cores 2` from an empty `results/` (release
   environments built first): its wall time against its floor (the lowerings' and imports' CPU seconds over the
   cores, a shared lowering once: compare_bench.floor_report), goal 1.3x, and the floor with every job lowering on

@@ -109,12 +109,11 @@ def book_rule_outputs() -> dict:
     return outputs
 
 
-def book_jobs(pattern: str) -> list:
-    """pattern filled for every job the book's figures draw from: its reference's release, mode and kernel, in grid
-    order (churn.csv's)."""
+def book_jobs() -> list:
+    """The jobs the book's figures draw from: its reference's release, mode and kernel, in grid order (churn.csv's)."""
     kernel = GRID.jobs[BOOK_REFERENCE].spec.kernel
     return [
-        pattern.format(**job.wildcards)
+        job
         for (version, _, _, mode), job in GRID.jobs.items()
         if version == BOOK_VERSION and mode == BOOK_MODE and job.spec.kernel == kernel
     ]
@@ -124,9 +123,10 @@ def get_book_inputs(wildcards) -> dict:
     if BOOK_PROBLEM:
         raise WorkflowError(BOOK_PROBLEM)
     # the jobs the figures draw from, not churn.csv: editing another kernel reruns nothing of the book
+    jobs = book_jobs()
     inputs = {
-        "passes": book_jobs(f"{RUN_DIR}/passes.csv"),
-        "runs": book_jobs(f"{RUN_DIR}/run.json"),  # book_figures.py checks each passes.csv against it
+        "passes": per_job(f"{RUN_DIR}/passes.csv", jobs),
+        "runs": per_job(f"{RUN_DIR}/run.json", jobs),  # book_figures.py checks each passes.csv against it
         "reference": f"{RUN_DIR}/passes.csv".format(**GRID.jobs[BOOK_REFERENCE].wildcards),
     }
     if GRID.compares_releases:

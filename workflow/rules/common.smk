@@ -103,9 +103,9 @@ def get_compare_outputs() -> list:
     return paths + list(get_attribution_outputs().values())
 
 
-def per_job(pattern: str) -> list:
-    """pattern filled for every trace job of the grid, in grid order."""
-    return [pattern.format(**job.wildcards) for job in GRID.jobs.values()]
+def per_job(pattern: str, jobs=None) -> list:
+    """pattern filled for every trace job of the grid (or of JOBS, grid jobs), in grid order."""
+    return [pattern.format(**job.wildcards) for job in (GRID.jobs.values() if jobs is None else jobs)]
 
 
 def get_all_passes_csv(wildcards=None) -> list:

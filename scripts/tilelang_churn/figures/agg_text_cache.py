@@ -5,7 +5,7 @@ LayoutInference") and bar values ("+12"), a heatmap its cell counts. Agg lays ou
 FreeType twice per figure (its size, then its bitmap) and forgets both with the figure's renderer, which was a
 quarter of a bar chart's time. This backend keeps both per text and font state (the font files, size, dpi,
 hinting and kerning settings, antialiasing), so a repeated text costs one paste of its bitmap. What it pastes
-is what Agg would have rasterised: the same pixels, the same bytes (``tests/test_figure_style.py`` compares
+is what Agg would have rasterised: the same pixels, the same bytes (``tests/test_agg_text_cache.py`` compares
 figures drawn with and without it). Mathtext and TeX keep Agg's own path; SVG and PDF have their own canvases.
 
 Selected as a third-party backend (``matplotlib.use("module://tilelang_churn.figures.agg_text_cache")``, done by

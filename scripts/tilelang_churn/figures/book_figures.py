@@ -709,22 +709,16 @@ def width_problem(width_cm) -> str | None:
     return None
 
 
-def read_tables(tables: Path | list[Path]) -> list[dict]:
+def read_tables(paths: list[Path]) -> list[dict]:
     """The rows of churn.csv, or of jobs' passes.csv files one after another, through the strict reader (a
     half-written or changed file is refused, named: BookError)."""
     rows = []
-    for path in [tables] if isinstance(tables, (str, Path)) else tables:
+    for path in paths:
         try:
             rows += pt.read_rows(path)
         except (OSError, pt.TableError) as exc:
             raise BookError(str(exc)) from None
     return rows
-
-
-def _tables_name(tables: Path | list[Path]) -> str:
-    if isinstance(tables, (str, Path)):
-        return str(tables)
-    return str(tables[0]) if len(tables) == 1 else f"the {len(tables)} passes.csv files"
 
 
 def build(
@@ -744,11 +738,13 @@ def build(
     if problem:
         raise BookError(problem)
     out_dir = Path(out_dir)
-    rows = read_tables(churn)
+    tables = [churn] if isinstance(churn, (str, Path)) else list(churn)
+    rows = read_tables(tables)
     jobs = group_rows(rows)
     ref = reference_job(Path(reference))
     if job_key(ref) not in jobs:
-        raise BookError(f"the reference job ({_describe(ref)}, {ref['mode']}) is not in {_tables_name(churn)}")
+        where = tables[0] if len(tables) == 1 else f"the {len(tables)} passes.csv files"
+        raise BookError(f"the reference job ({_describe(ref)}, {ref['mode']}) is not in {where}")
     written: dict[str, list[Path]] = {}
     skipped: dict[str, str] = {}
     written[FIGURES[0]] = plot_reference(jobs[job_key(ref)], out_dir, language, width_cm)
