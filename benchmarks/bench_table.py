@@ -4,6 +4,11 @@
 
 scale.csv (benchmarks/test_scale.py) gives one row per number: goal, what, value, unit, limit, met. A number
 over its limit (met=no) is recorded, then fails the benchmark that measured it (benchmarks/conftest.py).
+
+The README's table is the record across machines (results/ is not committed, and each session starts on a new
+machine): a number of scale.csv replaces the README's row of the same goal and what in place, a new one is added
+after its goal's rows, and every number that scale.csv lacks keeps the README's value. Running some benchmarks
+updates their rows only.
 """
 
 from __future__ import annotations
@@ -55,6 +60,38 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def readme_rows(readme: Path) -> list[dict]:
+    """The rows of README's table (as table() wrote them), or [] where it has none."""
+    text = readme.read_text(encoding="utf-8")
+    if START not in text or END not in text:
+        return []
+    rows = []
+    for line in text.split(START, 1)[1].split(END, 1)[0].strip().splitlines()[2:]:
+        goal, what, measured, limit, met = (cell.strip() for cell in line.strip()[1:-1].split(" | "))
+        value, _, unit = measured.partition(" ")
+        limit_value = limit.partition(" ")[0]
+        rows.append({"goal": goal, "what": what, "value": value, "unit": unit, "limit": limit_value, "met": met})
+    return rows
+
+
+def merged(old: list[dict], new: list[dict]) -> list[dict]:
+    """OLD's rows with NEW's numbers: a row of the same goal and what replaced in place, the others after the
+    last row of their goal (or at the end, goals in order)."""
+    rows = list(old)
+    index = {(row["goal"], row["what"]): i for i, row in enumerate(rows)}
+    for row in new:
+        key = (row["goal"], row["what"])
+        if key in index:
+            rows[index[key]] = row
+            continue
+        same_goal = [i for i, kept in enumerate(rows) if kept["goal"] == row["goal"]]
+        later = [i for i, kept in enumerate(rows) if kept["goal"] > row["goal"]]
+        at = same_goal[-1] + 1 if same_goal else (later[0] if later else len(rows))
+        rows.insert(at, row)
+        index = {(kept["goal"], kept["what"]): i for i, kept in enumerate(rows)}
+    return rows
+
+
 def rewrite(readme: Path, rows: list[dict]) -> None:
     text = readme.read_text(encoding="utf-8")
     if START not in text or END not in text:
@@ -69,8 +106,9 @@ def main(argv=None) -> int:
     readme = Path(argv[0]) if argv else REPO / "README.md"
     with open(BENCH / "scale.csv", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
-    rewrite(readme, rows)
-    print(f"{readme}: {len(rows)} measured numbers from {BENCH / 'scale.csv'}")
+    kept = readme_rows(readme)
+    rewrite(readme, merged(kept, rows))
+    print(f"{readme}: {len(rows)} measured numbers from {BENCH / 'scale.csv'}, beside {len(kept)} of the table")
     return 0
 
 

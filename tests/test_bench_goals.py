@@ -83,3 +83,29 @@ def test_a_missed_goal_fails_its_benchmark_after_every_number_is_written(tmp_pat
     slow = bench_table.missed({"goal": "b", "what": "slow", "value": 41.0, "unit": "s", "limit": 40, "met": "no"})
     assert f"FAILED test_goals.py::test_over - Failed: missed: {slow}" in said, said
     assert "PASSED test_goals.py::test_within" in said and "1 failed, 1 passed" in said, said
+
+
+def test_the_readme_keeps_every_number_that_a_run_of_some_benchmarks_did_not_measure(tmp_path):
+    readme = tmp_path / "README.md"
+    before = []
+    report = tmp_path / "scale.csv"
+    for goal, what, value, limit in (("b", "first", 30, 40), ("b", "second", 2, None), ("d", "dry run", 4, 5)):
+        before.append(bench_table.record(report, goal, what, value, "s", limit))
+    readme.write_text(f"# x\n\n{bench_table.START}\n{bench_table.table(before)}\n{bench_table.END}\n\nafter\n")
+    text = readme.read_text()
+    assert bench_table.readme_rows(readme) == [{k: str(v) for k, v in row.items()} for row in before]
+    bench_table.rewrite(readme, bench_table.readme_rows(readme))
+    assert readme.read_text() == text  # what it reads, it writes back unchanged
+
+    # a later run measured one number again and one new one: the others keep their values, in their places
+    again = bench_table.record(tmp_path / "later.csv", "b", "first", 41, "s", 40)
+    new = bench_table.record(tmp_path / "later.csv", "c", "new", 7, "s")
+    bench_table.rewrite(readme, bench_table.merged(bench_table.readme_rows(readme), [again, new]))
+    rows = bench_table.readme_rows(readme)
+    assert [(row["what"], row["value"], row["met"]) for row in rows] == [
+        ("first", "41", "no"),
+        ("second", "2", ""),
+        ("new", "7", ""),
+        ("dry run", "4", "yes"),
+    ]
+    assert readme.read_text().endswith(f"{bench_table.END}\n\nafter\n")
