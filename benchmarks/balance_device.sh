@@ -3,7 +3,8 @@
 # repository root there:
 #   [SNAKEMAKE_ARGS=...] bash benchmarks/balance_device.sh TREE[:LABEL] ... -- CORES ...
 # Each TREE (a checkout: its Snakefile, workflow/, scripts/) runs the default config from an empty folder at each
-# --cores; Snakemake and TileLang come from tmp/site15 (unpacked from tmp/site15.tar.xz, as knockout_device.sh).
+# --cores; Snakemake and TileLang come from tmp/site15 (unpacked from tmp/site15.tar.xz, as knockout_device.sh),
+# after SITE_FIRST where set (a folder of packages that go before it, e.g. the pinned matplotlib).
 # Per run: wall seconds, the floor (lower_cpu_seconds of every lowering, a shared one once, + import_cpu_seconds of
 # every trace process, over the cores: run.json, compare_bench.floor_report), their ratio and each batch's wall
 # time, one JSON line each to $OUT/balance.jsonl.
@@ -12,7 +13,7 @@ out=${OUT:-/tmp/out}; mkdir -p "$out"
 repo=$(pwd)
 site=tmp/site15
 if [ ! -d "$site/tilelang" ]; then mkdir -p "$site" && tar -xJf "$site.tar.xz" -C "$site"; fi
-export PYTHONPATH=$repo/$site
+export PYTHONPATH=${SITE_FIRST:+$repo/$SITE_FIRST:}$repo/$site
 trees=(); while [ "$1" != -- ]; do trees+=("$1"); shift; done; shift
 nproc > "$out/balance.machine.txt"
 for cores in "$@"; do

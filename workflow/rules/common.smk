@@ -13,10 +13,18 @@ from pathlib import Path
 PROJECT = Path(str(workflow.current_basedir)).parents[1]
 SCRIPTS = str(PROJECT / "scripts")
 sys.path.insert(0, SCRIPTS)
-from tilelang_churn.core import jobs, trace_modes  # noqa: E402
+from tilelang_churn.core import jobs, scheduler_rounds, trace_modes  # noqa: E402
 from tilelang_churn.grid import job_grid  # noqa: E402
 from tilelang_churn.releases import release_envs  # noqa: E402
 from tilelang_churn.gpu import gpu_bench  # noqa: E402
+
+# Snakemake's scheduler otherwise adds a chain of rounds per finished job (core/scheduler_rounds.py)
+try:
+    from snakemake.scheduling.job_scheduler import JobScheduler
+except ImportError:  # another Snakemake: its scheduler as it is
+    JobScheduler = None
+if JobScheduler is not None:
+    scheduler_rounds.keep_one_reevaluation_pending(JobScheduler)
 
 # `--config gpu=true job_figures=false` arrives as strings: one rule for every boolean key of the schema
 job_grid.coerce_booleans(config, workflow.config_settings.config or {})

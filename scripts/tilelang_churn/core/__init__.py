@@ -12,6 +12,7 @@ __all__ = [
     "pass_configs",
     "passes_table",
     "releases",
+    "scheduler_rounds",
     "statuses",
     "targets",
     "trace_modes",
