@@ -22,8 +22,8 @@ from tilelang_churn.gpu import gpu_bench  # noqa: E402
 try:
     from snakemake.scheduling.job_scheduler import JobScheduler
 except ImportError:  # another Snakemake: its scheduler as it is
-    JobScheduler = None
-if JobScheduler is not None:
+    pass
+else:
     scheduler_rounds.keep_one_reevaluation_pending(JobScheduler)
 
 # `--config gpu=true job_figures=false` arrives as strings: one rule for every boolean key of the schema
@@ -111,9 +111,9 @@ def get_compare_outputs() -> list:
     return paths + list(get_attribution_outputs().values())
 
 
-def per_job(pattern: str, jobs=None) -> list:
-    """pattern filled for every trace job of the grid (or of JOBS, grid jobs), in grid order."""
-    return [pattern.format(**job.wildcards) for job in (GRID.jobs.values() if jobs is None else jobs)]
+def per_job(pattern: str, grid_jobs=None) -> list:
+    """pattern filled for every trace job of the grid (or of GRID_JOBS, some of them), in grid order."""
+    return [pattern.format(**job.wildcards) for job in (GRID.jobs.values() if grid_jobs is None else grid_jobs)]
 
 
 def get_all_passes_csv(wildcards=None) -> list:

@@ -41,8 +41,8 @@ rule compare_releases:
         ),
     log:
         "logs/compare/compare_releases.log",
-    # Before the heatmap and the per-job figures once the traces are done: the book's figure 3 waits for it, so it
-    # is the run's last stretch (adding a release: 24 of the rerun's 109 s)
+    # Before the heatmap and the per-job figures once the traces are done: the book's figure 3 waits for it, so from
+    # the last trace batch on it is the critical path
     priority: 1
     # Local on a cluster: tables and two figures from the jobs' small CSVs and IR archives, seconds.
     localrule: True

@@ -26,10 +26,11 @@ def keep_one_reevaluation_pending(scheduler_class) -> bool:
     if original is None or getattr(original, PATCHED, False):
         return False
 
+    lock = threading.Lock()  # guards each scheduler's flag between its loop and its timer's thread
+
     def _schedule_reevalutation(self, delay) -> None:
-        lock = self.__dict__.setdefault("_reevaluation_lock", threading.Lock())
         with lock:
-            if self.__dict__.get("_reevaluation_pending"):
+            if getattr(self, "_reevaluation_pending", False):
                 return
             self._reevaluation_pending = True
 
@@ -38,8 +39,7 @@ def keep_one_reevaluation_pending(scheduler_class) -> bool:
                 self._reevaluation_pending = False
             self._open_jobs.release()
 
-        timer = threading.Timer(delay, reevaluate)
-        timer.start()
+        threading.Timer(delay, reevaluate).start()
 
     setattr(_schedule_reevalutation, PATCHED, True)
     _schedule_reevalutation.__doc__ = original.__doc__
