@@ -13,6 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import entry, job_provenance, other_kernel, write_passes
+from matplotlib.collections import PolyCollection
+from matplotlib.colors import to_hex
 from matplotlib.text import Text
 from tilelang_churn.figures import plot_churn
 from tilelang_churn.tables import frames
@@ -138,8 +140,22 @@ def test_bars_label_every_step_in_order_styled_by_status_with_a_bar_per_nonzero_
             "noop": (plot_churn.NOOP_COLOR, "normal"),
             "failed": (plot_churn.FAILED_COLOR, "bold"),
         }.get(row["status"], (mpl.rcParams["text.color"], "normal")), row
-    nonzero = sum(bool(row["added"]) + bool(row["deleted"]) for row in rows if row["status"] == "changed")
-    assert sum(len(bars) for bars in ax.containers) == nonzero
+
+    # a bar per nonzero count, at its step's position, as tall as the count: added up, deleted down
+    def centre_and_height(path):
+        x, y = path.vertices[:, 0], path.vertices[:, 1]
+        return float(x.min() + x.max()) / 2, float(y[np.abs(y).argmax()])
+
+    bars = {
+        to_hex(collection.get_facecolor()[0]): sorted(map(centre_and_height, collection.get_paths()))
+        for collection in ax.collections
+        if isinstance(collection, PolyCollection)
+    }
+    changed = [(x, row) for x, row in enumerate(rows) if row["status"] == "changed"]
+    assert bars == {
+        to_hex(plot_churn.ADDED_COLOR): [(x, row["added"]) for x, row in changed if row["added"]],
+        to_hex(plot_churn.DELETED_COLOR): [(x, -row["deleted"]) for x, row in changed if row["deleted"]],
+    }
     assert [label.get_text() for label in ax.get_legend().get_texts()] == [
         "+added lines", "-deleted lines", "no-op pass (0 lines)", "failed pass"
     ]  # fmt: skip

@@ -45,11 +45,26 @@ _BITMAPS = _Lru()  # key + antialiased -> (bitmap, descent, x offset, y offset),
 _METRICS = _Lru()  # key -> (width, height, descent) in pixels
 
 
+# the rcParams that map a generic family ("sans-serif") to fonts, as FontManager.findfont keys its own cache
+_FAMILY_LISTS = ("font.serif", "font.sans-serif", "font.cursive", "font.fantasy", "font.monospace")
+_FONT_FILES: dict[tuple, tuple[str, ...]] = {}
+
+
+def _font_files(prop) -> tuple[str, ...]:
+    """The files of prop's family list (the glyph fallback), found once per font state: finding them copies
+    the properties once per family, which was half of a repeated text's cost."""
+    key = (prop, *(tuple(matplotlib.rcParams[name]) for name in _FAMILY_LISTS))
+    files = _FONT_FILES.get(key)
+    if files is None:
+        files = _FONT_FILES[(prop.copy(), *key[1:])] = tuple(fontManager._find_fonts_by_props(prop))
+    return files
+
+
 def _font_key(text: str, prop, dpi: float) -> tuple:
     """Everything Agg's text layout depends on: the text and the state of the FT2Font it lays it out with."""
     return (
         text,
-        tuple(fontManager._find_fonts_by_props(prop)),  # the files of the family list: the glyph fallback
+        _font_files(prop),
         prop.get_size_in_points(),
         dpi,
         backend_agg.get_hinting_flag(),
@@ -66,6 +81,7 @@ def cache_sizes() -> tuple[int, int]:
 def clear() -> None:
     _BITMAPS.clear()
     _METRICS.clear()
+    _FONT_FILES.clear()
 
 
 class RendererAgg(backend_agg.RendererAgg):

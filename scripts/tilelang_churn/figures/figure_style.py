@@ -37,9 +37,12 @@ the file (``MissingGlyphError``): a figure with a hole in a label cannot be prin
 from __future__ import annotations
 
 import importlib.util
+import io
 import os
+import struct
 import sys
 import warnings
+import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -178,6 +181,7 @@ def rc(language: str = "en", *, book: bool = False, hashsalt: str = DEFAULT_HASH
         "font.family": families if families[0] == LATIN_FAMILY and len(families) > 1 else "sans-serif",
         "font.sans-serif": families,
         "text.parse_math": False,  # labels hold user text: "$HOME/$USER" is drawn as written, never as TeX
+        "savefig.bbox": "standard",  # the figure as laid out, whatever a matplotlibrc says (_png_unfiltered)
         "svg.hashsalt": hashsalt,
         "svg.fonttype": "path",  # text as outlines: the SVG shows the same glyphs without the font
         "pdf.fonttype": 42,  # TrueType subsets: text stays text (searchable), the font is embedded
@@ -244,6 +248,34 @@ def _format(path: Path) -> str:
     return fmt
 
 
+def _png_unfiltered(fig, dpi: float, compress_level: int) -> bytes:
+    """FIG drawn at DPI as the PNG matplotlib writes (8-bit RGBA, its dpi in pHYs, no text chunk: ``SAVE_METADATA``),
+    the same pixels, with every row unfiltered and deflated at COMPRESS_LEVEL. matplotlib's writer, Pillow, tries
+    each filter on each row, which was three quarters of its time; a figure's flat colours compress as well
+    unfiltered (a per-job chart 11% smaller, the heatmap 13% larger, in a third of the time)."""
+    raw = io.BytesIO()
+    fig.savefig(raw, format="rgba", dpi=dpi)  # what savefig(format="png") draws, as bytes
+    # the canvas' size: FigureCanvasAgg takes int() of the figure's size in inches times the dpi
+    width, height = (int(inches * dpi) for inches in fig.get_size_inches())
+    if len(raw.getbuffer()) != width * height * 4:
+        raise ValueError(f"the figure drew {len(raw.getbuffer())} bytes of RGBA, not {width}x{height}x4")
+    rows = bytearray()
+    for start in range(0, width * height * 4, width * 4):  # each row: filter type 0, then its pixels
+        rows += b"\0" + raw.getbuffer()[start : start + width * 4]
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    pixels_per_metre = int(dpi / 0.0254 + 0.5)  # as Pillow writes a dpi
+    return b"".join([
+        b"\x89PNG\r\n\x1a\n",
+        chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)),  # 8 bits, RGBA, no interlace
+        chunk(b"pHYs", struct.pack(">IIB", pixels_per_metre, pixels_per_metre, 1)),
+        chunk(b"IDAT", zlib.compress(bytes(rows), compress_level)),
+        chunk(b"IEND", b""),
+    ])  # fmt: skip
+
+
 def save(
     fig,
     paths: str | os.PathLike | Iterable[str | os.PathLike],
@@ -251,14 +283,15 @@ def save(
     dpi: float = SCREEN_DPI,
     strict: bool = False,
     hashsalt: str | None = None,
-    png_compress_level: int | None = None,
+    png_compress_level: int = 6,
 ) -> dict[str, list[str]]:
     """Save ``fig`` to every path (format from the suffix), each atomically, with fixed metadata.
 
     Returns {path: [missing-glyph messages]} (empty lists when every glyph was found); the messages are
     also printed on stderr. With ``strict`` a missing glyph raises ``MissingGlyphError`` and that file is
     not written. ``hashsalt`` overrides ``svg.hashsalt`` for this save (default: the rcParams in force).
-    ``png_compress_level`` (zlib, 0-9; PIL's default 6 when None) trades a PNG's bytes for its time.
+    A PNG is written by ``_png_unfiltered``, its zlib level ``png_compress_level`` (0-9) trading its bytes for
+    its time.
     """
     paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     reports: dict[str, list[str]] = {}
@@ -270,9 +303,10 @@ def save(
         with files.atomic_file(path, binary=True) as handle:
             with warnings.catch_warnings(record=True) as caught, matplotlib.rc_context(rc_save):
                 warnings.simplefilter("always")
-                zlib = fmt == "png" and png_compress_level is not None
-                extra = {"pil_kwargs": {"compress_level": png_compress_level}} if zlib else {}
-                fig.savefig(handle, format=fmt, dpi=dpi, metadata=SAVE_METADATA.get(fmt), **extra)
+                if fmt == "png":
+                    handle.write(_png_unfiltered(fig, dpi, png_compress_level))
+                else:
+                    fig.savefig(handle, format=fmt, dpi=dpi, metadata=SAVE_METADATA.get(fmt))
             missing = []
             for warning in caught:
                 if MISSING_GLYPH in str(warning.message):

@@ -33,6 +33,7 @@ import matplotlib.ticker as mticker  # noqa: E402
 import matplotlib.transforms as mtransforms  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.collections import PolyCollection  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from tilelang_churn.core import pass_configs  # noqa: E402
@@ -53,7 +54,7 @@ CBAR_LABEL = "lines changed (+added + -deleted)"
 # a heatmap wider than this is unreadable: merge_configurations folds the rest into fewer columns
 MAX_HEATMAP_COLUMNS = 40
 SYMLOG_SPREAD = 100  # bars: symlog y when largest/smallest nonzero bar exceeds this
-# a job's bars, one of hundreds: zlib level 3 saved them 9% faster and 13% smaller than PIL's default 6 (measured)
+# a job's bars, one of hundreds: zlib level 3 deflates them in half the time of level 6, 5% larger
 JOB_PNG_COMPRESSION = 3
 PASS_LABEL_STYLE = {
     pt.STATUS_NOOP: {"color": NOOP_COLOR},
@@ -89,7 +90,7 @@ def _shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
-def _save(fig, paths, png_compress_level: int | None = None) -> None:
+def _save(fig, paths, png_compress_level: int = 6) -> None:
     """Save one figure to every path (format from the suffix), each atomically, with figure_style's fixed
     metadata (same rows, same bytes)."""
     fs.save(fig, paths, dpi=DPI, hashsalt=HASHSALT, png_compress_level=png_compress_level)
@@ -123,7 +124,7 @@ def _measured(df: pd.DataFrame, measure: str) -> tuple[pd.DataFrame, str]:
 def plot_job_bars(rows_or_df, path, measure: str = "raw") -> None:
     """Bar chart of one job's per-pass churn; ``path`` is one output path (or a list of paths)."""
     df, measure_words = _measured(_as_frame(rows_or_df), measure)
-    jobs = len(frames.job_frames(df))
+    jobs = frames.job_count(df)
     if jobs != 1:
         raise ValueError(f"plot_job_bars wants the rows of one job, got {jobs} jobs")
     df = df.sort_values("step", kind="stable").reset_index(drop=True)
@@ -139,8 +140,8 @@ def plot_job_bars(rows_or_df, path, measure: str = "raw") -> None:
     width_in = max(8.0, 0.22 * n)
     fig, ax = plt.subplots(figsize=(width_in, 6.5))  # margins: _fit_margins, once everything is drawn
     # only the bars that have a height: a zero-height bar is drawn all the same
-    ax.bar(x[added > 0], added[added > 0], width=0.75, color=ADDED_COLOR, zorder=3)
-    ax.bar(x[deleted > 0], -deleted[deleted > 0], width=0.75, color=DELETED_COLOR, zorder=3)
+    _bars(ax, x[added > 0], added[added > 0], ADDED_COLOR)
+    _bars(ax, x[deleted > 0], -deleted[deleted > 0], DELETED_COLOR)
     ax.axhline(0, color="black", linewidth=0.8, zorder=4)
 
     noop = status == pt.STATUS_NOOP
@@ -329,6 +330,22 @@ def plot_job_bars(rows_or_df, path, measure: str = "raw") -> None:
         _save(fig, paths, png_compress_level=JOB_PNG_COMPRESSION)
     finally:
         plt.close(fig)
+
+
+def _bars(ax, x, heights, color, width: float = 0.75) -> None:
+    """Bars from 0 to HEIGHTS at X as one collection: what ax.bar draws, without an artist per bar, which
+    cost a bar chart a fifth of its time (each bar's patch, its transform and its data limits)."""
+    left, right = x - width / 2, x + width / 2
+    verts = np.stack(
+        [
+            np.column_stack([left, np.zeros_like(heights)]),
+            np.column_stack([left, heights]),
+            np.column_stack([right, heights]),
+            np.column_stack([right, np.zeros_like(heights)]),
+        ],
+        axis=1,
+    )
+    ax.add_collection(PolyCollection(verts, facecolors=color, edgecolors="none", linewidths=0, zorder=3), autolim=False)
 
 
 def _join_lines(parts: list[str], chars: int, sep: str = "   ") -> str:

@@ -40,3 +40,8 @@ def job_frames(df: pd.DataFrame) -> list[pd.DataFrame]:
         rows.sort_values("step", kind="stable").reset_index(drop=True)
         for _, rows in df.groupby(JOB_KEY, sort=False, dropna=False)
     ]
+
+
+def job_count(df: pd.DataFrame) -> int:
+    """How many jobs (JOB_KEY) df holds, without a frame per job."""
+    return df.groupby(JOB_KEY, sort=False, dropna=False).ngroups
