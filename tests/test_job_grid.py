@@ -55,8 +55,9 @@ def test_batches_hold_every_job_once_trace_env_apart_and_at_most_trace_batch_siz
         assert 1 <= len(batch.jobs) <= 5 and batch.name.isidentifier()
         assert {job.version for job in batch.jobs} == {batch.version}
         assert {job.mode == "trace-env" for job in batch.jobs} == {batch.lower_trace_env}
-    # 14 trace-env jobs in batches of 5, 5, 4; then the 28 others: 5 x 5 and 3
-    assert [len(b.jobs) for b in grid.batches] == [5, 5, 4, 5, 5, 5, 5, 5, 3]
+    # 14 trace-env jobs in three batches of at most 5, a hip job cheaper than a cuda-sm90 one (job_cost.py): 4, 5
+    # and 5; then the 28 others in six: 5 x 4 and 4 x 2, not 5 x 5 and 3
+    assert [len(b.jobs) for b in grid.batches] == [4, 5, 5, 5, 5, 5, 5, 4, 4]
     # named from what each holds (one target, or several), then its part of its group
     assert [b.name for b in grid.batches][:4] == [
         "trace_env_0_1_15_gemm_hip_1",
@@ -102,19 +103,19 @@ def test_a_grid_without_trace_env_has_no_trace_env_batch_and_the_default_size_is
     shapes = [{"M": 64 * (i + 1), "N": 64, "K": 64} for i in range(30)]
     grid = grid_of(modes=["trace-api", "pass-diff"], shapes=shapes, trace_batch_seconds=1000)
     assert [(b.name, len(b.jobs)) for b in grid.batches] == [
-        ("trace_0_1_15_gemm_cuda_sm90_1", 50),
-        ("trace_0_1_15_gemm_cuda_sm90_2", 10),
+        ("trace_0_1_15_gemm_cuda_sm90_1", 30),  # two batches of at most 50: 30 and 30, not 50 and 10
+        ("trace_0_1_15_gemm_cuda_sm90_2", 30),
     ]
 
 
 def test_batches_hold_at_most_trace_batch_seconds_of_expected_lowering():
     """60 GEMM jobs of the API modes on cuda-sm90, 0.71 x 1.25 s each (core/job_cost.py): 20 s (the default) is
-    22 of them; a job above the limit is a batch of its own; the cut depends on the config alone, not on the
-    cores a run is given."""
+    22 of them, so three batches, cut evenly (not 22, 22 and 16); a job above the limit is a batch of its own; the
+    cut depends on the config alone, not on the cores a run is given."""
     shapes = [{"M": 64 * (i + 1), "N": 64, "K": 64} for i in range(30)]
     grid = grid_of(modes=["trace-api", "pass-diff"], shapes=shapes)
     assert job_cost.expected_seconds("trace-api", 1.0, target="cuda-sm90") == pytest.approx(0.71 * 1.25)
-    assert [len(b.jobs) for b in grid.batches] == [22, 22, 16]
+    assert [len(b.jobs) for b in grid.batches] == [20, 20, 20]
     assert all(b.expected_seconds <= 20 for b in grid.batches)
     assert [len(b.jobs) for b in grid_of(modes=["trace-api"], shapes=shapes[:3], trace_batch_seconds=0.1).batches] == [
         1,
@@ -124,6 +125,9 @@ def test_batches_hold_at_most_trace_batch_seconds_of_expected_lowering():
     assert job_cost.cut([5, 5, 5, 15, 1], 10, 50) == [range(0, 2), range(2, 3), range(3, 4), range(4, 5)]
     assert job_cost.cut([1] * 5, 100, 2) == [range(0, 2), range(2, 4), range(4, 5)]
     assert job_cost.cut([], 10, 5) == []
+    # as many runs as filling each in turn gives (20, 20, 20, 1; 20, 19, 8), the longest as short as it can be
+    assert job_cost.cut([5] * 12 + [1], 20, 50) == [range(0, 3), range(3, 6), range(6, 9), range(9, 13)]
+    assert job_cost.cut([4] * 5 + [3] * 5 + [2] * 6, 20, 50) == [range(0, 4), range(4, 9), range(9, 16)]
     # the whole lowering on sm80 costs 2.5-3x sm90's; a target the model does not know, an average one
     assert job_cost.expected_seconds("trace-env", 1.0, target="cuda-sm80") > 2.5 * job_cost.expected_seconds(
         "trace-env", 1.0, target="cuda-sm90"

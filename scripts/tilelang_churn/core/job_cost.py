@@ -40,8 +40,24 @@ def expected_seconds(mode: str, lowering_cost: float = 1.0, served: bool = False
 
 def cut(costs: list[float], most_seconds: float, most_items: int, sizes: list[int] | None = None) -> list[range]:
     """``costs`` cut, in order, into runs of at most ``most_items`` (each item counting as its ``sizes`` entry,
-    default 1) whose sum stays within ``most_seconds`` (a single item above either is a run of its own)."""
+    default 1) whose sum stays within ``most_seconds`` (a single item above either is a run of its own): no more
+    runs than filling each in turn up to the limits gives, with the longest of them as short as it can be. Filled in
+    turn, the last run holds what is left (the default grid's trace-env jobs: three batches of 20 s and one of
+    8), and the cores that finish first wait for the longest."""
     sizes = sizes or [1] * len(costs)
+    filled = _runs(costs, most_seconds, most_items, sizes)
+    shortest, longest = 0.0, min(most_seconds, sum(costs))  # a cut at `longest` needs no more runs than `filled`
+    for _ in range(60):  # bisection to far below a job's seconds
+        middle = (shortest + longest) / 2
+        if len(_runs(costs, middle, most_items, sizes)) <= len(filled):
+            longest = middle
+        else:
+            shortest = middle
+    return _runs(costs, longest, most_items, sizes) if len(filled) > 1 else filled
+
+
+def _runs(costs: list[float], most_seconds: float, most_items: int, sizes: list[int]) -> list[range]:
+    """Each run filled in turn up to the limits (a single item above either is a run of its own)."""
     parts, start, total, items = [], 0, 0.0, 0
     for index, cost in enumerate(costs):
         if index > start and (total + cost > most_seconds or items + sizes[index] > most_items):

@@ -872,9 +872,10 @@ def lowering_cost(spec: JobSpec) -> float:
 
 def make_batches(grid: Grid, size: int, seconds: float = float("inf"), share_lowering: bool = True) -> list[Batch]:
     """The jobs of each release, trace-env jobs apart, in grid order, cut into batches of at most size jobs and
-    at most ``seconds`` of expected lowering (core/job_cost.py; not the cores given, so that a run with other
-    --cores finds the same batches and reruns nothing). With ``share_lowering`` each instrument job a trace-env
-    job's lowering can serve (served_jobs) follows that job in its batch, never cut from it.
+    at most ``seconds`` of expected lowering, as evenly as the jobs allow (core/job_cost.py; not the cores given,
+    so that a run with other --cores finds the same batches and reruns nothing). With ``share_lowering`` each
+    instrument job a trace-env job's lowering can serve (served_jobs) follows that job in its batch, never cut
+    from it.
 
     Each is named from what it holds (batch_name), then _<part> where its group needs several batches."""
     served = served_jobs(grid) if share_lowering else {}
