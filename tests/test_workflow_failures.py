@@ -102,8 +102,14 @@ def test_an_interrupted_run_resumes_to_the_same_churn_table(finished_run, tmp_pa
     proc = subprocess.Popen([*command, *TEST_CONFIG, *grid], cwd=workdir, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)  # fmt: skip
     deadline = time.monotonic() + 300
-    while len(list(workdir.glob("results/runs/*/*/*/*/passes.csv"))) < 2 and time.monotonic() < deadline:
+    # two jobs done and the third's batch started (its log opened): Snakemake waits on that batch, not finishing
+    # the second, when the signal comes (CI once saw a SIGINT sent as the second finished end in a run of exit 0)
+    while (
+        len(list(workdir.glob("results/runs/*/*/*/*/passes.csv"))) < 2
+        or len(list(workdir.glob("logs/trace/*/trace_*.log"))) < 3
+    ) and time.monotonic() < deadline:
         time.sleep(0.05)
+    time.sleep(0.5)
     proc.send_signal(getattr(signal, signal_name))
     _, stderr = proc.communicate(timeout=300)
     assert proc.returncode != 0, "the run finished before the signal; the test needs it interrupted"
