@@ -10,6 +10,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -99,8 +100,13 @@ def test_an_interrupted_run_resumes_to_the_same_churn_table(finished_run, tmp_pa
         "results/churn.csv",
     )
     command = [str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "--directory", str(workdir), "--cores", "1"]
-    proc = subprocess.Popen([*command, *TEST_CONFIG, *grid], cwd=workdir, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    # Snakemake started with SIGINT at its default: a SIGINT the test runner's process ignores is ignored by what it
+    # starts, and the signal would then stop nothing
+    default_sigint = (
+        "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(*sys.argv[1:2], sys.argv[1:])"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", default_sigint, *command, *TEST_CONFIG, *grid], cwd=workdir,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
     deadline = time.monotonic() + 300
     # two jobs done and the third's batch started (its log opened): Snakemake waits on that batch, not finishing
     # the second, when the signal comes (CI once saw a SIGINT sent as the second finished end in a run of exit 0)
@@ -112,7 +118,10 @@ def test_an_interrupted_run_resumes_to_the_same_churn_table(finished_run, tmp_pa
     time.sleep(0.5)
     proc.send_signal(getattr(signal, signal_name))
     _, stderr = proc.communicate(timeout=300)
-    assert proc.returncode != 0, "the run finished before the signal; the test needs it interrupted"
+    assert proc.returncode != 0, (
+        f"the run finished before the signal; the test needs it interrupted (this process's SIGINT handler: "
+        f"{signal.getsignal(signal.SIGINT)}): {stderr[-2000:]}"
+    )
     assert not (workdir / "results" / "churn.csv").exists()
 
     resumed = snakemake(workdir, "--cores", "2", "--rerun-incomplete", *TEST_CONFIG, *grid)
