@@ -38,6 +38,10 @@ def expected_seconds(mode: str, lowering_cost: float = 1.0, served: bool = False
     return seconds * SERVED_FACTOR if served else seconds
 
 
+# how close the longest run gets to the shortest it can be: far below a job's seconds and 26 halvings of 60 s
+CUT_TOLERANCE_SECONDS = 1e-6
+
+
 def cut(costs: list[float], most_seconds: float, most_items: int, sizes: list[int] | None = None) -> list[range]:
     """``costs`` cut, in order, into runs of at most ``most_items`` (each item counting as its ``sizes`` entry,
     default 1) whose sum stays within ``most_seconds`` (a single item above either is a run of its own): no more
@@ -46,14 +50,16 @@ def cut(costs: list[float], most_seconds: float, most_items: int, sizes: list[in
     8), and the cores that finish first wait for the longest."""
     sizes = sizes or [1] * len(costs)
     filled = _runs(costs, most_seconds, most_items, sizes)
+    if len(filled) < 2:
+        return filled
     shortest, longest = 0.0, min(most_seconds, sum(costs))  # a cut at `longest` needs no more runs than `filled`
-    for _ in range(60):  # bisection to far below a job's seconds
+    while longest - shortest > CUT_TOLERANCE_SECONDS:
         middle = (shortest + longest) / 2
         if len(_runs(costs, middle, most_items, sizes)) <= len(filled):
             longest = middle
         else:
             shortest = middle
-    return _runs(costs, longest, most_items, sizes) if len(filled) > 1 else filled
+    return _runs(costs, longest, most_items, sizes)
 
 
 def _runs(costs: list[float], most_seconds: float, most_items: int, sizes: list[int]) -> list[range]:

@@ -258,11 +258,13 @@ def _png_unfiltered(fig, dpi: float, compress_level: int) -> bytes:
     fig.savefig(raw, format="rgba", dpi=dpi)  # what savefig(format="png") draws, as bytes
     # the canvas' size: FigureCanvasAgg takes int() of the figure's size in inches times the dpi
     width, height = (int(inches * dpi) for inches in fig.get_size_inches())
-    if len(raw.getbuffer()) != width * height * 4:
-        raise ValueError(f"the figure drew {len(raw.getbuffer())} bytes of RGBA, not {width}x{height}x4")
-    rows = bytearray()
-    for start in range(0, width * height * 4, width * 4):  # each row: filter type 0, then its pixels
-        rows += b"\0" + raw.getbuffer()[start : start + width * 4]
+    rgba = raw.getbuffer()
+    if len(rgba) != width * height * 4:
+        raise ValueError(f"the figure drew {len(rgba)} bytes of RGBA, not {width}x{height}x4")
+    row_bytes = width * 4
+    deflate = zlib.compressobj(compress_level)
+    idat = [deflate.compress(b"\0" + rgba[start : start + row_bytes]) for start in range(0, len(rgba), row_bytes)]
+    idat.append(deflate.flush())  # each row above: filter type 0, then its pixels
 
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
@@ -272,7 +274,7 @@ def _png_unfiltered(fig, dpi: float, compress_level: int) -> bytes:
         b"\x89PNG\r\n\x1a\n",
         chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)),  # 8 bits, RGBA, no interlace
         chunk(b"pHYs", struct.pack(">IIB", pixels_per_metre, pixels_per_metre, 1)),
-        chunk(b"IDAT", zlib.compress(bytes(rows), compress_level)),
+        chunk(b"IDAT", b"".join(idat)),
         chunk(b"IEND", b""),
     ])  # fmt: skip
 

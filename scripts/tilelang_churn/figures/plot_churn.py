@@ -90,10 +90,10 @@ def _shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
-def _save(fig, paths, png_compress_level: int = 6) -> None:
+def _save(fig, paths, **png_options) -> None:
     """Save one figure to every path (format from the suffix), each atomically, with figure_style's fixed
-    metadata (same rows, same bytes)."""
-    fs.save(fig, paths, dpi=DPI, hashsalt=HASHSALT, png_compress_level=png_compress_level)
+    metadata (same rows, same bytes); PNG is ``png_compress_level`` when given, else ``fs.save``'s."""
+    fs.save(fig, paths, dpi=DPI, hashsalt=HASHSALT, **png_options)
 
 
 # ------------------------------------------------------------------------------------------------- bars
