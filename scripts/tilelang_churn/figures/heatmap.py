@@ -59,17 +59,20 @@ def draw_cells(ax, values: np.ndarray, failed: np.ndarray, style: CellStyle = Ce
     lines = {"edgecolors": "white", "linewidth": style.linewidth}
     mesh = ax.pcolormesh(edges_x, edges_y, positive, cmap=cmap, norm=norm, **lines)
     ax.pcolormesh(edges_x, edges_y, zero, cmap=mcolors.ListedColormap([fs.ZERO_COLOR]), **lines)
-    for r, c in zip(*np.nonzero(values > 0)):
-        rgba = cmap(norm(values[r, c]))
-        luminance = 0.299 * rgba[0] + 0.587 * rgba[1] + 0.114 * rgba[2]
-        color = "black" if luminance > 0.5 else "white"  # dark text on light colours, light on dark
-        ax.text(c, r, f"{int(values[r, c])}", ha="center", va="center", fontsize=style.value_fontsize, color=color)
+    # a cell's text lies inside its cell, so inside the axes: left out of the layout, which would otherwise measure
+    # each of them (thousands in a large grid) on every draw
+    rows, columns = np.nonzero(values > 0)
+    rgba = cmap(norm(values[rows, columns]))
+    light = 0.299 * rgba[:, 0] + 0.587 * rgba[:, 1] + 0.114 * rgba[:, 2] > 0.5  # dark text on light colours
+    for r, c, on_light in zip(rows, columns, light):
+        ax.text(c, r, f"{int(values[r, c])}", ha="center", va="center", fontsize=style.value_fontsize,
+                color="black" if on_light else "white", in_layout=False)  # fmt: skip
     weight = {"fontweight": "bold"} if style.failed_bold else {}
     for r, c in zip(*np.nonzero(failed)):
         ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, facecolor=fs.FAILED_FILL, edgecolor="white",
                                lw=style.linewidth))  # fmt: skip
         ax.text(c, r, style.failed_text, ha="center", va="center", fontsize=style.failed_fontsize,
-                color=fs.FAILED_COLOR, **weight)  # fmt: skip
+                color=fs.FAILED_COLOR, in_layout=False, **weight)  # fmt: skip
     return mesh, norm
 
 
