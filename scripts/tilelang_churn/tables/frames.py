@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from tilelang_churn.core import files
@@ -36,10 +37,31 @@ def write_frame(df: pd.DataFrame, path: str | Path) -> None:
 def job_frames(df: pd.DataFrame) -> list[pd.DataFrame]:
     """``core.jobs.group_rows`` for a DataFrame: one frame per job (JOB_KEY), jobs in order of first appearance,
     each in step order with a fresh index."""
-    return [
-        rows.sort_values("step", kind="stable").reset_index(drop=True)
-        for _, rows in df.groupby(JOB_KEY, sort=False, dropna=False)
-    ]
+    ordered, bounds = job_blocks(df)
+    return [fresh_index(ordered.iloc[start:stop]) for start, stop in bounds]
+
+
+def job_blocks(df: pd.DataFrame) -> tuple[pd.DataFrame, list[tuple[int, int]]]:
+    """``df`` with each job's rows together (jobs in order of first appearance, each in step order, a step left
+    empty last) and the [start, stop) rows of each job in it: one sort of the whole table, where a sort and a copy
+    per job cost a millisecond each for a table of 50 columns."""
+    if df.empty:
+        return df.reset_index(drop=True), []
+    job = df.groupby(JOB_KEY, sort=False, dropna=False).ngroup().to_numpy()
+    ordered = (
+        df.assign(_job=job)
+        .sort_values(["_job", "step"], kind="stable", na_position="last")
+        .drop(columns="_job")
+        .reset_index(drop=True)
+    )
+    stops = np.cumsum(np.bincount(job)).tolist()
+    return ordered, list(zip([0, *stops[:-1]], stops))
+
+
+def fresh_index(rows: pd.DataFrame) -> pd.DataFrame:
+    """A slice of a table numbered from 0, as a frame of its own would be."""
+    rows.index = pd.RangeIndex(len(rows))  # the table it was sliced from keeps its own
+    return rows
 
 
 def job_count(df: pd.DataFrame) -> int:

@@ -333,19 +333,23 @@ def typed_table(churn_df: pd.DataFrame) -> pd.DataFrame:
 
 def configurations(churn_df: pd.DataFrame) -> list[Configuration]:
     """The table's configurations (sorted by key) with their jobs (release order)."""
-    df = typed_table(churn_df)
+    ordered, bounds = frames.job_blocks(typed_table(churn_df))
+    # whole-table selections, then a slice per job: a selection per job copies every column, a millisecond each
+    status = ordered["status"].to_numpy()
+    is_run = ordered["status"].isin(PASS_RUN_STATUSES).to_numpy()
+    runs_before = np.concatenate([[0], np.cumsum(is_run)]).tolist()  # pass runs in the rows before each row
+    all_runs = ordered[is_run].reset_index(drop=True)
+    firsts = ordered.iloc[[start for start, _ in bounds]].to_dict("records")
     by_config: dict[tuple, list[ReleaseJob]] = {}
     first_rows: dict[tuple, Mapping] = {}
-    for rows in frames.job_frames(df):
-        first = rows.iloc[0]
-        status = rows["status"]
+    for (start, stop), first in zip(bounds, firsts):
         job = ReleaseJob(
             key=job_key(first),
             release=str(first["tilelang_version"]),
-            rows=rows,
-            runs=rows[status.isin(PASS_RUN_STATUSES)].reset_index(drop=True),
-            failed=bool((status == FAILED).any()),
-            unsupported=bool((status == UNSUPPORTED).any()),
+            rows=frames.fresh_index(ordered.iloc[start:stop]),
+            runs=frames.fresh_index(all_runs.iloc[runs_before[start] : runs_before[stop]]),
+            failed=bool((status[start:stop] == FAILED).any()),
+            unsupported=bool((status[start:stop] == UNSUPPORTED).any()),
         )
         ckey = config_key(first)
         by_config.setdefault(ckey, []).append(job)
@@ -430,13 +434,16 @@ def _job_source_lines(job: ReleaseJob, archive_path: Path | None, edits=None) ->
     return len(source.splitlines()) if isinstance(source, str) else None
 
 
-def _stripped_totals(churn: pd.DataFrame) -> dict:
-    """The whitespace-insensitive totals (passes.csv added_stripped/deleted_stripped); empty when a churn row
-    has none (a mode without the IR text) or the table predates those columns."""
+def _stripped_totals(runs: pd.DataFrame, is_churn: pd.Series) -> dict:
+    """The whitespace-insensitive totals (passes.csv added_stripped/deleted_stripped) of the churn runs; empty when
+    one has none (a mode without the IR text) or the table predates those columns."""
     columns = ["added_stripped", "deleted_stripped"]
-    if not set(columns) <= set(churn.columns) or churn[columns].isna().any().any():
+    if not set(columns) <= set(runs.columns):
         return dict.fromkeys(("added_stripped_total", "deleted_stripped_total", "churn_stripped_total"), pd.NA)
-    added, deleted = int(churn[columns[0]].sum()), int(churn[columns[1]].sum())
+    added, deleted = (runs[column][is_churn] for column in columns)  # columns, not the frame: no copy of the rest
+    if added.isna().any() or deleted.isna().any():
+        return dict.fromkeys(("added_stripped_total", "deleted_stripped_total", "churn_stripped_total"), pd.NA)
+    added, deleted = int(added.sum()), int(deleted.sum())
     return {"added_stripped_total": added, "deleted_stripped_total": deleted, "churn_stripped_total": added + deleted}
 
 
@@ -452,14 +459,14 @@ def churn_by_version(
     records = []
     for config in configs if configs is not None else configurations(churn_df):
         for job in config.jobs:
-            runs = job.runs
-            churn = runs[runs["status"].isin(CHURN_STATUSES)]
-            added = int(churn["added"].fillna(0).sum())
-            deleted = int(churn["deleted"].fillna(0).sum())
+            runs = job.runs  # its columns selected one by one: a selection of the frame copies all 50
+            is_churn = runs["status"].isin(CHURN_STATUSES)
+            added = int(runs["added"][is_churn].fillna(0).sum())
+            deleted = int(runs["deleted"][is_churn].fillna(0).sum())
             seconds = pd.NA
             if SECONDS_COLUMN in runs and runs[SECONDS_COLUMN].notna().any():
                 seconds = round(float(runs[SECONDS_COLUMN].fillna(0).sum()), 6)
-            problems = job.rows[job.rows["status"].isin((FAILED, UNSUPPORTED))]
+            problems = job.rows["error"][job.rows["status"].isin((FAILED, UNSUPPORTED))]
             source_lines = _job_source_lines(job, archives.get(job.key), edits)
             counts = {
                 "pass_runs": len(runs),
@@ -467,7 +474,7 @@ def churn_by_version(
                 "added_total": added,
                 "deleted_total": deleted,
                 "churn_total": added + deleted,
-                **_stripped_totals(churn),
+                **_stripped_totals(runs, is_churn),
                 "seconds_total": seconds,
             }
             if job.unsupported:  # nothing ran: empty, not 0, so that means and sums over releases stay honest
@@ -479,7 +486,7 @@ def churn_by_version(
                     "source": job.rows["source"].iloc[0],
                     **counts,
                     "failed": job.failed,
-                    "first_error": problems["error"].iloc[0] if len(problems) else "",
+                    "first_error": problems.iloc[0] if len(problems) else "",
                     "unsupported": job.unsupported,
                     "generated_source_lines": _int_or_na(source_lines),
                 }
