@@ -290,11 +290,12 @@ def _side(run, edit: pass_edits.RunEdit | None, table: LineTable) -> dict | None
 
 def _failure(job) -> dict | None:
     """The job's first failed row (step, pass, error), or None."""
-    failed = job.rows[job.rows["status"] == STATUS_FAILED]
-    if not len(failed):
+    if not job.failed:
         return None
-    first = failed.iloc[0]
-    return {"step": int(first["step"]), "pass": str(first["pass"]), "error": str(first["error"] or "")}
+    rows = job.rows  # its columns one by one: a selection of the frame copies all 50 of them, per page
+    first = int((rows["status"] == STATUS_FAILED).to_numpy().argmax())
+    error = rows["error"].iloc[first]
+    return {"step": int(rows["step"].iloc[first]), "pass": str(rows["pass"].iloc[first]), "error": str(error or "")}
 
 
 def _no_ir_reason(job, archive, failure: dict | None) -> str | None:

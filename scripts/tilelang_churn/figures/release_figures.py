@@ -264,7 +264,8 @@ DIFFERENCE_WORDS = {
 def _difference_panel(ax, data: dict, nrows: int) -> None:
     """The pairs x pass runs panel of IR differences (``release_matrix``'s differences), marks in the cells."""
     pairs = data["pairs"]
-    # a row that neither release of the pair runs: hatched like an absent run of the churn panel
+    # a row that neither release of the pair runs: hatched like an absent run of the churn panel; the marks lie
+    # inside their cells, so outside the layout (as heatmap.draw_cells' numbers)
     heatmap.absent_background(ax)
     column = {release: c for c, release in enumerate(data["releases"])}
     for r, row in enumerate(data["differences"][:nrows]):
@@ -272,12 +273,13 @@ def _difference_panel(ax, data: dict, nrows: int) -> None:
             if difference is None:
                 if any(data["present"][r, column[release]] for release in pairs[c]):
                     ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, facecolor="white", edgecolor="#eeeeee", lw=0.5))
-                    ax.text(c, r, "?", ha="center", va="center", fontsize=8, color="#8c959f")
+                    ax.text(c, r, "?", ha="center", va="center", fontsize=8, color="#8c959f", in_layout=False)
                 continue
             fill, mark, color = DIFFERENCE_CELLS[difference]
             ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, facecolor=fill, edgecolor="#eeeeee", lw=0.5))
             if mark:
-                ax.text(c, r, mark, ha="center", va="center", fontsize=8, color=color, fontweight="bold")
+                ax.text(c, r, mark, ha="center", va="center", fontsize=8, color=color, fontweight="bold",
+                        in_layout=False)  # fmt: skip
     labels = [f"{release_text(old)}\n\u2192 {release_text(new)}" for old, new in pairs]
     fs.matrix_axes(ax, [""] * nrows, labels, col_fontsize=8)
     ax.tick_params(axis="x", top=True, labeltop=True, bottom=True, labelbottom=True)
@@ -400,7 +402,9 @@ def plot_release_trend(by_version: pd.DataFrame, alignment: pd.DataFrame, paths)
     for the releases that share no pass run), one panel column per mode, one line per configuration."""
     if by_version.empty:
         raise ValueError("no job to plot")
-    table = by_version.copy()
+    # the columns drawn from: each selection below copies every column it holds
+    drawn = ["configuration", "kernel", "mode", "tilelang_version", "pass_runs", "churn_total", "failed", "unsupported"]
+    table = by_version[[column for column in drawn if column in by_version]].copy()
     for column in ("failed", "unsupported"):
         table[column] = _as_bool(table[column])
     table["tilelang_version"] = table["tilelang_version"].fillna("").astype(str)

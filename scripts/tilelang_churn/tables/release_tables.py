@@ -870,10 +870,12 @@ def _compare_pair(
             first_divergent_pass=divergent[0]["pass"],
         )
     for job in (old, new):
-        failed = job.runs[job.runs["status"] == FAILED]
-        if len(failed):
+        failed = job.runs["status"] == FAILED  # a column, not the frame: a selection of the frame copies all 50
+        if failed.any():
+            first = int(failed.to_numpy().argmax())
             notes.append(
-                f"{release_text(job.release)} fails at step {int(failed['step'].iloc[0])} {failed['pass'].iloc[0]}"
+                f"{release_text(job.release)} fails at step {int(job.runs['step'].iloc[first])} "
+                f"{job.runs['pass'].iloc[first]}"
             )
 
     final = [_final_ir(job, archive) for job, archive in ((old, archive_old), (new, archive_new))]
