@@ -56,6 +56,7 @@ LOCAL_RULES = (  # rule names, or the start of the names of per-batch rules
     "release_env",
     "compare_releases",
     "book_figures_render",
+    "book_releases_figure",
 )
 TABLES = ("results/churn.csv", "results/churn_summary.csv")
 

@@ -388,6 +388,21 @@ def test_the_comparison_draws_the_book_without_figure_4(compared_run):
     assert not list(book.glob("fig4_variants.*")) and (book / "fig3_releases.pdf").is_file()
 
 
+def test_a_comparison_made_again_reruns_figure_3_alone_of_the_book(compared_run):
+    """What adding a release reruns of the book: figure 3 reads the comparison's table, the other figures and
+    FIGURES.md only the book release's jobs, so a comparison made again redraws figure 3 and leaves them."""
+    hostile = compared_run.parents[1] / HOSTILE_DIR_NAME.format(canary="canary")
+    proc = subprocess.run(
+        [str(SNAKEMAKE), "-n", "--forcerun", "compare_releases", "--configfile", "config/test_config.yaml",
+         "config/compare_test_config.yaml", "--config", f"release_env_dir={hostile}"],
+        cwd=compared_run, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    counts = rule_counts(proc.stdout)
+    assert counts.get("compare_releases") == 1 and counts.get("book_releases_figure") == 1, counts
+    assert "book_figures_render" not in counts and not any(rule.startswith("trace") for rule in counts), counts
+
+
 def test_release_figures_are_real(compared_run):
     import matplotlib.image as mpimg
     import numpy as np

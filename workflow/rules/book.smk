@@ -1,6 +1,7 @@
 # The book's figures (chapter 12, example 4): scripts/book_figures.py draws the fixed set under
-# results/book/<figure_language>/ from the churn table (and the comparison of releases). The reference job,
-# the outputs and the input functions are in book_common.smk; `snakemake --cores 4 book_figures` makes them.
+# results/book/<figure_language>/ from the book kernel's jobs, and figure 3 in a job of its own from the comparison
+# of releases. The reference job, the outputs and the input functions are in book_common.smk;
+# `snakemake --cores 4 book_figures` makes them.
 
 
 rule book_figures_render:
@@ -22,6 +23,33 @@ rule book_figures_render:
         language=config["figure_language"],
         width_cm=config["book_figure_width_cm"],
         out_dir=lambda wildcards, output: str(Path(output.manifest).parent),
+        # figure 3 is book_releases_figure's; FIGURES.md lists it
+        releases_apart=GRID.compares_releases,
+        sources=trace_modes.sources_text(),
+    script:
+        "../../scripts/book_figures.py"
+
+
+# Figure 3 (releases) on its own: it reads only the comparison's table, so adding a release reruns it and none of
+# the other three.
+rule book_releases_figure:
+    input:
+        unpack(get_book_releases_inputs),
+    output:
+        **book_figure_outputs([BOOK_RELEASES_FIGURE]),
+    log:
+        f"logs/book/book_releases_figure_{config['figure_language']}.log",
+    localrule: True
+    conda:
+        "../envs/tilelang.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        language=config["figure_language"],
+        width_cm=config["book_figure_width_cm"],
+        out_dir=BOOK_DIR,
         sources=trace_modes.sources_text(),
     script:
         "../../scripts/book_figures.py"
@@ -31,3 +59,4 @@ rule book_figures_render:
 rule book_figures:
     input:
         rules.book_figures_render.output,
+        rules.book_releases_figure.output if GRID.compares_releases else [],

@@ -91,9 +91,17 @@ def get_book_outputs() -> list:
 
 
 def book_rule_outputs() -> dict:
-    """Named outputs of the rule book_figures_render, <stem>_<ext>; the PNGs in the report with their captions."""
+    """Named outputs of the rule book_figures_render, <stem>_<ext> (figure 3 is book_releases_figure's) and the
+    manifest; the PNGs in the report with their captions."""
+    outputs = book_figure_outputs([stem for stem in book_stems() if stem != BOOK_RELEASES_FIGURE])
+    outputs["manifest"] = f"{BOOK_DIR}/FIGURES.md"
+    return outputs
+
+
+def book_figure_outputs(stems: list) -> dict:
+    """{<stem>_<ext>: path} of the figures STEMS, the PNGs in the report with their captions."""
     outputs = {}
-    for stem in book_stems():
+    for stem in stems:
         for ext in BOOK_FORMATS:
             path = f"{BOOK_DIR}/{stem}.{ext}"
             if ext == "png":
@@ -105,7 +113,6 @@ def book_rule_outputs() -> dict:
                     labels={"figure": stem, "language": config["figure_language"]},
                 )
             outputs[f"{stem}_{ext}"] = path
-    outputs["manifest"] = f"{BOOK_DIR}/FIGURES.md"
     return outputs
 
 
@@ -124,14 +131,22 @@ def get_book_inputs(wildcards) -> dict:
         raise WorkflowError(BOOK_PROBLEM)
     # the jobs the figures draw from, not churn.csv: editing another kernel reruns nothing of the book
     jobs = book_jobs()
-    inputs = {
+    return {
         "passes": per_job(f"{RUN_DIR}/passes.csv", jobs),
         "runs": per_job(f"{RUN_DIR}/run.json", jobs),  # book_figures.py checks each passes.csv against it
-        "reference": f"{RUN_DIR}/passes.csv".format(**GRID.jobs[BOOK_REFERENCE].wildcards),
+        "reference": book_reference_passes(),
     }
-    if GRID.compares_releases:
-        inputs["by_version"] = f"{COMPARE_DIR}/churn_by_version.csv"
-    return inputs
+
+
+def book_reference_passes() -> str:
+    return f"{RUN_DIR}/passes.csv".format(**GRID.jobs[BOOK_REFERENCE].wildcards)
+
+
+def get_book_releases_inputs(wildcards) -> dict:
+    """Figure 3's: the comparison's table (not the jobs: adding a release reruns this figure alone of the book)."""
+    if BOOK_PROBLEM:
+        raise WorkflowError(BOOK_PROBLEM)
+    return {"by_version": f"{COMPARE_DIR}/churn_by_version.csv", "reference": book_reference_passes()}
 
 
 if BOOK_PROBLEM:

@@ -728,10 +728,13 @@ def build(
     language: str = "en",
     width_cm: float = DEFAULT_WIDTH_CM,
     by_version: Path | None = None,
+    releases_apart: bool = False,
 ) -> dict:
     """Read the tables (``churn``: churn.csv, or the passes.csv files of the jobs to draw from, in the order
     churn.csv would hold them) and write every figure and FIGURES.md; returns {"written": {stem: paths},
-    "skipped": {stem: why}}. Raises BookError (bad input, a bad width: before anything is read or drawn),
+    "skipped": {stem: why}}. With ``releases_apart`` figure 3 is drawn by ``build_releases`` (the workflow's job
+    of its own, which reruns alone when a release is added): FIGURES.md lists its files, and they are left as
+    they are. Raises BookError (bad input, a bad width: before anything is read or drawn),
     figure_style.MissingGlyphError, or files.WriteError (a full disk: names the file)."""
     fs.check_language(language)
     problem = width_problem(width_cm)
@@ -753,6 +756,8 @@ def build(
         written[FIGURES[2]] = plot_releases(
             read_by_version(Path(by_version), ref["kernel"]), ref, out_dir, language, width_cm
         )
+    elif releases_apart:
+        written[FIGURES[2]] = [out_dir / f"{FIGURES[2]}.{fmt}" for fmt in FORMATS]
     else:
         releases = sorted({row["tilelang_version"] for row in rows}, key=release_sort_key)
         skipped[FIGURES[2]] = (
@@ -777,20 +782,46 @@ def build(
     return {"written": written, "skipped": skipped}
 
 
+def build_releases(reference: Path, by_version: Path, out_dir: Path, language: str = "en",
+                   width_cm: float = DEFAULT_WIDTH_CM) -> dict:  # fmt: skip
+    """Figure 3 alone, from the comparison's churn_by_version.csv and the reference job's passes.csv, as ``build``
+    draws it (FIGURES.md, written by ``build`` with ``releases_apart``, lists it); returns ``build``'s dict."""
+    fs.check_language(language)
+    problem = width_problem(width_cm)
+    if problem:
+        raise BookError(problem)
+    ref = reference_job(Path(reference))
+    rows = read_by_version(Path(by_version), ref["kernel"])
+    return {"written": {FIGURES[2]: plot_releases(rows, ref, Path(out_dir), language, width_cm)}, "skipped": {}}
+
+
 def draw_book(
-    churn: Path | list[Path], reference: Path, out_dir: Path, language: str, width_cm: float, by_version: Path | None
+    churn: Path | list[Path] | None,
+    reference: Path,
+    out_dir: Path,
+    language: str,
+    width_cm: float,
+    by_version: Path | None,
+    releases_apart: bool = False,
 ) -> int:
-    """``build``, one line per figure written; 2 with one line on stderr for a width that cannot be used (nothing
-    read, drawn or removed), 1 with one line on stderr when a figure cannot be made or written."""
+    """``build`` (``churn`` None: ``build_releases``), one line per figure written; 2 with one line on stderr for a
+    width that cannot be used (nothing read, drawn or removed), 1 with one line on stderr when a figure cannot be
+    made or written."""
     problem = width_problem(width_cm)
     if problem:  # a bad argument: nothing read, drawn or removed
         print(f"book_figures: error: {problem}", file=sys.stderr)
         return 2
     try:
-        result = build(churn, reference, out_dir, language, width_cm, by_version)
+        if churn is None:
+            result = build_releases(reference, by_version, out_dir, language, width_cm)
+        else:
+            result = build(churn, reference, out_dir, language, width_cm, by_version, releases_apart)
     except (BookError, fs.MissingGlyphError, fs.FontNotInstalled, OSError) as exc:
         print(f"book_figures: error: {exc}", file=sys.stderr)
         return 1
     for stem, paths in result["written"].items():
-        print(f"book_figures: {stem}: {', '.join(str(p) for p in paths)}")
+        if releases_apart and churn is not None and stem == FIGURES[2]:
+            print(f"book_figures: {stem}: listed in {MANIFEST}, drawn by its own job (--releases-only)")
+        else:
+            print(f"book_figures: {stem}: {', '.join(str(p) for p in paths)}")
     return 0
