@@ -49,7 +49,7 @@ rule book_releases_figure:
     params:
         language=config["figure_language"],
         width_cm=config["book_figure_width_cm"],
-        out_dir=BOOK_DIR,
+        out_dir=lambda wildcards, output: str(Path(output[0]).parent),
         sources=trace_modes.sources_text(),
     script:
         "../../scripts/book_figures.py"
