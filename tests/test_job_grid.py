@@ -135,6 +135,24 @@ def test_batches_hold_at_most_trace_batch_seconds_of_expected_lowering():
     assert job_cost.expected_seconds("instrument", 1.0, target="sm90a") == job_cost.MODE_SECONDS["instrument"]
 
 
+def test_a_mode_its_release_lacks_costs_its_one_row_and_an_older_release_its_slower_lowering():
+    """0.1.12 has no lower_trace (release data): its trace-env jobs write one "unsupported" row each, so 30 of them
+    are one batch, not three of 20 s; its instrument jobs cost its RELEASE_FACTOR times 0.1.15's."""
+    shapes = [{"M": 64 * (i + 1), "N": 64, "K": 64} for i in range(30)]
+    grid = grid_of(versions=["0.1.12", "0.1.15"], modes=["trace-env", "instrument"], shapes=shapes)
+
+    def batches(version: str, lower_trace_env: bool) -> list:
+        return [b for b in grid.batches if b.version == version and b.lower_trace_env == lower_trace_env]
+
+    (unsupported,) = batches("0.1.12", True)
+    assert len(unsupported.jobs) == 30
+    assert unsupported.expected_seconds == pytest.approx(30 * job_cost.UNSUPPORTED_SECONDS)
+    assert len(batches("0.1.15", True)) > 1  # lowerings (each serving its instrument job): cut at 20 s
+    instrument = job_cost.expected_seconds("instrument", 1.0, target="cuda-sm90")
+    older = sum(b.expected_seconds for b in batches("0.1.12", False))
+    assert older == pytest.approx(30 * instrument * job_cost.RELEASE_FACTOR["0.1.12"])
+
+
 def test_each_release_has_batches_of_its_own():
     grid = grid_of(versions=["0.1.14", "0.1.15"], modes=["instrument"])
     assert [(b.name, b.version, [j.version for j in b.jobs]) for b in grid.batches] == [

@@ -4,9 +4,10 @@ The grid cuts its batches by it (job_grid.make_batches: at most config trace_bat
 are enough of them to keep the cores busy whatever the order they finish in. A model, not a measure: the mode's
 seconds are the means of the book's GEMM's jobs in the default grid (TileLang 0.1.15, this project's 2-core
 machine, 2026-12-02, ``run.json``'s ``wall_seconds``), scaled by the kernel's lowering cost against the GEMM's
-(its file's LOWERING_COST, grid/kernels.py) and by the target's factor (the shipped targets' means against the
-mean of the three); a mode or target it does not know costs as an instrument job on an average target. Standard
-library only.
+(its file's LOWERING_COST, grid/kernels.py), by the target's factor (the shipped targets' means against the
+mean of the three) and by the release's (its lowering against 0.1.15's); a mode or target it does not know costs
+as an instrument job on an average target, a release it does not know as 0.1.15, and a job of a mode its release
+lacks as the one row it writes. Standard library only.
 """
 
 from __future__ import annotations
@@ -27,13 +28,30 @@ DEFAULT_SECONDS = MODE_SECONDS["instrument"]
 # lowering: the shared GEMM lowering took 1.19 s of CPU against 1.05 s for trace-env alone and 0.42 s for
 # instrument alone (0.1.15, this machine, 2026-12-02)
 SERVED_FACTOR = 0.35
+# a release's lowering against 0.1.15's: the CPU seconds of its jobs against the model's, over 0.1.15's (the
+# 8-release comparison of the default grid, this machine, 2026-12-03; trace-api and pass-diff where a release
+# has them, else instrument); a release not listed: 1
+RELEASE_FACTOR = {"0.1.8": 1.65, "0.1.9": 2.5, "0.1.10": 1.28, "0.1.11": 1.27, "0.1.12": 1.48, "0.1.13": 1.5}
+# a job of a mode its release lacks (trace-env or trace-api before 0.1.13) writes one "unsupported" row and lowers
+# nothing: 0.008-0.016 s, 0.011 s on average (0.1.12's 33 trace-env jobs of the default grid, this machine,
+# 2026-12-03); costed as a lowering, 0.1.12's made three batches of what takes a fraction of one
+UNSUPPORTED_SECONDS = 0.011
 
 
-def expected_seconds(mode: str, lowering_cost: float = 1.0, served: bool = False, target: str | None = None) -> float:
+def expected_seconds(
+    mode: str,
+    lowering_cost: float = 1.0,
+    served: bool = False,
+    target: str | None = None,
+    release: str | None = None,
+    supported: bool = True,
+) -> float:
     """The expected seconds of one job of ``mode`` lowering a kernel of ``lowering_cost`` (its file's
-    LOWERING_COST) for ``target`` (its folder name); ``served``: an instrument job recorded from a trace-env
-    job's lowering."""
-    seconds = MODE_SECONDS.get(mode, DEFAULT_SECONDS) * lowering_cost
+    LOWERING_COST) for ``target`` (its folder name) with TileLang ``release``; ``served``: an instrument job
+    recorded from a trace-env job's lowering; not ``supported``: its release lacks the mode's tool."""
+    if not supported:
+        return UNSUPPORTED_SECONDS
+    seconds = MODE_SECONDS.get(mode, DEFAULT_SECONDS) * lowering_cost * RELEASE_FACTOR.get(release, 1.0)
     seconds *= TARGET_FACTOR[mode in WHOLE_LOWERING].get(target, 1.0)
     return seconds * SERVED_FACTOR if served else seconds
 

@@ -880,6 +880,15 @@ def make_batches(grid: Grid, size: int, seconds: float = float("inf"), share_low
     Each is named from what it holds (batch_name), then _<part> where its group needs several batches."""
     served = served_jobs(grid) if share_lowering else {}
     serving: dict[Job, Job] = {env_job: job for job, env_job in served.items()}
+    releases = release_envs.load_releases()
+
+    def seconds_of(job: Job) -> float:
+        release = releases.get(job.version)  # unknown: assumed to have the mode's tool
+        supported = release is None or release.has_module(trace_modes.MODES[job.mode].requires)
+        return job_cost.expected_seconds(
+            job.mode, lowering_cost(job.spec), job in served, job.target, job.version, supported
+        )
+
     batches = []
     for version in grid.versions:
         for lower_trace_env in (True, False):
@@ -896,8 +905,7 @@ def make_batches(grid: Grid, size: int, seconds: float = float("inf"), share_low
             for unit in units:
                 by_file.setdefault(unit[0].kernel_file, []).append(unit)
             for kernel_file, group in by_file.items():
-                costs = [sum(job_cost.expected_seconds(job.mode, lowering_cost(job.spec), job in served, job.target)
-                             for job in unit) for unit in group]  # fmt: skip
+                costs = [sum(seconds_of(job) for job in unit) for unit in group]
                 runs = job_cost.cut(costs, seconds, size, sizes=[len(unit) for unit in group])
                 for number, run in enumerate(runs, 1):
                     part = [job for unit in group[run.start : run.stop] for job in unit]
