@@ -709,6 +709,15 @@ def width_problem(width_cm) -> str | None:
     return None
 
 
+def check_style(language: str, width_cm) -> None:
+    """A language and a width the figures can be drawn in, before anything is read or drawn: BookError (or
+    figure_style's error for an unknown language) otherwise."""
+    fs.check_language(language)
+    problem = width_problem(width_cm)
+    if problem:
+        raise BookError(problem)
+
+
 def read_tables(paths: list[Path]) -> list[dict]:
     """The rows of churn.csv, or of jobs' passes.csv files one after another, through the strict reader (a
     half-written or changed file is refused, named: BookError)."""
@@ -736,10 +745,7 @@ def build(
     of its own, which reruns alone when a release is added): FIGURES.md lists its files, and they are left as
     they are. Raises BookError (bad input, a bad width: before anything is read or drawn),
     figure_style.MissingGlyphError, or files.WriteError (a full disk: names the file)."""
-    fs.check_language(language)
-    problem = width_problem(width_cm)
-    if problem:
-        raise BookError(problem)
+    check_style(language, width_cm)
     out_dir = Path(out_dir)
     tables = [churn] if isinstance(churn, (str, Path)) else list(churn)
     rows = read_tables(tables)
@@ -786,10 +792,7 @@ def build_releases(reference: Path, by_version: Path, out_dir: Path, language: s
                    width_cm: float = DEFAULT_WIDTH_CM) -> dict:  # fmt: skip
     """Figure 3 alone, from the comparison's churn_by_version.csv and the reference job's passes.csv, as ``build``
     draws it (FIGURES.md, written by ``build`` with ``releases_apart``, lists it); returns ``build``'s dict."""
-    fs.check_language(language)
-    problem = width_problem(width_cm)
-    if problem:
-        raise BookError(problem)
+    check_style(language, width_cm)
     ref = reference_job(Path(reference))
     rows = read_by_version(Path(by_version), ref["kernel"])
     return {"written": {FIGURES[2]: plot_releases(rows, ref, Path(out_dir), language, width_cm)}, "skipped": {}}
