@@ -852,10 +852,11 @@ def batch_name(
     return "_".join(name_part(part) for part in parts if part)
 
 
-def served_jobs(grid: Grid) -> dict[Job, Job]:
+def served_jobs(grid: Grid, releases: dict[str, release_envs.Release] | None = None) -> dict[Job, Job]:
     """{instrument job: the trace-env job whose lowering also records it} for every configuration x target of a
-    release that has lower_trace (release data): one lowering writes both records (trace_batch.pair_jobs)."""
-    releases = release_envs.load_releases()
+    release that has lower_trace (release data, read here unless given): one lowering writes both records
+    (trace_batch.pair_jobs)."""
+    releases = release_envs.load_releases() if releases is None else releases
     served = {}
     for (version, target, config_id, mode), job in grid.jobs.items():
         release = releases.get(version)
@@ -878,13 +879,13 @@ def make_batches(grid: Grid, size: int, seconds: float = float("inf"), share_low
     from it.
 
     Each is named from what it holds (batch_name), then _<part> where its group needs several batches."""
-    served = served_jobs(grid) if share_lowering else {}
-    serving: dict[Job, Job] = {env_job: job for job, env_job in served.items()}
     releases = release_envs.load_releases()
+    served = served_jobs(grid, releases) if share_lowering else {}
+    serving: dict[Job, Job] = {env_job: job for job, env_job in served.items()}
 
     def seconds_of(job: Job) -> float:
         release = releases.get(job.version)  # unknown: assumed to have the mode's tool
-        supported = release is None or release.has_module(trace_modes.MODES[job.mode].requires)
+        supported = release is None or release.supports(job.mode)
         return job_cost.expected_seconds(
             job.mode, lowering_cost(job.spec), job in served, job.target, job.version, supported
         )

@@ -49,7 +49,7 @@ from urllib.parse import quote
 
 import yaml
 
-from tilelang_churn.core import files, releases
+from tilelang_churn.core import files, releases, trace_modes
 from tilelang_churn.core.releases import release_sort_key
 from tilelang_churn.releases import release_process
 
@@ -119,6 +119,10 @@ class Release:
         """Whether the release has the module a trace mode requires (trace_modes.TraceMode.requires)."""
         flags = {"tilelang.tools.lower_trace": self.has_lower_trace, "tilelang.utils.pass_diff": self.has_pass_diff}
         return module is None or flags.get(module, True)
+
+    def supports(self, mode: str) -> bool:
+        """Whether the release has the tool of trace mode ``mode`` (a mode it lacks writes one unsupported row)."""
+        return self.has_module(trace_modes.MODES[mode].requires)
 
     @property
     def requirements(self) -> tuple[str, ...]:
