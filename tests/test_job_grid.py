@@ -153,6 +153,30 @@ def test_a_mode_its_release_lacks_costs_its_one_row_and_an_older_release_its_slo
     assert older == pytest.approx(30 * instrument * job_cost.RELEASE_FACTOR["0.1.12"])
 
 
+def test_a_batch_is_ordered_by_what_its_jobs_recorded_and_the_model_where_a_record_is_missing(tmp_path):
+    """learned_seconds: a job's run.json wall_seconds, none for a job served by another's lowering, the model's
+    seconds for a job whose record is absent, unreadable or says no time."""
+    grid = grid_of(modes=["trace-env", "instrument"], shapes=[{"M": 64 * (i + 1), "N": 64, "K": 64} for i in range(4)])
+    (batch,) = grid.batches
+    assert len(batch.jobs) == len(batch.job_seconds) == 8
+    assert sum(batch.job_seconds) == pytest.approx(batch.expected_seconds)
+    records = [tmp_path / f"{i}.json" for i in range(8)]
+    env_job, served_job = batch.jobs[:2]
+    assert (env_job.mode, served_job.mode) == ("trace-env", "instrument")
+    records[0].write_text(
+        json.dumps({"out_dir": "/a/trace-env", "lowering": {"by": "/a/trace-env"}, "wall_seconds": 4.5})
+    )
+    records[1].write_text(
+        json.dumps({"out_dir": "/a/instrument", "lowering": {"by": "/a/trace-env"}, "wall_seconds": 4.5})
+    )
+    records[2].write_text("{not json")
+    records[3].write_text(json.dumps({"out_dir": "/b", "wall_seconds": None}))
+    records[4].write_text(json.dumps({"out_dir": "/c", "wall_seconds": 0.25}))
+    expected = 4.5 + 0.0 + sum(batch.job_seconds[2:4]) + 0.25 + sum(batch.job_seconds[5:])
+    assert job_grid.learned_seconds(batch, records) == pytest.approx(expected)
+    assert job_grid.learned_seconds(batch, [tmp_path / "none.json"] * 8) == pytest.approx(batch.expected_seconds)
+
+
 def test_each_release_has_batches_of_its_own():
     grid = grid_of(versions=["0.1.14", "0.1.15"], modes=["instrument"])
     assert [(b.name, b.version, [j.version for j in b.jobs]) for b in grid.batches] == [

@@ -146,6 +146,27 @@ def test_a_second_dry_run_has_nothing_to_do(finished_run):
     assert "Nothing to be done" in proc.stdout + proc.stderr
 
 
+def test_a_batch_that_runs_again_is_ordered_by_what_its_jobs_took(finished_run):
+    """A batch run again gets as its priority the seconds its jobs' run.json recorded (a job served by another's
+    lowering: none of its own), not the model's guess (job_grid.learned_seconds)."""
+    release = version_of(finished_run)
+    batches = [p.stem for p in (finished_run / "results" / "benchmarks" / "trace" / release).glob("*.tsv")]
+    proc = snakemake(finished_run, "-n", "--configfile", "config/test_config.yaml", "--forcerun", *batches)
+    assert proc.returncode == 0, proc.stderr
+    priority = dict(re.findall(r"^rule (trace\w+):\n(?:    .*\n)*?    priority: (\d+)$", proc.stdout, re.M))
+    assert sorted(priority) == sorted(batches)
+    recorded = {}
+    for path in (finished_run / "results" / "runs").glob("*/*/*/*/run.json"):
+        run = json.loads(path.read_text())
+        batch = f"trace_env_{release.replace('.', '_')}_gemm" if run["spec"]["mode"] == "trace-env" else None
+        batch = batch or f"trace_{release.replace('.', '_')}_gemm"
+        own = run.get("lowering", {}).get("by", run["out_dir"]) == run["out_dir"]
+        recorded[batch] = recorded.get(batch, 0.0) + (run["wall_seconds"] if own else 0.0)
+    assert {name: int(value) for name, value in priority.items()} == {
+        name: round(seconds) for name, seconds in recorded.items()
+    }
+
+
 def test_snakemake_from_another_venv_reruns_nothing(finished_run, tmp_path):
     """The interpreter is not a param: the same packages under another venv path find every job done."""
     venv = Path(sys.prefix)

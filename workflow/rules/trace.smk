@@ -57,9 +57,8 @@ for batch in GRID.batches:
                 **batch_logs(batch),
             benchmark:
                 f"results/benchmarks/trace/{batch.version}/{batch.name}.tsv"
-            # the longest batches first (their expected seconds, core/job_cost.py), so that the last batch to
-            # finish is a short one while the other cores idle
-            priority: round(batch.expected_seconds)
+            # the longest batches first, so that the last batch to finish is a short one while the other cores idle
+            priority: batch_priority(batch)
             conda:
                 "../envs/tilelang.yaml"
             threads: batch_threads
@@ -85,7 +84,7 @@ for batch in GRID.batches:
             log:
                 **batch_logs(batch),
             cache: "omit-software"
-            priority: round(batch.expected_seconds)
+            priority: batch_priority(batch)
             conda:
                 "../envs/tilelang.yaml"
             threads: batch_threads

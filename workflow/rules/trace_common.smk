@@ -31,6 +31,12 @@ def batch_paths(batch, pattern: str) -> list:
     return [pattern.format(**job.wildcards) for job in batch.jobs]
 
 
+def batch_priority(batch) -> int:
+    """Its seconds: as its jobs' run.json of an earlier run recorded them where present, else as expected
+    (job_grid.learned_seconds; core/job_cost.py)."""
+    return round(job_grid.learned_seconds(batch, batch_paths(batch, f"{RUN_DIR}/run.json")))
+
+
 def relative_to_workdir(path: str) -> str:
     """PATH relative to the working directory when it lies inside it, else as given."""
     resolved = Path(path).resolve()

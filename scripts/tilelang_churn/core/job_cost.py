@@ -8,9 +8,14 @@ machine, 2026-12-02, ``run.json``'s ``wall_seconds``), scaled by the kernel's lo
 mean of the three) and by the release's (its lowering against 0.1.15's); a mode or target it does not know costs
 as an instrument job on an average target, a release it does not know as 0.1.15, and a job of a mode its release
 lacks as the one row it writes. Standard library only.
+
+An earlier run's record of a job (its ``run.json``) says what the job took: ``recorded_seconds``. The grid orders
+batches that run again by it (job_grid.learned_seconds), never cuts them by it.
 """
 
 from __future__ import annotations
+
+import math
 
 MODE_SECONDS = {"trace-env": 1.28, "trace-api": 0.71, "pass-diff": 0.71, "instrument": 0.66}
 # the shipped targets against their mean, by whether the mode runs the whole tilelang.lower (trace-env,
@@ -54,6 +59,20 @@ def expected_seconds(
     seconds = MODE_SECONDS.get(mode, DEFAULT_SECONDS) * lowering_cost * RELEASE_FACTOR.get(release, 1.0)
     seconds *= TARGET_FACTOR[mode in WHOLE_LOWERING].get(target, 1.0)
     return seconds * SERVED_FACTOR if served else seconds
+
+
+def recorded_seconds(record: object) -> float | None:
+    """What a job took by its run.json ``record``: its child's ``wall_seconds``; 0 for a job recorded from
+    another job's lowering (that job's record holds the lowering's time); None when the record says neither."""
+    if not isinstance(record, dict):
+        return None
+    lowering = record.get("lowering")
+    if isinstance(lowering, dict) and lowering.get("by", record.get("out_dir")) != record.get("out_dir"):
+        return 0.0
+    seconds = record.get("wall_seconds")
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or seconds < 0:
+        return None
+    return float(seconds)
 
 
 # how close the longest run gets to the shortest it can be: far below a job's seconds and 26 halvings of 60 s

@@ -15,7 +15,7 @@ import math
 import re
 import shlex
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -120,6 +120,7 @@ class Batch:
     lower_trace_env: bool
     jobs: tuple[Job, ...]
     expected_seconds: float = 0.0  # of lowering, one core (core/job_cost.py), as make_batches cut it
+    job_seconds: tuple[float, ...] = ()  # each job's share of it, in the order of jobs
 
     @property
     def kernel_files(self) -> list[str]:
@@ -906,15 +907,35 @@ def make_batches(grid: Grid, size: int, seconds: float = float("inf"), share_low
             for unit in units:
                 by_file.setdefault(unit[0].kernel_file, []).append(unit)
             for kernel_file, group in by_file.items():
-                costs = [sum(seconds_of(job) for job in unit) for unit in group]
+                unit_seconds = [[seconds_of(job) for job in unit] for unit in group]
+                costs = [sum(each) for each in unit_seconds]
                 runs = job_cost.cut(costs, seconds, size, sizes=[len(unit) for unit in group])
                 for number, run in enumerate(runs, 1):
                     part = [job for unit in group[run.start : run.stop] for job in unit]
                     name = batch_name(grid, version, lower_trace_env, part, kernel_file is not None)
                     name += f"_{number}" if len(runs) > 1 else ""
-                    cost = sum(costs[run.start : run.stop])
-                    batches.append(Batch(name, version, lower_trace_env, tuple(part), cost))
+                    job_seconds = tuple(each for unit in unit_seconds[run.start : run.stop] for each in unit)
+                    batches.append(
+                        Batch(
+                            name, version, lower_trace_env, tuple(part), sum(costs[run.start : run.stop]), job_seconds
+                        )
+                    )
     return distinct_names(batches)
+
+
+def learned_seconds(batch: Batch, records: Sequence[str | Path]) -> float:
+    """The batch's seconds as an earlier run recorded them: each job's run.json (``records``, in the order of its
+    jobs; core/job_cost.recorded_seconds), the expected seconds of a job without a readable one. What orders the
+    batches that run again, the longest first. Not what cuts them: a cut that followed each run's timings would
+    move jobs between batches, and so rerun them."""
+    total = 0.0
+    for expected, path in zip(batch.job_seconds, records, strict=True):
+        try:
+            recorded = job_cost.recorded_seconds(json.loads(Path(path).read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError, ValueError):
+            recorded = None
+        total += expected if recorded is None else recorded
+    return total
 
 
 def distinct_names(batches: list[Batch]) -> list[Batch]:
