@@ -159,7 +159,6 @@ def test_a_batch_is_ordered_by_what_its_jobs_recorded_and_the_model_where_a_reco
     grid = grid_of(modes=["trace-env", "instrument"], shapes=[{"M": 64 * (i + 1), "N": 64, "K": 64} for i in range(4)])
     (batch,) = grid.batches
     assert len(batch.jobs) == len(batch.job_seconds) == 8
-    assert sum(batch.job_seconds) == pytest.approx(batch.expected_seconds)
     records = [tmp_path / f"{i}.json" for i in range(8)]
     env_job, served_job = batch.jobs[:2]
     assert (env_job.mode, served_job.mode) == ("trace-env", "instrument")

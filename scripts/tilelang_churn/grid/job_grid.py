@@ -119,8 +119,12 @@ class Batch:
     version: str
     lower_trace_env: bool
     jobs: tuple[Job, ...]
-    expected_seconds: float = 0.0  # of lowering, one core (core/job_cost.py), as make_batches cut it
-    job_seconds: tuple[float, ...] = ()  # each job's share of it, in the order of jobs
+    job_seconds: tuple[float, ...] = ()  # each job's expected seconds (core/job_cost.py), in the order of jobs
+
+    @property
+    def expected_seconds(self) -> float:
+        """Of lowering, one core, as make_batches cut it."""
+        return sum(self.job_seconds)
 
     @property
     def kernel_files(self) -> list[str]:
@@ -915,11 +919,7 @@ def make_batches(grid: Grid, size: int, seconds: float = float("inf"), share_low
                     name = batch_name(grid, version, lower_trace_env, part, kernel_file is not None)
                     name += f"_{number}" if len(runs) > 1 else ""
                     job_seconds = tuple(each for unit in unit_seconds[run.start : run.stop] for each in unit)
-                    batches.append(
-                        Batch(
-                            name, version, lower_trace_env, tuple(part), sum(costs[run.start : run.stop]), job_seconds
-                        )
-                    )
+                    batches.append(Batch(name, version, lower_trace_env, tuple(part), job_seconds))
     return distinct_names(batches)
 
 
