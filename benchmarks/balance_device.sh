@@ -3,20 +3,12 @@
 # repository root there:
 #   [SNAKEMAKE_ARGS=...] bash benchmarks/balance_device.sh TREE[:LABEL] ... -- CORES ...
 # Each TREE (a checkout: its Snakefile, workflow/, scripts/) runs the default config from an empty folder at each
-# --cores; Snakemake and TileLang come from tmp/site15 (unpacked from tmp/site15.tar.xz, as knockout_device.sh),
-# after SITE_FIRST where set (a folder of packages that go before it, e.g. the pinned matplotlib).
+# --cores; Snakemake and TileLang come from benchmarks/device_site.sh (tmp/site15, after SITE_FIRST where set).
 # Per run: wall seconds, the floor (lower_cpu_seconds of every lowering, a shared one once, + import_cpu_seconds of
 # every trace process, over the cores: run.json, compare_bench.floor_report), their ratio and each batch's wall
 # time, one JSON line each to $OUT/balance.jsonl.
 set -u
-out=${OUT:-/tmp/out}; mkdir -p "$out"
-repo=$(pwd)
-site=tmp/site15
-if [ ! -d "$site/tilelang" ]; then mkdir -p "$site" && tar -xJf "$site.tar.xz" -C "$site"; fi
-export PYTHONPATH=${SITE_FIRST:+$repo/$SITE_FIRST:}$repo/$site
-# bytecode compiled before the runs, as pip compiles what it installs: otherwise the first run's processes compile
-# the unpacked site's modules as they import them (seconds of the first run's start, on the lent machine)
-python3 -m compileall -q -j 0 "$repo/$site" ${SITE_FIRST:+"$repo/$SITE_FIRST"} "$repo/scripts" > /dev/null
+source benchmarks/device_site.sh
 trees=(); while [ "$1" != -- ]; do trees+=("$1"); shift; done; shift
 nproc > "$out/balance.machine.txt"
 for cores in "$@"; do

@@ -3,16 +3,11 @@
 # run.json recorded (TREE_B), alternated, on the lent machine (issue 28; README "Performance"), from the repository
 # root there:
 #   [SNAKEMAKE_ARGS=...] bash benchmarks/rerun_order_device.sh TREE_A:LABEL TREE_B:LABEL CORES ROUNDS
-# One run of the default config from an empty folder (TREE_B), then ROUNDS x (A, B), each with --forceall. Snakemake
-# and TileLang as in balance_device.sh. One JSON line per run to $OUT/rerun_order.jsonl: wall, floor, ratio and each
-# trace batch's start and end (seconds after the run's first job, from its Snakemake log).
+# One run of the default config from an empty folder (TREE_B), then ROUNDS x (A, B), each with --forceall; Snakemake
+# and TileLang from benchmarks/device_site.sh. One JSON line per run to $OUT/rerun_order.jsonl: wall, floor, ratio
+# and each trace batch's start and end (seconds after the run's first job, from its Snakemake log).
 set -u
-out=${OUT:-/tmp/out}; mkdir -p "$out"
-repo=$(pwd)
-site=tmp/site15
-if [ ! -d "$site/tilelang" ]; then mkdir -p "$site" && tar -xJf "$site.tar.xz" -C "$site"; fi
-export PYTHONPATH=${SITE_FIRST:+$repo/$SITE_FIRST:}$repo/$site
-python3 -m compileall -q -j 0 "$repo/$site" ${SITE_FIRST:+"$repo/$SITE_FIRST"} "$repo/scripts" > /dev/null
+source benchmarks/device_site.sh
 first=$1; second=$2; cores=$3; rounds=$4
 work=$(mktemp -d); cp -r "$repo/config" "$work/"
 run() {  # TREE:LABEL [snakemake args]
