@@ -25,9 +25,7 @@ BOOK_DIR = f"results/book/{config['figure_language']}"
 BOOK_VERSION = GRID.installed if GRID.installed in GRID.versions else GRID.versions[-1]
 _BOOK_RELEASE = release_envs.load_releases().get(BOOK_VERSION)
 BOOK_MODES = [
-    mode
-    for mode in dict.fromkeys([HEATMAP_MODE, *GRID.modes])
-    if _BOOK_RELEASE is None or _BOOK_RELEASE.supports(mode)
+    mode for mode in dict.fromkeys([HEATMAP_MODE, *GRID.modes]) if _BOOK_RELEASE is None or _BOOK_RELEASE.supports(mode)
 ]
 BOOK_MODE = BOOK_MODES[0] if BOOK_MODES else HEATMAP_MODE
 BOOK_REFERENCE = (
