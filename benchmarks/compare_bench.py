@@ -33,6 +33,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
+from tilelang_churn.core import job_cost  # noqa: E402
 from tilelang_churn.core import passes_table as pt  # noqa: E402
 
 
@@ -125,8 +126,7 @@ def floor_report(workdir: Path, wall: float, cores: int, cpu_seconds: float | No
     for run_json in (workdir / "results" / "runs").glob("*/*/*/*/run.json"):
         info = json.loads(run_json.read_text())
         jobs += 1
-        lowering = info.get("lowering") or {}
-        if lowering.get("by", info.get("out_dir")) == info.get("out_dir"):  # a shared lowering counts once
+        if not job_cost.lowered_by_another(info):  # a shared lowering counts once
             lower += float(info.get("lower_seconds") or 0.0)
             lower_cpu += float(info.get("lower_cpu_seconds") or 0.0)
         else:

@@ -28,6 +28,7 @@ from test_scale import record, timed_snakemake
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 import compare_bench  # noqa: E402
+from tilelang_churn.core import job_cost  # noqa: E402  (scripts/ on sys.path: compare_bench)
 
 ENVS = REPO / ".envs"
 # a kernel of the user's, one configuration: the shipped RMSNorm under another name, in a file of the user's
@@ -141,7 +142,7 @@ def release_cpu(workdir: Path, release: str) -> float:
     lower, imports = 0.0, {}
     for run_json in (workdir / "results" / "runs" / release).glob("*/*/*/run.json"):
         info = json.loads(run_json.read_text())
-        if (info.get("lowering") or {}).get("by", info["out_dir"]) == info["out_dir"]:
+        if not job_cost.lowered_by_another(info):
             lower += float(info.get("lower_cpu_seconds") or 0.0)
         process = info.get("process") or {}
         imports[process.get("pid")] = float(process.get("import_cpu_seconds") or 0.0)

@@ -61,13 +61,19 @@ def expected_seconds(
     return seconds * SERVED_FACTOR if served else seconds
 
 
+def lowered_by_another(record: dict) -> bool:
+    """Whether a job's run.json ``record`` was written from another job's lowering (its ``lowering.by``, a
+    shared lowering: config share_lowering), whose record holds the lowering's seconds."""
+    lowering = record.get("lowering")
+    return isinstance(lowering, dict) and lowering.get("by", record.get("out_dir")) != record.get("out_dir")
+
+
 def recorded_seconds(record: object) -> float | None:
     """What a job took by its run.json ``record``: its child's ``wall_seconds``; 0 for a job recorded from
     another job's lowering (that job's record holds the lowering's time); None when the record says neither."""
     if not isinstance(record, dict):
         return None
-    lowering = record.get("lowering")
-    if isinstance(lowering, dict) and lowering.get("by", record.get("out_dir")) != record.get("out_dir"):
+    if lowered_by_another(record):
         return 0.0
     seconds = record.get("wall_seconds")
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or seconds < 0:
