@@ -17,29 +17,14 @@ run() {  # TREE:LABEL [snakemake args]
     > "$out/rerun_${label}_$(date +%s).log" 2>&1
   local status=$? wall=$(( ($(date +%s%N) - start) / 1000000 ))
   python3 - "$work" "$cores" "$label" "$wall" "$status" "$*" >> "$out/rerun_order.jsonl" <<'PY'
-import glob, json, re, sys
-from datetime import datetime
+import glob, json, sys
 from pathlib import Path
 work, cores, label, wall, status, args = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]) / 1000, int(sys.argv[5]), sys.argv[6]
 sys.path.insert(0, "benchmarks")
 import compare_bench
 report = compare_bench.floor_report(Path(work), wall, cores)
 floor = (report["lower_cpu_seconds"] + report["import_cpu_seconds"]) / cores
-log = sorted(glob.glob(f"{work}/.snakemake/log/*.log"))[-1]
-spans, now, started = {}, None, {}
-lines = open(log).read().splitlines()
-for i, line in enumerate(lines):
-    stamp = re.match(r"\[(\w{3} \w{3} +\d+ [\d:]+ \d{4})\]", line)
-    if stamp:
-        now = datetime.strptime(stamp.group(1), "%a %b %d %H:%M:%S %Y")
-    rule = re.match(r"(?:local)?rule (\w+):", line)
-    if rule:
-        jobid = next(l for l in lines[i : i + 30] if "jobid:" in l).split()[-1]
-        started[jobid] = (rule.group(1), now)
-    done = re.match(r"Finished jobid: (\d+)", line)
-    if done and done.group(1) in started:
-        name, begin = started[done.group(1)]
-        spans[name] = [begin, now]
+_, spans = compare_bench.rule_spans(Path(sorted(glob.glob(f"{work}/.snakemake/log/*.log"))[-1]))
 zero = min(begin for begin, _ in spans.values())
 batches = {k: [(b - zero).seconds, (e - zero).seconds] for k, (b, e) in spans.items() if k.startswith("trace")}
 print(json.dumps({"tree": label, "cores": cores, "args": args, "status": status, "wall_s": round(wall, 1),
