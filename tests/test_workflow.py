@@ -20,6 +20,7 @@ from conftest import (  # noqa: F401 - also imported from here by other tests
     REPO,
     SNAKEMAKE,
     checkout_copy,
+    copy_of_finished_run,
     make_workdir,
     require_tilelang,
     rule_counts,
@@ -146,14 +147,19 @@ def test_a_second_dry_run_has_nothing_to_do(finished_run):
     assert "Nothing to be done" in proc.stdout + proc.stderr
 
 
+def batch_priorities(workdir: Path, *args: str) -> dict:
+    """rule name -> priority of every trace batch that a dry run with ARGS would run."""
+    proc = snakemake(workdir, "-n", "--configfile", "config/test_config.yaml", *args)
+    assert proc.returncode == 0, proc.stderr
+    return dict(re.findall(r"^rule (trace\w+):\n(?:    .*\n)*?    priority: (\d+)$", proc.stdout, re.M))
+
+
 def test_a_batch_that_runs_again_is_ordered_by_what_its_jobs_took(finished_run):
     """A batch run again gets as its priority the seconds its jobs' run.json recorded (a job served by another's
     lowering: none of its own), not the model's guess (job_grid.learned_seconds)."""
     release = version_of(finished_run)
     batches = [p.stem for p in (finished_run / "results" / "benchmarks" / "trace" / release).glob("*.tsv")]
-    proc = snakemake(finished_run, "-n", "--configfile", "config/test_config.yaml", "--forcerun", *batches)
-    assert proc.returncode == 0, proc.stderr
-    priority = dict(re.findall(r"^rule (trace\w+):\n(?:    .*\n)*?    priority: (\d+)$", proc.stdout, re.M))
+    priority = batch_priorities(finished_run, "--forcerun", *batches)
     assert sorted(priority) == sorted(batches)
     recorded = {}
     for path in (finished_run / "results" / "runs").glob("*/*/*/*/run.json"):
@@ -165,6 +171,21 @@ def test_a_batch_that_runs_again_is_ordered_by_what_its_jobs_took(finished_run):
     assert {name: int(value) for name, value in priority.items()} == {
         name: round(seconds) for name, seconds in recorded.items()
     }
+
+
+def test_a_job_on_a_cluster_node_orders_its_batches_without_reading_the_records(finished_run, tmp_path):
+    """Remote execution (a job step on a cluster node, which parses the Snakefile again) gives each batch the
+    priority it has in a folder with no records, without reading the records beside it."""
+    workdir = copy_of_finished_run(finished_run, tmp_path / "run")
+    for path in (workdir / "results" / "runs").glob("*/*/*/*/run.json"):
+        run = json.loads(path.read_text())
+        path.write_text(json.dumps(run | {"wall_seconds": 1000.0}))  # records no model would guess
+    release = version_of(workdir)
+    batches = [p.stem for p in (workdir / "results" / "benchmarks" / "trace" / release).glob("*.tsv")]
+    on_a_node = batch_priorities(workdir, "--forcerun", *batches, "--mode", "remote")
+    from_nothing = batch_priorities(make_workdir(tmp_path / "empty"))
+    assert sorted(on_a_node) == sorted(batches) and on_a_node == from_nothing
+    assert max(map(int, batch_priorities(workdir, "--forcerun", *batches).values())) >= 1000
 
 
 def test_snakemake_from_another_venv_reruns_nothing(finished_run, tmp_path):

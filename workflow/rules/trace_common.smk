@@ -33,7 +33,10 @@ def batch_paths(batch, pattern: str) -> list:
 
 def batch_priority(batch) -> int:
     """Its seconds: as its jobs' run.json of an earlier run recorded them where present, else as expected
-    (job_grid.learned_seconds; core/job_cost.py)."""
+    (job_grid.learned_seconds; core/job_cost.py). A job on a cluster node (remote execution) parses the Snakefile
+    again but schedules nothing, so it takes the expected seconds instead of reading every job's record."""
+    if workflow.remote_exec:
+        return round(batch.expected_seconds)
     return round(job_grid.learned_seconds(batch, batch_paths(batch, f"{RUN_DIR}/run.json")))
 
 
