@@ -153,6 +153,38 @@ def test_a_mode_its_release_lacks_costs_its_one_row_and_an_older_release_its_slo
     assert older == pytest.approx(30 * instrument * job_cost.RELEASE_FACTOR["0.1.12"])
 
 
+def latest_end(seconds: dict, threads: dict) -> float:
+    return max(job_cost.IMPORT_SECONDS + seconds[name] / threads[name] for name in seconds)
+
+
+def test_the_cores_go_to_the_batches_expected_to_end_last():
+    """job_cost.share_cores against every way of giving out the cores: no allocation ends the last batch sooner,
+    every core that a job can use is used, and none goes beyond a batch's jobs or below one each."""
+    import itertools
+    import random
+
+    chance = random.Random(28)
+    for _ in range(300):
+        names = [f"b{i}" for i in range(chance.randint(1, 4))]
+        seconds = {name: chance.uniform(0.5, 40) for name in names}
+        most = {name: chance.randint(1, 6) for name in names}
+        cores = chance.randint(1, 14)
+        threads = job_cost.share_cores(seconds, most, cores)
+        assert set(threads) == set(names) and all(1 <= threads[n] <= max(1, most[n]) for n in names)
+        if cores <= len(names):
+            assert set(threads.values()) == {1}
+            continue
+        assert sum(threads.values()) == min(cores, sum(most.values()))
+        every_way = [
+            dict(zip(names, way))
+            for way in itertools.product(*(range(1, most[n] + 1) for n in names))
+            if sum(way) <= cores
+        ]
+        assert latest_end(seconds, threads) == pytest.approx(min(latest_end(seconds, way) for way in every_way))
+    # batches alike share alike, to a core
+    assert sorted(job_cost.share_cores(dict.fromkeys("abc", 10.0), dict.fromkeys("abc", 50), 16).values()) == [5, 5, 6]
+
+
 def test_a_batch_is_ordered_by_what_its_jobs_recorded_and_the_model_where_a_record_is_missing(tmp_path):
     """learned_seconds: a job's run.json wall_seconds, none for a job served by another's lowering, the model's
     seconds for a job whose record is absent, unreadable or says no time."""

@@ -188,6 +188,19 @@ def test_a_job_on_a_cluster_node_orders_its_batches_without_reading_the_records(
     assert max(map(int, batch_priorities(workdir, "--forcerun", *batches).values())) >= 1000
 
 
+def test_a_batch_that_runs_alone_gets_the_cores_the_grid_would_share(finished_run):
+    """The cores go to the batches this run runs (job_cost.share_cores): one batch run again at --cores 4 gets a
+    core for each of its jobs up to 4, not the 2 that an equal share among the grid's two batches gives it."""
+    release = version_of(finished_run)
+    batch = f"trace_env_{release.replace('.', '_')}_gemm"
+    jobs = len(list((finished_run / "results" / "runs").glob("*/*/*/trace-env/run.json")))
+    jobs += len(list((finished_run / "results" / "runs").glob("*/*/*/instrument/run.json")))
+    proc = snakemake(finished_run, "-n", "--configfile", "config/test_config.yaml", "--cores", "4", "--forcerun", batch)
+    assert proc.returncode == 0, proc.stderr
+    threads = dict(re.findall(r"^rule (trace\w+):\n(?:    .*\n)*?    threads: (\d+)$", proc.stdout, re.M))
+    assert threads == {batch: str(min(4, jobs))} and jobs > 2
+
+
 def test_snakemake_from_another_venv_reruns_nothing(finished_run, tmp_path):
     """The interpreter is not a param: the same packages under another venv path find every job done."""
     venv = Path(sys.prefix)

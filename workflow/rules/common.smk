@@ -13,7 +13,7 @@ from pathlib import Path
 PROJECT = Path(str(workflow.current_basedir)).parents[1]
 SCRIPTS = str(PROJECT / "scripts")
 sys.path.insert(0, SCRIPTS)
-from tilelang_churn.core import jobs, scheduler_rounds, trace_modes  # noqa: E402
+from tilelang_churn.core import job_cost, jobs, scheduler_rounds, trace_modes  # noqa: E402
 from tilelang_churn.grid import job_grid  # noqa: E402
 from tilelang_churn.releases import release_envs  # noqa: E402
 from tilelang_churn.gpu import gpu_bench  # noqa: E402

@@ -61,7 +61,7 @@ for batch in GRID.batches:
             priority: batch_priority(batch)
             conda:
                 "../envs/tilelang.yaml"
-            threads: batch_threads
+            threads: batch_threads(batch)
             # On Slurm one job per batch: measured 0.3-2 s of lowering per job (1-3.5 s with TL_LOWER_TRACE's
             # HTML) and up to 0.6 GB per child beside the 0.5 GB parent, after a 2-5 s import.
             resources:
@@ -87,7 +87,7 @@ for batch in GRID.batches:
             priority: batch_priority(batch)
             conda:
                 "../envs/tilelang.yaml"
-            threads: batch_threads
+            threads: batch_threads(batch)
             # On Slurm one job per batch: measured 0.3-2 s of lowering per job (1-3.5 s with TL_LOWER_TRACE's
             # HTML) and up to 0.6 GB per child beside the 0.5 GB parent, after a 2-5 s import.
             resources:

@@ -31,13 +31,20 @@ def batch_paths(batch, pattern: str) -> list:
     return [pattern.format(**job.wildcards) for job in batch.jobs]
 
 
+# a batch's seconds as its priority gives them (batch_priority): what shares the cores among the batches that run
+BATCH_SECONDS: dict[str, float] = {}
+
+
 def batch_priority(batch) -> int:
     """Its seconds: as its jobs' run.json of an earlier run recorded them where present, else as expected
     (job_grid.learned_seconds; core/job_cost.py). A job on a cluster node (remote execution) parses the Snakefile
     again but schedules nothing, so it takes the expected seconds instead of reading every job's record."""
     if workflow.remote_exec:
-        return round(batch.expected_seconds)
-    return round(job_grid.learned_seconds(batch, batch_paths(batch, f"{RUN_DIR}/run.json")))
+        seconds = batch.expected_seconds
+    else:
+        seconds = job_grid.learned_seconds(batch, batch_paths(batch, f"{RUN_DIR}/run.json"))
+    BATCH_SECONDS[batch.name] = seconds
+    return round(seconds)
 
 
 def relative_to_workdir(path: str) -> str:
@@ -134,15 +141,42 @@ def workflow_cores() -> int:
         return 1
 
 
-def batch_threads(wildcards) -> int:
-    """An equal share of the cores for each batch (at least one core): the batches run side by side, so one
-    batch's import of TileLang (one core, 2-5 s) overlaps another's lowering instead of idling a core, and the
-    per-job figures of a finished batch overlap the others. Every core for each batch, one batch after another,
-    measured slower on the lent 16-core machine (74.7 s against 45.5 s for the default grid: a batch's children
-    scale poorly past a few, and the figures wait for the cores; benchmarks/balance_device.sh). Evaluated per
-    job, when the cores are known (--max-threads caps it, e.g. on Slurm); none given: one."""
+def rules_to_run(names: list) -> list:
+    """Those of the rules NAMES that have a job this run runs: known once the DAG is built, which it is when a
+    job's threads are evaluated; before that, all of them."""
+    dag = workflow.dag
+    if dag is None:
+        return names
+    running = {job.rule.name for job in dag.needrun_jobs(exclude_finished=False)}
+    return [name for name in names if name in running] or names
+
+
+@functools.cache
+def cores_of_batches(cores: int) -> dict:
+    """Threads of each trace batch this run runs, the cores shared by their seconds (job_cost.share_cores): the
+    batches run side by side, so one batch's import of TileLang (one core, 2-5 s) overlaps another's lowering,
+    and the batch expected to end last gets the spare cores, up to one per job. Batches that run again share
+    every core among them (an edited kernel's, an added release's), not the cores the whole grid would give
+    them. Every core for each batch, one batch after another, measured slower on the lent 16-core machine (74.7 s
+    against 45.5 s for the default grid: a batch's children scale poorly past a few, and the figures wait for the
+    cores; benchmarks/balance_device.sh)."""
+    batches = {batch.name: batch for batch in GRID.batches}
+    running = rules_to_run(list(batches))
+    seconds = {name: BATCH_SECONDS[name] for name in running}
+    return job_cost.share_cores(seconds, {name: len(batches[name].jobs) for name in running}, cores)
+
+
+def batch_threads(batch):
+    """A trace batch's threads (cores_of_batches). Evaluated per job, when the cores are known (--max-threads
+    caps it, e.g. on Slurm); none given: one."""
+    return lambda wildcards: cores_of_batches(workflow_cores()).get(batch.name, 1)
+
+
+def figure_threads(wildcards) -> int:
+    """An equal share of the cores for each batch's per-job figures that this run draws, at least one core."""
     cores = workflow_cores()
-    return max(1, cores // min(len(GRID.batches), cores))
+    drawn = rules_to_run([f"plot_job_churn_{batch.name}" for batch in GRID.batches])
+    return max(1, cores // min(len(drawn), cores))
 
 
 def batch_runtime(jobs: int, seconds_per_job: float, floor_minutes: int):

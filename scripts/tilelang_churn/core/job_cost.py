@@ -15,6 +15,7 @@ batches that run again by it (job_grid.learned_seconds), never cuts them by it.
 
 from __future__ import annotations
 
+import heapq
 import math
 
 MODE_SECONDS = {"trace-env": 1.28, "trace-api": 0.71, "pass-diff": 0.71, "instrument": 0.66}
@@ -41,6 +42,8 @@ RELEASE_FACTOR = {"0.1.8": 1.65, "0.1.9": 2.5, "0.1.10": 1.28, "0.1.11": 1.27, "
 # nothing: 0.008-0.016 s, 0.011 s on average (0.1.12's 33 trace-env jobs of the default grid, this machine,
 # 2026-12-03); costed as a lowering, 0.1.12's made three batches of what takes a fraction of one
 UNSUPPORTED_SECONDS = 0.011
+# a trace batch's process imports TileLang before its first job: 2-4.5 s on this machine (README "Performance" (b))
+IMPORT_SECONDS = 3.0
 
 
 def expected_seconds(
@@ -117,3 +120,22 @@ def _runs(costs: list[float], most_seconds: float, most_items: int, sizes: list[
     if costs:
         parts.append(range(start, len(costs)))
     return parts
+
+
+def share_cores(seconds: dict[str, float], most: dict[str, int], cores: int) -> dict[str, int]:
+    """Threads for batches that run side by side: each batch (name -> expected ``seconds`` of one core, at most
+    ``most`` children at a time) one core, then each spare core to the batch expected to end last (its import, then
+    its seconds over its threads), as long as it has children to give it: the batches end as close together as
+    whole cores allow. No more cores than batches: one each."""
+    threads = dict.fromkeys(seconds, 1)
+    spare = cores - len(threads)
+    ends = [(-(IMPORT_SECONDS + seconds[name]), name) for name in sorted(seconds)]
+    heapq.heapify(ends)
+    while spare > 0 and ends:
+        _, name = heapq.heappop(ends)
+        if threads[name] >= most[name]:
+            continue  # every child of it has a core: the next latest gets the core
+        threads[name] += 1
+        spare -= 1
+        heapq.heappush(ends, (-(IMPORT_SECONDS + seconds[name] / threads[name]), name))
+    return threads
