@@ -13,7 +13,7 @@ from tilelang_churn.core import job_cost, trace_modes
 from tilelang_churn.core.job_spec import JobSpec
 from tilelang_churn.grid import job_grid
 from tilelang_churn.grid.job_grid import ConfigError
-from tilelang_churn.trace import trace_cli
+from tilelang_churn.trace import trace_batch, trace_cli
 
 INSTALLED = "0.1.15"
 
@@ -79,6 +79,8 @@ def test_an_instrument_job_rides_with_the_trace_env_job_whose_lowering_serves_it
     assert sorted(batched, key=list(grid.jobs.values()).index) == list(grid.jobs.values())  # each job once
     for batch in grid.batches:
         assert 1 <= len(batch.jobs) <= 5
+        # the children its process forks, as the batch itself pairs its jobs: the most threads it can use
+        assert batch.children == len(trace_batch.pair_jobs([{"args": list(job.args)} for job in batch.jobs]))
         modes_held = {job.mode for job in batch.jobs}
         if batch.version == "0.1.15" and batch.lower_trace_env:
             assert modes_held == {"trace-env", "instrument"} and batch.name.startswith("trace_env_instrument_0_1_15")

@@ -155,15 +155,15 @@ def rules_to_run(names: list) -> list:
 def cores_of_batches(cores: int) -> dict:
     """Threads of each trace batch this run runs, the cores shared by their seconds (job_cost.share_cores): the
     batches run side by side, so one batch's import of TileLang (one core, 2-5 s) overlaps another's lowering,
-    and the batch expected to end last gets the spare cores, up to one per job. Batches that run again share
-    every core among them (an edited kernel's, an added release's), not the cores the whole grid would give
-    them. Every core for each batch, one batch after another, measured slower on the lent 16-core machine (74.7 s
+    and the batch expected to end last gets the spare cores, up to one per lowering it forks (Batch.children).
+    Batches that run again share every core among them (an edited kernel's, an added release's), not the cores the
+    whole grid would give them. Every core for each batch, one batch after another, measured slower on the lent 16-core machine (74.7 s
     against 45.5 s for the default grid: a batch's children scale poorly past a few, and the figures wait for the
     cores; benchmarks/balance_device.sh)."""
     batches = {batch.name: batch for batch in GRID.batches}
     running = rules_to_run(list(batches))
     seconds = {name: BATCH_SECONDS[name] for name in running}
-    return job_cost.share_cores(seconds, {name: len(batches[name].jobs) for name in running}, cores)
+    return job_cost.share_cores(seconds, {name: batches[name].children for name in running}, cores)
 
 
 def batch_threads(batch):

@@ -120,11 +120,19 @@ class Batch:
     lower_trace_env: bool
     jobs: tuple[Job, ...]
     job_seconds: tuple[float, ...] = ()  # each job's expected seconds (core/job_cost.py), in the order of jobs
+    # the lowerings it runs, each in a child of its own: one per job, but one for a trace-env job and the instrument
+    # job its lowering serves (share_lowering); None: one per job
+    lowerings: int | None = None
 
     @property
     def expected_seconds(self) -> float:
         """Of lowering, one core, as make_batches cut it."""
         return sum(self.job_seconds)
+
+    @property
+    def children(self) -> int:
+        """The children its process forks, at most ``threads`` at a time: so the most threads it can use."""
+        return self.lowerings or len(self.jobs)
 
     @property
     def kernel_files(self) -> list[str]:
@@ -919,7 +927,8 @@ def make_batches(grid: Grid, size: int, seconds: float = float("inf"), share_low
                     name = batch_name(grid, version, lower_trace_env, part, kernel_file is not None)
                     name += f"_{number}" if len(runs) > 1 else ""
                     job_seconds = tuple(each for unit in unit_seconds[run.start : run.stop] for each in unit)
-                    batches.append(Batch(name, version, lower_trace_env, tuple(part), job_seconds))
+                    lowerings = run.stop - run.start  # its units: a job, or a trace-env job and the one it serves
+                    batches.append(Batch(name, version, lower_trace_env, tuple(part), job_seconds, lowerings))
     return distinct_names(batches)
 
 
