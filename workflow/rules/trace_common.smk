@@ -31,20 +31,24 @@ def batch_paths(batch, pattern: str) -> list:
     return [pattern.format(**job.wildcards) for job in batch.jobs]
 
 
-# a batch's seconds as its priority gives them (batch_priority): what shares the cores among the batches that run
-BATCH_SECONDS: dict[str, float] = {}
+TRACE_BATCHES = {batch.name: batch for batch in GRID.batches}  # rule name -> its batch
+
+
+@functools.cache
+def batch_seconds(name: str) -> float:
+    """A batch's seconds: as its jobs' run.json of an earlier run recorded them where present, else as expected
+    (job_grid.learned_seconds; core/job_cost.py); read once, for its priority and its share of the cores. A job on
+    a cluster node (remote execution) parses the Snakefile again but schedules nothing, so it takes the expected
+    seconds instead of reading every job's record."""
+    batch = TRACE_BATCHES[name]
+    if workflow.remote_exec:
+        return batch.expected_seconds
+    return job_grid.learned_seconds(batch, batch_paths(batch, f"{RUN_DIR}/run.json"))
 
 
 def batch_priority(batch) -> int:
-    """Its seconds: as its jobs' run.json of an earlier run recorded them where present, else as expected
-    (job_grid.learned_seconds; core/job_cost.py). A job on a cluster node (remote execution) parses the Snakefile
-    again but schedules nothing, so it takes the expected seconds instead of reading every job's record."""
-    if workflow.remote_exec:
-        seconds = batch.expected_seconds
-    else:
-        seconds = job_grid.learned_seconds(batch, batch_paths(batch, f"{RUN_DIR}/run.json"))
-    BATCH_SECONDS[batch.name] = seconds
-    return round(seconds)
+    """The longest first: its seconds (batch_seconds)."""
+    return round(batch_seconds(batch.name))
 
 
 def relative_to_workdir(path: str) -> str:
@@ -156,14 +160,13 @@ def cores_of_batches(cores: int) -> dict:
     """Threads of each trace batch this run runs, the cores shared by their seconds (job_cost.share_cores): the
     batches run side by side, so one batch's import of TileLang (one core, 2-5 s) overlaps another's lowering,
     and the batch expected to end last gets the spare cores, up to one per lowering it forks (Batch.children).
-    Batches that run again share every core among them (an edited kernel's, an added release's), not the cores the
-    whole grid would give them. Every core for each batch, one batch after another, measured slower on the lent 16-core machine (74.7 s
-    against 45.5 s for the default grid: a batch's children scale poorly past a few, and the figures wait for the
-    cores; benchmarks/balance_device.sh)."""
-    batches = {batch.name: batch for batch in GRID.batches}
-    running = rules_to_run(list(batches))
-    seconds = {name: BATCH_SECONDS[name] for name in running}
-    return job_cost.share_cores(seconds, {name: batches[name].children for name in running}, cores)
+    Batches that run again share every core among them (an edited kernel's, an added release's), not the cores
+    the whole grid would give them. Every core for each batch, one batch after another, measured slower on the
+    lent 16-core machine (74.7 s against 45.5 s for the default grid: a batch's children scale poorly past a few,
+    and the figures wait for the cores; benchmarks/balance_device.sh)."""
+    running = rules_to_run(list(TRACE_BATCHES))
+    seconds = {name: batch_seconds(name) for name in running}
+    return job_cost.share_cores(seconds, {name: TRACE_BATCHES[name].children for name in running}, cores)
 
 
 def batch_threads(batch):
@@ -172,11 +175,16 @@ def batch_threads(batch):
     return lambda wildcards: cores_of_batches(workflow_cores()).get(batch.name, 1)
 
 
-def figure_threads(wildcards) -> int:
+@functools.cache
+def cores_of_figures(cores: int) -> int:
     """An equal share of the cores for each batch's per-job figures that this run draws, at least one core."""
-    cores = workflow_cores()
-    drawn = rules_to_run([f"plot_job_churn_{batch.name}" for batch in GRID.batches])
+    drawn = rules_to_run([f"plot_job_churn_{name}" for name in TRACE_BATCHES])
     return max(1, cores // min(len(drawn), cores))
+
+
+def figure_threads(wildcards) -> int:
+    """A per-job figure rule's threads (cores_of_figures), evaluated per job as batch_threads."""
+    return cores_of_figures(workflow_cores())
 
 
 def batch_runtime(jobs: int, seconds_per_job: float, floor_minutes: int):
