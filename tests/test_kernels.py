@@ -211,8 +211,10 @@ def test_each_bad_kernel_is_named_before_any_job(tmp_path):
     stray.write_bytes("def build(N):\n    return 'caf\u00e9'\n".encode("latin-1"))
     decorated = tmp_path / "decorated.py"
     decorated.write_text(
-        "import tilelang\nimport tilelang.language as T\n\n@T.prim_func\ndef build(A: T.Tensor((8,), 'float16')):\n"
-        "    pass\n\n@tilelang.jit(out_idx=[-1])\ndef make(N=8):\n    pass\n"
+        "import tilelang\nimport tilelang.language as T\nfrom tilelang.autotuner import autotune\n\n"
+        "@T.prim_func\ndef build(A: T.Tensor((8,), 'float16')):\n    pass\n\n"
+        "@autotune(configs=[{'N': 8}])\ndef tuned(N=8):\n    pass\n\n"
+        "@tilelang.jit\ndef eager(A, block):\n    M = T.const('M')\n    A: T.Tensor((M,), 'float16')\n"
     )
     cases = [
         (
@@ -220,15 +222,31 @@ def test_each_bad_kernel_is_named_before_any_job(tmp_path):
             f"config kernels[0]: kernel 'k': {stray}, line 2: cannot be read as utf-8 (byte 0xe9)",
         ),
         (
-            {"name": "k", "file": str(decorated), "params": [{}]},
-            f"config kernels[0]: kernel 'k': build() in {decorated} is decorated with @T.prim_func: it is a "
-            "prim_func itself, not a function that builds one; the contract wants a plain function "
-            "build(**params) that returns a T.prim_func",
+            {"name": "k", "file": str(decorated), "params": [{"N": 8}]},
+            f"config kernels[0].params[0]: kernel 'k': build() in {decorated} takes no parameter 'N'; its parameters "
+            "are (none)",
         ),
         (
-            {"name": "k", "file": str(decorated), "function": "make", "params": [{}]},
-            f"config kernels[0]: kernel 'k': make() in {decorated} is decorated with @tilelang.jit, which compiles "
-            "the kernel when called; the contract wants a plain function make(**params)",
+            {"name": "k", "file": str(decorated), "function": "tuned", "params": [{}]},
+            f"config kernels[0]: kernel 'k': {decorated}: tuned() (line 10) is decorated with @autotune but not with "
+            "@tilelang.jit",
+        ),
+        (
+            {"name": "k", "file": str(decorated), "function": "eager", "params": [{"M": 8, "block": 4, "A": 1}]},
+            f"config kernels[0].params[0]: kernel 'k': eager() in {decorated} takes 'A' as a tensor at run time, not "
+            "as a parameter of the config; its parameters are M, block",
+        ),
+        (
+            {"name": "k", "file": str(decorated), "function": "eager", "params": [{"block": 4}]},
+            f"config kernels[0].params[0]: kernel 'k': eager() in {decorated} needs M, which the params do not give",
+        ),
+        (
+            {"name": "k", "file": str(decorated), "function": "all", "params": {"nope": [{}]}},
+            "config kernels[0].params: 'nope' is not a function of this entry (build, tuned, eager)",
+        ),
+        (
+            {"name": "k", "file": str(plain), "function": "make", "params": "autotune"},
+            f"config kernels[0].params: kernel 'k': autotune, but make() in {plain} has no @autotune decorator",
         ),
         (
             {"name": "k", "file": str(missing), "params": [{}]},

@@ -289,21 +289,28 @@ def test_no_process_forked_by_a_build_outlives_or_writes_after_its_job(odd_batch
 
 def test_an_unimportable_kernel_is_said_on_the_console_and_a_sibling_module_imports(odd_batch):
     proc, jobs, outs = odd_batch
-    assert "ModuleNotFoundError: No module named 'no_such_module_of_the_kernel'" in setup_row(outs["missing"])["error"]
+    file = jobs["missing"]["args"][3]
+    said = (
+        f"{file}: importing missing.py needs the package 'no_such_module_of_the_kernel', which is not installed here "
+        "(missing.py, line 1: ModuleNotFoundError: No module named 'no_such_module_of_the_kernel'); install it"
+    )
+    assert said in setup_row(outs["missing"])["error"]
     number = list(jobs).index("missing") + 1
     assert (
-        f"trace_batch.py: warning: job {number} of {len(jobs)}, kernel 'missing' ({jobs['missing']['args'][3]}): "
-        "failed before any pass: ModuleNotFoundError"
+        f"trace_batch.py: warning: job {number} of {len(jobs)}, kernel 'missing' ({file}): failed before any pass: "
+        f"KernelError: {said}"
     ) in proc.stderr
     assert json.loads((outs["good"] / "run.json").read_text())["exit_status"] == 0  # `from helper import BLOCK`
 
 
-def test_a_fake_primfunc_or_a_jit_builder_is_named_by_its_real_type(odd_batch):
+def test_a_fake_primfunc_is_named_by_its_real_type_and_a_renamed_jit_is_traced_as_tilelang_gets_it(odd_batch):
     _, jobs, outs = odd_batch
     fake = setup_row(outs["fake"])["error"]
     assert (
         f"build() in {jobs['fake']['args'][3]} returned PrimFunc (tlchurn_kernel_fake.PrimFunc), not a T.prim_func"
         in fake
     )
-    jit = setup_row(outs["jit"])["error"]
-    assert "is a @tilelang.jit kernel (JITImpl), which compiles when called; the contract wants a plain function" in jit
+    # `compiled = tilelang.jit` hides the decorator from the source: the real type tells, and get_tir gives what
+    # TileLang itself makes of an empty body (an eager kernel of no statement), lowered like any other
+    rows = pt.read_rows(outs["jit"] / "passes.csv")
+    assert rows and all(row["status"] != pt.STATUS_FAILED for row in rows)

@@ -52,6 +52,7 @@ class JobSpec:
     keep: str = "all"  # which files of the run stay (trace_cli.KEEP_CHOICES)
     release: str | None = None  # the TileLang release the job must import; None: whichever is installed
     release_env: str | None = None  # the release's own environment; None: the one beside the workflow
+    reference: str | None = None  # the GPU stage's reference: a function of the kernel's file, called (*inputs)
 
     @property
     def target_json(self) -> str:

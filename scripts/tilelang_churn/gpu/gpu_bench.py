@@ -223,28 +223,50 @@ def summarize_times(times: list[float]) -> dict:
 # ------------------------------------------------------------------------------------------------ hooks
 
 
-def default_inputs(func, out_idx: list[int], device: str) -> list:
-    """Random tensors for every parameter of func that is not an output (a kernel without an inputs hook)."""
+def default_inputs(func, out_idx: list[int], device: str, sizes: dict | None = None) -> list:
+    """Tensors for every parameter of func that is not an output (a kernel without an inputs hook), of the
+    PrimFunc's own shapes and element types: floating point ones random normal; integer and boolean ones zero,
+    the one value safe for an index, an offset or a length (give others with an inputs hook). A symbolic extent
+    (T.dynamic, T.symbolic) takes its size from sizes by its name, else DYNAMIC_EXTENT; a scalar parameter (no
+    buffer) its value from sizes, else 1."""
     import torch
 
+    sizes = sizes or {}
     n_params = len(func.params)
     outputs = {i % n_params for i in out_idx}
     tensors = []
     for i, param in enumerate(func.params):
         if i in outputs:
             continue
-        buffer = func.buffer_map[param]
-        shape = [int(extent) for extent in buffer.shape]
+        buffer = func.buffer_map.get(param)
+        if buffer is None:  # a scalar argument
+            tensors.append(sizes.get(str(param.name), 1))
+            continue
+        shape = [_extent(extent, sizes, buffer.name) for extent in buffer.shape]
         dtype = getattr(torch, str(buffer.dtype))
         if dtype.is_floating_point:
             tensors.append(torch.randn(shape, device=device).to(dtype))
         else:
-            tensors.append(torch.randint(-4, 5, shape, device=device, dtype=dtype))
+            tensors.append(torch.zeros(shape, device=device, dtype=dtype))
     return tensors
 
 
+DYNAMIC_EXTENT = 1024  # the size of a symbolic extent that the parameters do not name
+
+
+def _extent(extent, sizes: dict, buffer: str) -> int:
+    try:
+        return int(extent)
+    except TypeError:
+        value = sizes.get(str(extent), DYNAMIC_EXTENT)
+        if not isinstance(value, int):
+            raise kernels.KernelError(f"input {buffer}: its extent {extent} is {value!r}, not a size") from None
+        return value
+
+
 def default_tolerance(params: dict) -> float:
-    return DEFAULT_TOLERANCE.get(str(params.get("dtype", "float16")), FALLBACK_TOLERANCE)
+    dtype = str(params.get("dtype", "float16")).removeprefix("T.")  # "T.bfloat16": TileLang's object, by name
+    return DEFAULT_TOLERANCE.get(dtype, FALLBACK_TOLERANCE)
 
 
 def relative_error(out, ref) -> tuple[float, float]:
@@ -279,6 +301,64 @@ def _first(result):
 
 
 # ------------------------------------------------------------------------------------------------- a job
+
+
+@dataclasses.dataclass(frozen=True)
+class KernelIO:
+    """What the GPU stage needs of a job's kernel besides compiling it: its PrimFunc, outputs and inputs, and the
+    reference to check it against (kernel_io)."""
+
+    func: object  # the PrimFunc
+    hooks: kernels.GpuHooks
+    params: dict  # every parameter, the function's defaults filled in (what the hooks get)
+    out_idx: list[int]  # the outputs among the PrimFunc's parameters
+    compile_out_idx: list[int] | None  # what tilelang.compile is given (None: the PrimFunc's T.empty says)
+    compile_args: dict  # the @tilelang.jit decorator's compile_flags, as its own compile passes them
+    reference_fn: object = None  # (params, inputs) -> tensor, or None: launch-only
+
+    def inputs(self, device: str) -> list:
+        """The kernel's inputs on device: its inputs hook's, else made from the PrimFunc (default_inputs)."""
+        if self.hooks.inputs:
+            return self.hooks.inputs(self.params, device)
+        return default_inputs(self.func, self.out_idx, device, self.params)
+
+    @property
+    def reference(self):
+        return None if self.reference_fn is None else (lambda inputs: self.reference_fn(self.params, inputs))
+
+
+def kernel_io(spec) -> KernelIO:
+    """The job's kernel as the GPU stage runs it. Outputs: the @tilelang.jit decorator's ``out_idx``, else the
+    PrimFunc's own (``T.empty`` outputs of an eager kernel), else the file's OUT_IDX (default the last parameter).
+    Reference: the config's ``reference`` (a function of the file called ``(*inputs)``, as TileLang's examples
+    call ``ref_program``), else the file's reference hook. Works without a GPU: the CPU tests call it."""
+    module = kernels.load_module(spec.kernel_file)
+    hooks = kernels.gpu_hooks(module)
+    params = {**kernels.read_signature(spec.kernel_file, spec.function).defaults(), **spec.params}
+    func, built = kernels.build(spec.kernel_file, spec.function, spec.params, with_object=True)
+    impl = kernels.jit_impl(built)
+    own_out = getattr(impl, "out_idx", None)
+    attrs = getattr(func, "attrs", None)
+    has_own = attrs is not None and "tilelang_out_idx" in attrs  # an eager kernel's T.empty outputs
+    from_func = [int(i) for i in attrs["tilelang_out_idx"]] if has_own else None
+    if own_out is not None:
+        out_idx = [own_out] if isinstance(own_out, int) else [int(i) for i in own_out]
+        compile_out_idx = None if from_func is not None else out_idx
+    elif from_func is not None:
+        out_idx, compile_out_idx = from_func, None
+    else:
+        out_idx = compile_out_idx = list(hooks.out_idx)
+    compile_args = {}
+    flags = getattr(impl, "compile_flags", None)
+    if flags:
+        compile_args["compile_flags"] = flags
+    reference_fn = hooks.reference
+    if spec.reference:
+        named = getattr(module, spec.reference, None)
+        if not callable(named):
+            raise kernels.KernelError(f"{spec.kernel_file}: no function {spec.reference!r} (config reference)")
+        reference_fn = lambda _params, inputs: named(*inputs)  # noqa: E731 - the examples' convention
+    return KernelIO(func, hooks, params, out_idx, compile_out_idx, compile_args, reference_fn)
 
 
 def run_job(
@@ -319,21 +399,17 @@ def run_job(
     )
     if foreign:
         return row | {"status": STATUS_BUILD_FAILED, "error": foreign}
-    module = kernels.load_module(spec.kernel_file)
-    hooks = kernels.gpu_hooks(module)
-    # the hooks get every parameter, the function's defaults filled in
-    params = {**kernels.read_signature(spec.kernel_file, spec.function).defaults(), **spec.params}
     try:
-        func = kernels.build(spec.kernel_file, spec.function, spec.params)
-    except Exception as exc:  # noqa: BLE001
+        io = kernel_io(spec)
+    except Exception as exc:  # noqa: BLE001 - a kernel that does not import or build here is a row
         return row | {"status": STATUS_BUILD_FAILED, "error": error_text(exc)}
-    out_idx = list(hooks.out_idx)
+    func, hooks, params, out_idx = io.func, io.hooks, io.params, io.out_idx
     start = time.perf_counter()
     try:
         with pass_knockout.compiling_without(knockout) as hook:
             try:
-                kernel = tilelang.compile(func, out_idx=out_idx, target=COMPILE_TARGET,
-                                          pass_configs=spec.pass_configs or None)  # fmt: skip
+                kernel = tilelang.compile(func, out_idx=io.compile_out_idx, target=COMPILE_TARGET,
+                                          pass_configs=spec.pass_configs or None, **io.compile_args)  # fmt: skip
             finally:  # compiled or not: how the knockout reached the compile's passes
                 if knockout_run:
                     row["compile_hook"] = hook
@@ -360,15 +436,15 @@ def run_job(
         stage = "inputs"
         try:
             torch.manual_seed(0)
-            inputs = hooks.inputs(params, "cuda") if hooks.inputs else default_inputs(func, out_idx, "cuda")
+            inputs = io.inputs("cuda")
             stage = "launch"
             out = _first(kernel(*inputs))
             torch.cuda.synchronize()
             if out is None:  # seen with AnnotateEntryFunc knocked out: the compiled kernel hands back no tensor
                 raise RuntimeError(f"the kernel returned no output tensor (out_idx {out_idx})")
-            if hooks.reference:
+            if io.reference:
                 stage = "reference"
-                ref = _first(hooks.reference(params, inputs))
+                ref = _first(io.reference(inputs))
                 torch.cuda.synchronize()
                 max_abs, max_rel = relative_error(out, ref)
                 tolerance = hooks.tolerance(params) if hooks.tolerance else default_tolerance(params)
@@ -380,11 +456,9 @@ def run_job(
             stage = "time"
             timed = summarize_times(time_launches(lambda: kernel(*inputs), repeats, launches))
             row |= _timing_columns("", timed, row["work_kind"], row["work"])
-            if hooks.reference and not knockout_run:  # the knockout compares with its baseline, not with torch
+            if io.reference and not knockout_run:  # the knockout compares with its baseline, not with torch
                 stage = "time the reference"
-                reference_timed = summarize_times(
-                    time_launches(lambda: hooks.reference(params, inputs), repeats, launches)
-                )
+                reference_timed = summarize_times(time_launches(lambda: io.reference(inputs), repeats, launches))
                 row |= _timing_columns("torch_", reference_timed, row["work_kind"], row["work"])
                 row["speedup_vs_torch"] = reference_timed["median"] / timed["median"]
         except Exception as exc:  # noqa: BLE001 - a launch failure is data

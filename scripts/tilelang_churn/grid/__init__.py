@@ -1,4 +1,5 @@
-"""The job grid: the config expanded into jobs (job_grid) and the kernels it names (kernels: the kernel file
-contract)."""
+"""The job grid: the config expanded into jobs (job_grid) and the kernels it names (kernels: loading and building a
+kernel file's kernel; kernel_source: every style TileLang defines a kernel in, read from the source; kernel_probe:
+the settings a source computes, read by importing it)."""
 
-__all__ = ["job_grid", "kernels"]
+__all__ = ["job_grid", "kernel_probe", "kernel_source", "kernels"]

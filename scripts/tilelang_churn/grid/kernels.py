@@ -41,15 +41,17 @@ import importlib.util
 import json
 import re
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tilelang_churn.core import files, passes_table
 from tilelang_churn.core.job_spec import DEFAULT_FUNCTION, canonical  # noqa: F401 (canonical: the params column, named here too)
+from tilelang_churn.grid import kernel_source
+from tilelang_churn.releases import tilelang_source
 
 REPO = Path(__file__).resolve().parents[3]
 SHIPPED_DIR = REPO / "workflow" / "kernels"
-REQUIRED = object()  # a parameter without a default
+REQUIRED = kernel_source.REQUIRED  # a parameter without a default
 # what a kernel file may declare at its top level (a literal each), read without importing it
 DECLARATIONS = ("COLUMNS", "LOWERING_COST")
 BOOK_KERNEL = "gemm"  # the book's kernel: what gemm_lower_trace.py traces by default, config shapes' kernel
@@ -68,10 +70,21 @@ class Signature:
     takes_any: bool  # **kwargs: any parameter name is accepted
     columns: tuple[str, ...] = ()  # the file's COLUMNS: its parameters that are table columns of their own
     lowering_cost: float = 1.0  # the file's LOWERING_COST: its lowering's cost against the book's GEMM's
+    style: str = "builder"  # kernel_source.STYLES
+    line: int = 0  # the line of its def
+    tensor_params: tuple[str, ...] = ()  # a jit function's runtime arguments: never parameters of the config
+    kernel_pass_configs: dict | str = field(default_factory=dict)  # its decorator's, or kernel_source.UNREAD
+    out_idx: list | int | None | str = None  # its decorator's out_idx, or kernel_source.UNREAD
+    autotune_configs: list | str | None = None  # @autotune's configs (a literal list, UNREAD), None: no autotune
 
     def problem(self, params: dict) -> str | None:
         """Why build(**params) cannot be called, else None."""
         unknown = [name for name in params if name not in self.params]
+        if unknown and unknown[0] in self.tensor_params:
+            return (
+                f"{self.function}() in {self.file} takes {unknown[0]!r} as a tensor at run time, not as a parameter "
+                f"of the config; its parameters are {', '.join(self.params) or '(none)'}"
+            )
         if unknown and not self.takes_any:
             return (
                 f"{self.function}() in {self.file} takes no parameter {unknown[0]!r}; "
@@ -114,26 +127,34 @@ def _read_signature(file: str, function: str) -> Signature:
         tree = ast.parse(read_source(path), filename=str(path))
     except SyntaxError as exc:
         raise KernelError(f"{path}, line {exc.lineno}: does not parse ({exc.msg})") from None
-    found = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == function]
-    if not found:
-        names = [node.name for node in tree.body if isinstance(node, ast.FunctionDef)]
-        raise KernelError(
-            f"{path}: no function {function!r} at its top level (functions: {', '.join(names) or 'none'})"
-        )
-    for decorator in found[-1].decorator_list:
-        problem = _decorator_problem(decorator, function)
-        if problem:
-            raise KernelError(f"{function}() in {path} {problem}")
-    args = found[-1].args
-    positional = [*args.posonlyargs, *args.args]
-    defaults = [REQUIRED] * (len(positional) - len(args.defaults)) + list(args.defaults)
-    # a keyword-only parameter without a default has None in kw_defaults
-    keyword = [REQUIRED if default is None else default for default in args.kw_defaults]
-    params = {}
-    for arg, default in [*zip(positional, defaults), *zip(args.kwonlyargs, keyword)]:
-        params[arg.arg] = REQUIRED if default is REQUIRED else _literal(default)
-    signature = Signature(path, function, params, takes_any=args.kwarg is not None)
+    try:
+        found = kernel_source.read_kernel(tree, function, pass_config_members())
+    except kernel_source.SourceError as error:
+        raise KernelError(f"{path}: {error}") from None
+    signature = Signature(
+        path, function, found.params, found.takes_any, style=found.style, line=found.line,
+        tensor_params=found.tensor_params, kernel_pass_configs=found.pass_configs, out_idx=found.out_idx,
+        autotune_configs=found.autotune_configs,
+    )  # fmt: skip
     return _with_declarations(signature, tree)
+
+
+def kernel_functions(file: str | Path) -> list[str]:
+    """The kernels a file defines with TileLang's decorators (@tilelang.jit, @autotune, @T.prim_func), in file
+    order: what ``function: all`` names."""
+    path = Path(file)
+    try:
+        tree = ast.parse(read_source(path), filename=str(path))
+    except SyntaxError as exc:
+        raise KernelError(f"{path}, line {exc.lineno}: does not parse ({exc.msg})") from None
+    return kernel_source.kernel_functions(tree)
+
+
+@functools.cache
+def pass_config_members() -> dict[str, str]:
+    """TileLang's PassConfigKey member -> its string, read from the installed source (no import); {} without it."""
+    source = tilelang_source.find_installed_source()
+    return (tilelang_source.pass_config_members(source) or {}) if source is not None else {}
 
 
 def _with_declarations(signature: Signature, tree: ast.Module) -> Signature:
@@ -194,39 +215,10 @@ def read_source(path: Path) -> str:
         raise KernelError(f"{path}: cannot be read ({exc.msg})") from None
 
 
-# what the contract wants, said once for every function that is not it
-CONTRACT = "the contract wants a plain function {f}(**params) that returns a T.prim_func"
-
-
-def _decorator_problem(node, function: str) -> str | None:
-    """Why a decorator of the kernel's function breaks the contract: @T.prim_func or @tilelang.jit, else None."""
-    name = ast.unparse(node.func if isinstance(node, ast.Call) else node)
-    last = name.rsplit(".", 1)[-1]
-    contract = CONTRACT.format(f=function)
-    if last == "prim_func":
-        return (
-            f"is decorated with @{name}: it is a prim_func itself, not a function that builds one; {contract} "
-            "(define the @T.prim_func inside it and return it)"
-        )
-    if last in ("jit", "lazy_jit") and name.split(".")[0] in ("tilelang", "jit", "lazy_jit"):
-        return (
-            f"is decorated with @{name}, which compiles the kernel when called; {contract}: remove the decorator "
-            "(the trace lowers the prim_func itself, the GPU stage compiles it)"
-        )
-    return None
-
-
 def file_digests(paths) -> dict[str, str]:
     """The sha256 of each kernel file: a param of its batches' rule, so that an edit retraces them whatever its
     mtime (cp -p, rsync -t and tar x keep an older one, which Snakemake's mtime check does not see)."""
     return {str(path): hashlib.sha256(Path(path).read_bytes()).hexdigest() for path in paths}
-
-
-def _literal(node):
-    try:
-        return ast.literal_eval(node)
-    except ValueError:
-        return f"<{ast.unparse(node)}>"  # not a literal: shown as its source, never compared equal to a value
 
 
 def label(kernel: str, params: dict, defaults: dict) -> str:
@@ -254,6 +246,8 @@ def same_value(a, b) -> bool:
 
 def _shown(value) -> str:
     """A parameter's value in a label: a string as written, quoted where it could read as another value."""
+    if isinstance(value, str) and LANGUAGE_OBJECT.fullmatch(value):  # T.float16: TileLang's object, as written
+        return value
     if isinstance(value, str) and (not value.isidentifier() or value in ("True", "False", "None")):
         quote = "'" if "'" not in value else '"'
         return f"{quote}{value}{quote}" if quote not in value else repr(value)
@@ -275,14 +269,13 @@ def folder_id(kernel: str, params: dict, defaults: dict) -> str:
 
 
 def load_function(file: str | Path, function: str = DEFAULT_FUNCTION):
-    """Import the kernel file (as a module of its own name) and return its function."""
+    """Import the kernel file (as a module of its own name) and return its kernel object: a builder function, a
+    @tilelang.jit or @autotune object, or a PrimFunc."""
     path = Path(file).resolve()
-    built = getattr(load_module(path), function, None)
-    if not callable(built):
+    module = load_module(path)
+    built = getattr(module, function, None)
+    if built is None or not (callable(built) or isinstance(built, primfunc_types())):
         raise KernelError(f"{path}: no function {function!r}")
-    what = _not_a_builder(built)
-    if what:
-        raise KernelError(f"{function}() in {path} {what}; {CONTRACT.format(f=function)}")
     return built
 
 
@@ -299,15 +292,18 @@ def primfunc_types() -> tuple[type, ...]:
     return tuple(found)
 
 
-def _not_a_builder(built) -> str | None:
-    """What the function is when it is no builder: a prim_func itself, or a @tilelang.jit wrapper (real types,
-    not names: a decorator under another name reaches here past the config check)."""
+def jit_impl(built):
+    """The @tilelang.jit object of a kernel object (an @autotune object's ``jit_impl``), None for a builder or a
+    PrimFunc. Recognised by TileLang's own types where the release has them, else by a ``get_tir`` method."""
     if isinstance(built, primfunc_types()):
-        return "is a T.prim_func itself (decorated with @T.prim_func), not a function that builds one"
+        return None
+    inner = getattr(built, "jit_impl", None)
+    if inner is not None:
+        return inner
     jit = sys.modules.get("tilelang.jit")
     kinds = tuple(kind for kind in (getattr(jit, "JITImpl", None), getattr(jit, "_JitImplementation", None)) if kind)
-    if kinds and isinstance(built, kinds):
-        return f"is a @tilelang.jit kernel ({type(built).__name__}), which compiles when called"
+    if (kinds and isinstance(built, kinds)) or hasattr(built, "get_tir"):
+        return built
     return None
 
 
@@ -324,16 +320,53 @@ class GpuHooks:
 
 def load_module(file: str | Path):
     """Import the kernel file as a module of its own name, its folder first on sys.path as Python puts a script's
-    (its sibling modules import)."""
+    (its sibling modules import). An import that fails is a KernelError of one line (import_problem)."""
     path = Path(file).resolve()
-    spec = importlib.util.spec_from_file_location(f"tlchurn_kernel_{path.stem}", path)
+    name = f"tlchurn_kernel_{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise KernelError(f"{path}: not a Python file")
     if str(path.parent) not in sys.path:
         sys.path.insert(0, str(path.parent))
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.modules[name] = module  # a dataclass or a pickle in the kernel's file looks its module up by name
+    try:
+        spec.loader.exec_module(module)
+    except SystemExit:
+        sys.modules.pop(name, None)
+        raise
+    except Exception as exc:  # noqa: BLE001 - one line naming the file, the line and the cause
+        sys.modules.pop(name, None)
+        raise KernelError(import_problem(exc, path, f"importing {path.name}")) from None
     return module
+
+
+# what an exception says when the code needs a GPU that this machine lacks (torch and TileLang's own words)
+_NEEDS_GPU = re.compile(
+    r"Torch not compiled with CUDA|no NVIDIA driver|No CUDA GPUs are available|CUDA driver|cudaGetDevice|"
+    r"CUDA_VISIBLE_DEVICES|found no NVIDIA|nvidia-smi|CUDA error|cuInit|libcuda|No HIP GPUs|ROCm|"
+    r"device_count\(\) *== *0|torch\.cuda",
+    re.IGNORECASE,
+)
+
+
+def import_problem(exc: BaseException, path: Path, doing: str) -> str:
+    """One line for an exception raised while importing a kernel file or building its PrimFunc: where (the
+    deepest line of the kernel's own folder), what it needs (a GPU, a package to install) and TileLang's words."""
+    import traceback
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    own = [frame for frame in frames if Path(frame.filename).resolve().parent == path.parent]
+    where = f"{Path(own[-1].filename).name}, line {own[-1].lineno}" if own else path.name
+    said = passes_table.error_text(exc)
+    if isinstance(exc, ModuleNotFoundError) and exc.name:
+        package = exc.name.split(".")[0]
+        return (f"{path}: {doing} needs the package {package!r}, which is not installed here ({where}: {said}); "
+                f"install it in the environment that traces (e.g. uv pip install {package})")  # fmt: skip
+    text = f"{type(exc).__name__}: {exc}"
+    if _NEEDS_GPU.search(text) or any("torch/cuda" in frame.filename for frame in frames):
+        return f"{path}: {doing} needs a GPU, which this machine lacks ({where}: {said})"
+    return f"{path}: {doing} failed ({where}: {said})"
 
 
 def gpu_hooks(module) -> GpuHooks:
@@ -343,11 +376,89 @@ def gpu_hooks(module) -> GpuHooks:
     return GpuHooks(tuple(out_idx), **{name: hook if callable(hook) else None for name, hook in hooks.items()})
 
 
-def build(file: str | Path, function: str, params: dict):
-    """FUNCTION(**params) of the kernel file; a KernelError unless it returns a PrimFunc (TVM's own type: a class
-    of another module named PrimFunc is none)."""
+# a config string that names a TileLang language object: T.float16, T.GemmWarpPolicy.Square
+LANGUAGE_OBJECT = re.compile(r"T(\.[A-Za-z_][A-Za-z0-9_]*)+")
+
+
+def call_values(params: dict, jit: bool) -> dict:
+    """The values a kernel is called with, from the config's JSON ones: a string ``"T.<name>[.<name>...]"`` is
+    that attribute of ``tilelang.language`` (a dtype, a GemmWarpPolicy member); for a jit kernel a list is the
+    tuple TileLang's JIT binding needs (its cache key refuses a list)."""
+
+    def convert(value):
+        if isinstance(value, str) and LANGUAGE_OBJECT.fullmatch(value):
+            import tilelang.language as language
+
+            found = language
+            for part in value.split(".")[1:]:
+                if not hasattr(found, part):
+                    raise KernelError(
+                        f"the parameter value {value!r} names no object of tilelang.language in this TileLang "
+                        f"(it has no {part!r})"
+                    )
+                found = getattr(found, part)
+            return found
+        if isinstance(value, list):
+            items = [convert(item) for item in value]
+            return tuple(items) if jit else items
+        if isinstance(value, dict):
+            return {key: convert(item) for key, item in value.items()}
+        return value
+
+    return {name: convert(value) for name, value in params.items()}
+
+
+def own_pass_configs(built, func) -> dict:
+    """The pass configs a kernel brings itself, as TileLang's compile merges them: the PrimFunc's
+    ``tilelang_pass_configs`` (T.annotate_pass_configs), then the @tilelang.jit decorator's; string keys."""
+    merged = {}
+    attrs = getattr(func, "attrs", None)
+    if attrs is not None and "tilelang_pass_configs" in attrs:
+        merged.update({str(key): value for key, value in dict(attrs["tilelang_pass_configs"]).items()})
+    impl = jit_impl(built)
+    for key, value in (getattr(impl, "pass_configs", None) or {}).items():
+        merged[getattr(key, "value", str(key))] = value
+    return {key: _plain(value) for key, value in merged.items()}
+
+
+def _plain(value):
+    """A TVM or enum config value as JSON's scalar."""
+    for kind in (bool, int, float, str):
+        if isinstance(value, kind):
+            return kind(value)
     try:
-        func = load_function(file, function)(**params)
+        return json.loads(str(value))
+    except ValueError:
+        return str(value)
+
+
+def build(file: str | Path, function: str, params: dict, with_object: bool = False):
+    """The kernel's PrimFunc as TileLang itself gets it: a builder's ``FUNCTION(**params)``, a @tilelang.jit
+    object's ``get_tir(**params)`` (an @autotune object's ``jit_impl.get_tir``), a module-level PrimFunc itself.
+    A KernelError unless that is a PrimFunc (TVM's own type). with_object: (PrimFunc, the kernel object)."""
+    path = Path(file)
+    built = load_function(file, function)
+    impl = jit_impl(built)
+    real = primfunc_types()
+    doing = f"building {function}()"
+    try:
+        if isinstance(built, real):
+            if params:
+                raise KernelError(f"{function} in {file} is a T.prim_func: it takes no parameters, the config gives "
+                                  f"{', '.join(params)}")  # fmt: skip
+            func = built
+        elif impl is not None:
+            if not hasattr(impl, "get_tir"):
+                raise KernelError(
+                    f"{function}() in {file} is a @tilelang.jit kernel, and this TileLang's {type(impl).__name__} "
+                    "has no get_tir: it cannot give the PrimFunc without compiling"
+                )
+            doing = f"{function}.get_tir(**params)"
+            func = impl.get_tir(**call_values(params, jit=True))
+        else:
+            func = built(**call_values(params, jit=False))
+    except KernelError:
+        raise
     except SystemExit as exc:  # sys.exit(), exit() in the kernel's code: the job records it instead of ending
         said = "" if exc.code is None or isinstance(exc.code, int) else f": {exc.code}"
         status = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
@@ -355,13 +466,17 @@ def build(file: str | Path, function: str, params: dict):
             f"the code of {function}() in {file} ended the process (SystemExit, status {status}{said}) instead of "
             "returning a T.prim_func"
         ) from None
-    real = primfunc_types()
+    except Exception as exc:  # noqa: BLE001 - TileLang's own words, on one line, with the kernel's line
+        problem = import_problem(exc, path.resolve(), doing)
+        if "needs a GPU" in problem or "needs the package" in problem:
+            raise KernelError(problem) from None
+        raise
     if not isinstance(func, real):
         kind = type(func)
         where = "" if kind.__module__ == "builtins" else f" ({kind.__module__}.{kind.__qualname__})"
         wanted = f"{real[0].__module__}.{real[0].__qualname__}" if real else "PrimFunc"
         raise KernelError(f"{function}() in {file} returned {kind.__name__}{where}, not a T.prim_func ({wanted})")
-    return func
+    return (func, built) if with_object else func
 
 
 def print_signature(file: str | Path, function: str = DEFAULT_FUNCTION) -> int:

@@ -255,17 +255,28 @@ PASS_CONFIG_FILE = "tilelang/transform/pass_config.py"
 def pass_config_keys(source: SourceTree) -> frozenset[str] | None:
     """The string values of TileLang's ``PassConfigKey`` enum in the source (the ``tl.*`` options TileLang
     registers), None when the source has no such class."""
+    members = pass_config_members(source)
+    return frozenset(members.values()) if members is not None else None
+
+
+def pass_config_members(source: SourceTree) -> dict[str, str] | None:
+    """TileLang's ``PassConfigKey`` enum in the source, member name -> its string (``TL_ENABLE_FAST_MATH`` ->
+    ``tl.enable_fast_math``), None when the source has no such class."""
     text = source.read(PASS_CONFIG_FILE)
     if text is None:
         return None
     enum = _definitions(ast.parse(text)).get("PassConfigKey")
     if not isinstance(enum, ast.ClassDef):
         return None
-    return frozenset(
-        node.value.value
+    return {
+        node.targets[0].id: node.value.value
         for node in enum.body
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
-    )
+        if isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    }
 
 
 def env_source(env: str | Path) -> SourceTree | None:

@@ -16,7 +16,7 @@ from pathlib import Path
 import tilelang
 from tilelang import tvm
 
-from tilelang_churn.core import ir_archive, line_churn, passes_table
+from tilelang_churn.core import ir_archive, line_churn, pass_configs, passes_table
 from tilelang_churn.core.job_spec import JobSpec
 from tilelang_churn.grid import kernels
 from tilelang_churn.releases import tilelang_source
@@ -25,8 +25,19 @@ from tilelang_churn.trace.trace_cli import DERIVABLE_PASS_PARAMS
 
 
 def build_kernel(spec: JobSpec):
-    """The job's kernel: FUNCTION(**params) of its file (the book's GEMM is workflow/kernels/gemm.py)."""
-    return kernels.build(spec.kernel_file, spec.function, spec.params)
+    """The job's PrimFunc, as TileLang gets it from its file (kernels.build; the book's GEMM is
+    workflow/kernels/gemm.py). The pass configs the kernel brings itself must all be in the job's (the config check
+    read them from its source): a kernel that would lower under settings its row does not name is a failure."""
+    func, built = kernels.build(spec.kernel_file, spec.function, spec.params, with_object=True)
+    own = kernels.own_pass_configs(built, func)
+    missing = {key: value for key, value in own.items() if key not in spec.pass_configs}
+    if missing:
+        raise kernels.KernelError(
+            f"{spec.function}() in {spec.kernel_file} brings the pass configs {pass_configs.canonical(own)} at run "
+            f"time, and the job's {pass_configs.canonical(spec.pass_configs)} lacks "
+            f"{', '.join(missing)}: the config check read other settings from its source"
+        )
+    return func
 
 
 def make_target(spec: JobSpec):

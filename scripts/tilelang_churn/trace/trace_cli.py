@@ -157,6 +157,12 @@ def _label(text: str) -> str:
     return text
 
 
+def _identifier(text: str) -> str:
+    if not text.isidentifier():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a Python function name")
+    return text
+
+
 class ArgumentProblem(ValueError):
     """A bad argument, as argparse would report it (the config check turns it into a ConfigError)."""
 
@@ -206,6 +212,13 @@ def build_parser(parser_class: type = argparse.ArgumentParser, needs_mode: bool 
     other.add_argument("--params", type=_params, default={}, metavar="JSON", help="a JSON object (default {})")
     other.add_argument(
         "--kernel-name", type=_label, metavar="NAME", help="its name in the tables (default: the file's)"
+    )
+    other.add_argument(
+        "--reference",
+        type=_identifier,
+        metavar="NAME",
+        help="the GPU stage's reference: a function of the kernel's file called with the inputs, as TileLang's "
+        "examples call their ref_program(*inputs)",
     )
     parser.add_argument(
         "--target",
@@ -348,6 +361,8 @@ def job_argv(spec: JobSpec) -> tuple[str, ...]:
         ]  # fmt: skip
     if spec.pass_configs:
         args += ["--pass-configs", pass_configs.canonical(spec.pass_configs)]
+    if spec.reference:
+        args += ["--reference", spec.reference]
     if TARGETS.get(spec.target_name) == spec.target:
         args += ["--target", spec.target_name]
     else:
@@ -423,6 +438,7 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str], check_passes: bool)
     name, target = args.target
     name = args.target_name or name
     kernel = _kernel_of(parser, args)
+    own = kernel.pop("own_pass_configs")  # the kernel's own, under the command line's
     args.spec = JobSpec(
         mode=args.mode,
         target_name=name,
@@ -430,9 +446,10 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str], check_passes: bool)
         passes=tuple(args.passes) if takes_passes else (),
         keep_ir=args.keep_ir,
         keep=args.keep,
-        pass_configs=args.pass_configs,
+        pass_configs={**own, **(args.pass_configs or {})},
         release=args.expect_release,
         release_env=args.release_env,
+        reference=args.reference,
         **kernel,
     )
     return args
@@ -494,6 +511,7 @@ def _kernel_of(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dic
         "params": params,
         "kernel_label": kernels.label(name, signature.ordered(params), signature.defaults()),
         "columns": signature.columns,
+        "own_pass_configs": signature.kernel_pass_configs if isinstance(signature.kernel_pass_configs, dict) else {},
     }
 
 
