@@ -1,0 +1,222 @@
+"""Kernels as TileLang users write them, traced unchanged: @tilelang.jit lazy and eager, @autotune over it, a
+module-level @T.prim_func, several kernels in one file, a tuple and a dtype object as parameters, a dynamic shape,
+a decorator's pass_configs, and a file that needs a GPU at import (tests/data/kernel_styles/, written for these
+tests in the styles of TileLang's examples).
+
+The workflow run here (`styles_run`) traces them for real; each trace-env job's rows are compared with TileLang's
+own report, and what the config check reads from the source with what TileLang's own objects say.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import REPO, make_workdir, require_tilelang, snakemake
+from test_trace_env import report_passes, report_view
+from tilelang_churn.core import passes_table
+from tilelang_churn.core.job_spec import JobSpec
+from tilelang_churn.grid import job_grid, kernel_probe, kernel_source, kernels
+from tilelang_churn.tables import frames
+
+DATA = REPO / "tests" / "data" / "kernel_styles"
+USER_DIR = "../my kernels"  # the user's folder, beside the working directory
+MATMUL = {"M": 128, "N": 128, "K": 128, "block_M": 64, "block_N": 64, "block_K": 32}
+
+
+def styles_config() -> dict:
+    styles, gpu = f"{USER_DIR}/styles.py", f"{USER_DIR}/gpu_at_import.py"
+    return {
+        "shapes": [],
+        "targets": ["cuda-sm90"],
+        "modes": ["trace-env", "instrument"],
+        "kernels": [
+            {
+                "name": "styles",
+                "file": styles,
+                "function": ["lazy_scale", "eager_matmul", "dynamic_copy", "fixed_negate"],
+                "params": {
+                    "lazy_scale": [{"M": 128, "N": 128}, {"M": 128, "N": 128, "block": [64, 64], "dtype": "T.float32"}],
+                    "eager_matmul": [MATMUL],
+                    "dynamic_copy": [{"N": 256}],
+                },
+            },
+            {
+                "name": "tuned",
+                "file": styles,
+                "function": "tuned_add",
+                "defaults": {"M": 128, "N": 128},
+                "params": "autotune",
+            },  # fmt: skip
+            {
+                "name": "matmul_ws",
+                "file": styles,
+                "function": "eager_matmul",
+                "params": [MATMUL],
+                "pass_configs": [{"tl.disable_warp_specialized": False}],
+            },  # fmt: skip
+            {"name": "needs_gpu", "file": gpu, "function": "copy", "params": [{"N": 128}]},
+        ],
+    }
+
+
+@pytest.fixture(scope="session")
+def styles_run(tmp_path_factory):
+    require_tilelang()
+    root = tmp_path_factory.mktemp("styles")
+    shutil.copytree(DATA, root / "my kernels")
+    workdir = make_workdir(root / "wf")
+    (workdir / "config" / "styles.yaml").write_text(yaml.safe_dump(styles_config()))
+    proc = snakemake(workdir, "--cores", "2", "--configfile", "config/test_config.yaml", "config/styles.yaml")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    return workdir, proc
+
+
+def run_dirs(workdir: Path, mode: str) -> dict[str, Path]:
+    return {path.parent.name: path for path in (workdir / "results" / "runs").glob(f"*/cuda-sm90/*/{mode}")}
+
+
+def test_every_style_traces_unchanged_with_rows_equal_tilelangs_own_report(styles_run):
+    workdir, _ = styles_run
+    churn = frames.read_frame(workdir / "results" / "churn.csv")
+    assert set(churn["kernel"]) == {
+        "styles.lazy_scale", "styles.eager_matmul", "styles.dynamic_copy", "styles.fixed_negate", "tuned",
+        "matmul_ws", "needs_gpu",
+    }  # fmt: skip
+    traced = {folder: out for folder, out in run_dirs(workdir, "trace-env").items() if folder != "needs_gpu_N128"}
+    assert len(traced) == 2 + 1 + 1 + 1 + 4 + 1
+    for folder, out in traced.items():
+        rows = passes_table.read_rows(out / "passes.csv")
+        assert not [row for row in rows if row["status"] == passes_table.STATUS_FAILED], folder
+        shown = report_passes(Path(json.loads((out / "run.json").read_text())["run_record"]) / "report.html")
+        assert [report_view(row) for row in rows] == [
+            {k: p.get(k) for k in ("idx", "label", "phase", "status", "add", "del")} for p in shown
+        ], folder
+        assert sum(row["status"] == "changed" for row in rows) > 5, folder
+
+
+def test_the_kernels_own_pass_configs_are_its_jobs_and_a_config_set_wins_over_them(styles_run):
+    workdir, proc = styles_run
+    churn = frames.read_frame(workdir / "results" / "churn.csv")
+    own = churn[churn["kernel"] == "styles.eager_matmul"]
+    overridden = churn[churn["kernel"] == "matmul_ws"]
+    assert set(own["pass_configs"]) == {'{"tl.disable_warp_specialized":true}'}  # the decorator's, unasked
+    assert set(overridden["pass_configs"]) == {'{"tl.disable_warp_specialized":false}'}
+    assert "sets tl.disable_warp_specialized=False over kernel 'matmul_ws''s own pass_configs" in proc.stderr
+    # the setting reaches the lowering: TileLang's own reports (compared above) of the two differ
+    dirs = run_dirs(workdir, "trace-env")
+    views = [
+        [report_view(row) for row in passes_table.read_rows(dirs[folder] / "passes.csv")]
+        for folder in dirs
+        if folder.startswith(("styles.eager_matmul", "matmul_ws"))
+    ]
+    assert len(views) == 2 and views[0] != views[1]
+
+
+def test_params_autotune_expands_to_the_kernels_own_configs(styles_run):
+    workdir, _ = styles_run
+    churn = frames.read_frame(workdir / "results" / "churn.csv")
+    traced = {json.dumps({k: v for k, v in json.loads(p).items() if k not in ("M", "N")}, sort_keys=True)
+              for p in churn.loc[churn["kernel"] == "tuned", "params"]}  # fmt: skip
+    module = kernels.load_module(DATA / "styles.py")
+    assert traced == {json.dumps(config, sort_keys=True) for config in module.tuned_add.configs}
+    assert len(traced) == len(module.tile_configs())
+
+
+def test_a_file_that_needs_a_gpu_at_import_is_one_failed_row_naming_file_line_and_cause(styles_run):
+    workdir, proc = styles_run
+    for mode in ("trace-env", "instrument"):
+        (row,) = passes_table.read_rows(run_dirs(workdir, mode)["needs_gpu_N128"] / "passes.csv")
+        assert row["status"] == passes_table.STATUS_FAILED and "\n" not in row["error"]
+        assert "gpu_at_import.py needs a GPU, which this machine lacks (gpu_at_import.py, line 5: " in row["error"]
+    assert "Traceback" not in proc.stderr
+
+
+def test_what_the_source_says_is_what_tilelangs_objects_say():
+    """Parameters, runtime arguments, pass_configs and out_idx read from the source (no import) against the
+    imported objects: JITFunc.tensor_args, the decorator's settings, the PrimFunc's own."""
+    require_tilelang()
+    file = DATA / "styles.py"
+    assert kernels.kernel_functions(file) == ["lazy_scale", "eager_matmul", "tuned_add", "dynamic_copy", "fixed_negate"]
+    given = {"lazy_scale": {"M": 64, "N": 64}, "eager_matmul": MATMUL, "tuned_add": {"M": 64, "N": 64},
+             "dynamic_copy": {"N": 128}, "fixed_negate": {}}  # fmt: skip
+    for function, params in given.items():
+        signature = kernels.read_signature(file, function)
+        func, built = kernels.build(file, function, params, with_object=True)
+        impl = kernels.jit_impl(built)
+        if impl is None:
+            assert signature.style == "prim_func" and signature.params == {} and func is built
+            continue
+        assert set(signature.tensor_params) == set(getattr(impl.func, "tensor_args", None) or {}), function
+        assert signature.kernel_pass_configs == kernels.own_pass_configs(built, func), function
+        assert signature.out_idx == impl.out_idx, function
+        assert signature.problem(params) is None, function
+    assert kernels.read_signature(file, "tuned_add").style == "autotune"
+
+
+def test_a_dtype_object_and_a_tuple_reach_the_kernel_as_tilelang_objects():
+    require_tilelang()
+    func = kernels.build(DATA / "styles.py", "lazy_scale", {"M": 64, "N": 64, "block": [32, 32], "dtype": "T.float32"})
+    assert {str(buffer.dtype) for buffer in func.buffer_map.values()} == {"float32"}
+    signature = kernels.read_signature(DATA / "styles.py", "lazy_scale")
+    assert signature.defaults()["dtype"] == "T.float16"  # the source's T.float16, spelled as the config writes it
+    params = {"M": 64, "block": [32, 32], "dtype": "T.float32"}
+    assert kernels.label("k", params, signature.defaults()) == "k(M=64, block=[32, 32], dtype=T.float32)"
+    assert kernels.folder_id("k", params, signature.defaults()) == "k_M64_block3232_dtypeT.float32"
+    with pytest.raises(kernels.KernelError, match="names no object of tilelang.language in this TileLang"):
+        kernels.build(DATA / "styles.py", "lazy_scale", {"M": 64, "N": 64, "dtype": "T.float99"})
+
+
+def test_a_computed_setting_is_read_by_importing_the_file(tmp_path, monkeypatch):
+    """pass_configs=a call and @autotune(configs=a call): the source cannot say, the probe imports the file."""
+    require_tilelang()
+    monkeypatch.chdir(tmp_path)
+    source = (DATA / "styles.py").read_text()
+    computed = source.replace(
+        "@tilelang.jit(pass_configs={tilelang.PassConfigKey.TL_DISABLE_WARP_SPECIALIZED: True})",
+        "def settings():\n    return {tilelang.PassConfigKey.TL_DISABLE_TMA_LOWER: True}\n\n\n"
+        "@tilelang.jit(pass_configs=settings())",
+    )
+    file = tmp_path / "computed.py"
+    file.write_text(computed)
+    signature = kernels.read_signature(file, "eager_matmul")
+    assert signature.kernel_pass_configs == kernel_source.UNREAD
+    found = kernel_probe.probe(file, "eager_matmul", {})
+    func, built = kernels.build(file, "eager_matmul", MATMUL, with_object=True)
+    assert found["pass_configs"] == kernels.own_pass_configs(built, func) == {"tl.disable_tma_lower": True}
+    cfg = {"shapes": [], "targets": ["cuda-sm90"], "modes": ["instrument"],
+           "kernels": [{"name": "c", "file": str(file), "function": "eager_matmul", "params": [MATMUL]}]}  # fmt: skip
+    grid = job_grid.build_grid(job_grid.validate_config(cfg), installed="0.1.15")
+    ((key, spec),) = grid.lowerings.items()
+    assert spec.pass_configs == {"tl.disable_tma_lower": True} and key[2].endswith("+disable_tma_lower")
+
+
+def test_the_gpu_stage_makes_inputs_from_the_primfunc_and_calls_the_files_reference_on_the_cpu():
+    """The GPU stage without hooks (gpu_bench.kernel_io), on torch CPU tensors: inputs of the PrimFunc's own
+    shapes and types, outputs from out_idx or T.empty, the config's reference called for real."""
+    require_tilelang()
+    import torch
+    from tilelang_churn.gpu import gpu_bench
+
+    def spec(function, params, reference=None):
+        file = str(DATA / "styles.py")
+        return JobSpec(kernel=function, source=file, kernel_file=file, params=params, kernel_label=function,
+                       target_name="cuda-sm90", target={"kind": "cuda", "arch": "sm_90"}, mode=None,
+                       function=function, user_file=True, reference=reference)  # fmt: skip
+
+    io = gpu_bench.kernel_io(spec("lazy_scale", {"M": 64, "N": 32}, reference="ref_scale"))
+    assert io.out_idx == io.compile_out_idx == [-1]  # the decorator's out_idx
+    (a,) = io.inputs("cpu")
+    buffer = io.func.buffer_map[io.func.params[0]]
+    assert list(a.shape) == [int(x) for x in buffer.shape] and str(a.dtype) == f"torch.{buffer.dtype}"
+    assert torch.equal(io.reference([a]), a * 2)
+    eager = gpu_bench.kernel_io(spec("eager_matmul", MATMUL))
+    assert eager.out_idx == [-1] and eager.compile_out_idx is None  # T.empty: TileLang's compile reads it itself
+    assert [list(t.shape) for t in eager.inputs("cpu")] == [[128, 128], [128, 128]] and eager.reference is None
+    dynamic = gpu_bench.kernel_io(spec("dynamic_copy", {"N": 64}))
+    assert [list(t.shape) for t in dynamic.inputs("cpu")] == [[gpu_bench.DYNAMIC_EXTENT, 64]]
+    with pytest.raises(kernels.KernelError, match="no function 'ref_nothing'"):
+        gpu_bench.kernel_io(spec("lazy_scale", {"M": 64, "N": 32}, reference="ref_nothing"))
