@@ -1,8 +1,11 @@
-"""The kernel contract: a Python file whose function ``build(**params)`` returns a ``T.prim_func``.
+"""A kernel file's kernel: its signature read from the source, its module imported, its PrimFunc built.
 
-The config check reads a kernel's signature from its source (``ast``: no import, so no TileLang, and a file
-that does not parse is named before any job); the trace run imports the file and calls the function. Both read
-the file as Python does (its coding line, a BOM); the import puts its folder first on ``sys.path``, as for a script.
+A kernel is a top-level function of a Python file in any style TileLang defines kernels in (kernel_source.py: a
+plain builder ``build(**params)`` returning a ``T.prim_func``, ``@tilelang.jit`` lazy or eager, ``@autotune`` over
+it, a module-level ``@T.prim_func``). The config check reads its signature from the source (``ast``: no import, so
+no TileLang, and a file that does not parse is named before any job); the trace run imports the file and gets the
+PrimFunc as TileLang itself does (``build``). Both read the file as Python does (its coding line, a BOM); the import
+puts its folder first on ``sys.path``, as for a script.
 
 Optional declarations, module-level literals read from the source like the signature:
 
