@@ -71,6 +71,10 @@ def _aliases(tree: ast.Module) -> _Aliases:
         elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "tilelang":
             for alias in node.names:
                 name = alias.asname or alias.name
+                if name == "*":  # from tilelang.autotuner import *: the module's public names, autotune among them
+                    jit.update({"jit"} if node.module in ("tilelang", "tilelang.jit") else set())
+                    autotune.update({"autotune"} if node.module in ("tilelang", "tilelang.autotuner") else set())
+                    continue
                 if alias.name == "language":
                     language.add(name)
                 elif alias.name in ("jit", "lazy_jit"):

@@ -38,6 +38,7 @@ in the config), and imports torch inside itself, so the file still imports witho
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import hashlib
 import importlib.util
@@ -435,10 +436,12 @@ def _plain(value):
         return str(value)
 
 
-def build(file: str | Path, function: str, params: dict, with_object: bool = False):
+def build(file: str | Path, function: str, params: dict, with_object: bool = False, target=None):
     """The kernel's PrimFunc as TileLang itself gets it: a builder's ``FUNCTION(**params)``, a @tilelang.jit
     object's ``get_tir(**params)`` (an @autotune object's ``jit_impl.get_tir``), a module-level PrimFunc itself.
-    A KernelError unless that is a PrimFunc (TVM's own type). with_object: (PrimFunc, the kernel object)."""
+    A KernelError unless that is a PrimFunc (TVM's own type). with_object: (PrimFunc, the kernel object).
+    target (a TVM Target): the job's, current while a jit kernel without a target of its own is built, as
+    ``compile(target=...)`` would make it (a kernel may ask the target while it is built)."""
     path = Path(file)
     built = load_function(file, function)
     impl = jit_impl(built)
@@ -457,7 +460,9 @@ def build(file: str | Path, function: str, params: dict, with_object: bool = Fal
                     "has no get_tir: it cannot give the PrimFunc without compiling"
                 )
             doing = f"{function}.get_tir(**params)"
-            func = impl.get_tir(**call_values(params, jit=True))
+            scope = target if target is not None and getattr(impl, "target", None) is None else contextlib.nullcontext()
+            with scope:
+                func = impl.get_tir(**call_values(params, jit=True))
         else:
             func = built(**call_values(params, jit=False))
     except KernelError:

@@ -28,7 +28,8 @@ def build_kernel(spec: JobSpec):
     """The job's PrimFunc, as TileLang gets it from its file (kernels.build; the book's GEMM is
     workflow/kernels/gemm.py). The pass configs the kernel brings itself must all be in the job's (the config check
     read them from its source): a kernel that would lower under settings its row does not name is a failure."""
-    func, built = kernels.build(spec.kernel_file, spec.function, spec.params, with_object=True)
+    target = make_target(spec)
+    func, built = kernels.build(spec.kernel_file, spec.function, spec.params, with_object=True, target=target)
     own = kernels.own_pass_configs(built, func)
     missing = {key: value for key, value in own.items() if key not in spec.pass_configs}
     if missing:
