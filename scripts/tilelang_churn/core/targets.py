@@ -3,6 +3,8 @@ tables. Standard library only: the config check, the job spec and the trace comm
 
 from __future__ import annotations
 
+import re
+
 # Short target names -> TVM target dicts. The JSON dict form is accepted by every TileLang release;
 # CLI strings such as "cuda -arch=sm_90" are rejected from 0.1.10 on.
 TARGETS: dict[str, dict] = {
@@ -22,6 +24,27 @@ SIMT_TARGET_KINDS = ("cuda", "hip", "rocm", "metal", "webgpu")
 # internal test, composite and ext_dev kinds; a test compares): another "kind" is a typo, refused before any
 # import. Whether TileLang can lower for a kind is the job's to find out (a failed row, as llvm's).
 TARGET_KINDS = ("cuda", "nvptx", "hip", "rocm", "llvm", "c", "metal", "webgpu", "opencl", "vulkan", "hexagon", "ascend")
+
+
+# What TileLang's errors name when a kernel needs a newer GPU than the job's target: the arch it needs
+_NEEDS_ARCH = (
+    (re.compile(r"Blackwell|tcgen05|TCGEN5|sm_?100", re.IGNORECASE), "sm_100a", "Blackwell"),
+    (re.compile(r"Hopper|wgmma|WGMMA|sm_?90", re.IGNORECASE), "sm_90", "Hopper"),
+)
+
+
+def missing_target_hint(error: str, target: dict) -> str:
+    """' (...)' naming the target a failure asks for when the job's is another (TileLang: "T.tcgen05_gemm()
+    requires Blackwell TCGEN5MMA lowering, ... arch sm_90"), '' otherwise."""
+    if target.get("kind") != "cuda":
+        return ""
+    for pattern, arch, family in _NEEDS_ARCH:
+        if pattern.search(error or "") and not str(target.get("arch", "")).startswith(arch.rstrip("a")):
+            example = f"{{name: cuda-{arch.replace('_', '')}, target: {{kind: cuda, arch: {arch}}}}}"
+            job = target.get("arch", "cuda")
+            needs = f"the kernel needs a {family} target, {arch}, and this job's is {job}"
+            return f" ({needs}: add one to config targets, e.g. {example})"
+    return ""
 
 
 def target_kind_problem(target: dict) -> str | None:

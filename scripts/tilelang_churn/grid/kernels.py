@@ -349,7 +349,7 @@ def load_module(file: str | Path):
 _NEEDS_GPU = re.compile(
     r"Torch not compiled with CUDA|no NVIDIA driver|No CUDA GPUs are available|CUDA driver|cudaGetDevice|"
     r"CUDA_VISIBLE_DEVICES|found no NVIDIA|nvidia-smi|CUDA error|cuInit|libcuda|No HIP GPUs|ROCm|"
-    r"device_count\(\) *== *0|torch\.cuda",
+    r"device_count\(\) *== *0|torch\.cuda|Failed to get device properties",
     re.IGNORECASE,
 )
 
@@ -368,7 +368,8 @@ def import_problem(exc: BaseException, path: Path, doing: str) -> str:
         return (f"{path}: {doing} needs the package {package!r}, which is not installed here ({where}: {said}); "
                 f"install it in the environment that traces (e.g. uv pip install {package})")  # fmt: skip
     text = f"{type(exc).__name__}: {exc}"
-    if _NEEDS_GPU.search(text) or any("torch/cuda" in frame.filename for frame in frames):
+    device_query = ("torch/cuda", "carver/arch", "cuda_driver")  # where torch and TileLang ask the GPU itself
+    if _NEEDS_GPU.search(text) or any(place in frame.filename for frame in frames for place in device_query):
         return f"{path}: {doing} needs a GPU, which this machine lacks ({where}: {said})"
     return f"{path}: {doing} failed ({where}: {said})"
 

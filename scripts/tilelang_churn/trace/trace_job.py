@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tilelang_churn.core import files, passes_table, releases, trace_modes
+from tilelang_churn.core import files, passes_table, releases, targets, trace_modes
 from tilelang_churn.releases import release_process, tilelang_source
 from tilelang_churn.trace import trace_cli
 
@@ -343,6 +343,8 @@ def record(args, spec, rows, error, broken, run_info: dict, out_dir: Path, trace
     provenance = spec.provenance(run_info["versions"]["tilelang"] or "")
     rows = [{**row, **provenance} for row in rows]
     failed = next((row for row in rows if row["status"] == passes_table.STATUS_FAILED), None)
+    if failed is not None:  # a kernel for a newer GPU than the job's target: say which target it needs
+        failed["error"] = (failed.get("error") or "") + targets.missing_target_hint(failed.get("error"), spec.target)
     status = trace_cli.EXIT_NOT_RECORDED if broken else trace_cli.EXIT_PASS_FAILED if failed else trace_cli.EXIT_OK
     run_info["exit_status"] = status
     run_info["failure"] = failed and {"step": failed["step"], "pass": failed["pass"], "error": failed.get("error")}
