@@ -360,3 +360,15 @@ def test_a_kernel_parameter_is_drawn_as_written_in_the_release_figures(tmp_path,
         assert_drawn_as_written(fig)
     for path in written["figures"]:
         image(path)
+
+
+def test_a_long_kernel_label_wraps_so_that_its_column_stays_narrow():
+    """A user's kernel label of 100+ characters (TileLang's examples: a long name and many parameters) is the
+    column's label in lines of at most LABEL_LINE_CHARS, whole: every column is as wide as its longest line."""
+    label = "example_gemm_autotune(" + ", ".join(f"block_{i}={i * 64}" for i in range(12)) + ")"
+    rows = [dict(row, **other_kernel("example_gemm_autotune", '{"block_0": 0}', label)) for row in job_rows(12)]
+    (column,) = plot_churn.configuration_matrix(pd.DataFrame(rows))[3]
+    target, *lines = column.split("\n")
+    assert target == "cuda-sm90" and len(lines) > 1
+    assert max(len(line) for line in lines) <= plot_churn.LABEL_LINE_CHARS
+    assert " ".join(lines) == label

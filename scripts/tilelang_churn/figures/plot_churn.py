@@ -419,9 +419,18 @@ def _config_labels(jobs: pd.DataFrame) -> list[str]:
         if by_its_columns:
             parts = [str(r["target_name"]), _shape(r)] + [f(r) for f in version + extra]
         else:
-            parts = [str(r["target_name"]), str(r["kernel_label"])] + [f(r) for f in version]
+            parts = [str(r["target_name"]), *_wrapped(str(r["kernel_label"]))] + [f(r) for f in version]
         labels.append("\n".join(parts))
     return labels
+
+
+LABEL_LINE_CHARS = 40  # a column label's longest line: a user's kernel label (often 100+ characters) wraps
+
+
+def _wrapped(label: str) -> list[str]:
+    """A configuration label in lines of at most LABEL_LINE_CHARS, broken after its commas where it can be, so that
+    a long label does not make every column of the heatmap as wide as itself."""
+    return textwrap.wrap(label, LABEL_LINE_CHARS, break_on_hyphens=False) or [label]
 
 
 def configuration_matrix(df: pd.DataFrame, mode: str = "trace-env", measure: str = "raw"):
