@@ -90,6 +90,12 @@ SETTERS = {
     "kernels[].function": lambda c: c.update(
         kernels=[{"name": "k", "shipped": "rmsnorm", "function": HOSTILE, "params": [{}]}]
     ),
+    "kernels[].function[]": lambda c: c.update(
+        kernels=[{"name": "k", "shipped": "rmsnorm", "function": ["build", HOSTILE], "params": [{}]}]
+    ),
+    "kernels[].reference": lambda c: c.update(
+        kernels=[{"name": "k", "shipped": "rmsnorm", "params": [{}], "reference": HOSTILE}]
+    ),
     "knockout.passes": lambda c: c.update(knockout={"passes": HOSTILE}),
     "knockout.passes[]": lambda c: c.update(knockout={"passes": [HOSTILE]}),
     "knockout.occurrence": lambda c: c.update(knockout={"occurrence": HOSTILE}),
