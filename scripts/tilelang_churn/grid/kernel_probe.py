@@ -4,9 +4,11 @@ workflow's TileLang.
 
 The config check reads everything else from the source (kernel_source.py); the probe runs only for a setting the
 source gives as a call or a name it cannot follow (``pass_configs=get_pass_configs()``,
-``@autotune(configs=get_configs())``), once per file content, function and fixed parameters (cached in memory and
-under ``.snakemake/tilelang-churn/kernel-probes/``). A file whose import fails (it needs a GPU, a package) gives
-``{"error": one line}``: its jobs then fail with the same line, as rows.
+``@autotune(configs=get_configs())``). One import answers for every kernel of the file (kernel_source's list and
+the asked function); an @autotune ``configs`` that is a callable, which TileLang calls with the kernel's
+arguments, is called in a second import with the entry's fixed parameters. Each answer is cached per file content
+in memory and under ``.snakemake/tilelang-churn/kernel-probes/``. A file whose import fails (it needs a GPU, a
+package) gives ``{"error": one line}``: its jobs then fail with the same line, as rows.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from tilelang_churn.grid import kernels
 ENTRY = Path(__file__).resolve().parents[2] / "kernel_probe.py"
 PROBE_TIMEOUT_S = 600  # a file that imports for longer is taken as failing
 CACHE_DIR = Path(".snakemake") / "tilelang-churn" / "kernel-probes"
+CALLABLE = "<callable>"  # autotune_configs of a kernel whose configs TileLang calls with the kernel's arguments
 _probed: dict[str, dict] = {}
 
 
@@ -30,9 +33,17 @@ def probe(file: str | Path, function: str, fixed: dict) -> dict:
     """{"pass_configs": {...}, "out_idx": ..., "autotune_configs": [...] | None} of FUNCTION in FILE, or
     {"error": "..."}; fixed: the parameters an @autotune configs callable is called with."""
     path = Path(file).resolve()
-    digest = hashlib.sha256(
-        path.read_bytes() + json.dumps([function, fixed, sys.executable], sort_keys=True, default=str).encode()
-    ).hexdigest()
+    functions = sorted({function, *kernels.kernel_functions(path)})
+    found = _probe_file(path, functions, None).get(function) or {"error": f"{path}: no kernel {function!r}"}
+    if found.get("autotune_configs") == CALLABLE:
+        found = _probe_file(path, [function], fixed).get(function) or found
+    return found
+
+
+def _probe_file(path: Path, functions: list[str], fixed: dict | None) -> dict:
+    """{function: its settings} for FUNCTIONS of the file at PATH, one child process for all (cached)."""
+    key = json.dumps([functions, fixed, sys.executable], sort_keys=True, default=str).encode()
+    digest = hashlib.sha256(path.read_bytes() + key).hexdigest()
     if digest in _probed:
         return _probed[digest]
     cached = CACHE_DIR / f"{digest}.json"
@@ -41,45 +52,57 @@ def probe(file: str | Path, function: str, fixed: dict) -> dict:
         return _probed[digest]
     except (OSError, ValueError):
         pass
-    command = [sys.executable, str(ENTRY), str(path), function, json.dumps(fixed)]
+    command = [sys.executable, str(ENTRY), str(path), ",".join(functions)]
+    command += [json.dumps(fixed)] if fixed is not None else []
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S)
-        found = json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else None
+        answer = json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else None
     except subprocess.TimeoutExpired:
-        found = {"error": f"{path}: importing it took more than {PROBE_TIMEOUT_S} s"}
+        answer = {name: {"error": f"{path}: importing it took more than {PROBE_TIMEOUT_S} s"} for name in functions}
     except (ValueError, IndexError):
-        found = None
-    if found is None:
+        answer = None
+    if answer is None:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        found = {"error": f"{path}: reading {function}()'s settings failed (exit {done.returncode}: {last})"}
-    _probed[digest] = found
-    if "error" not in found:
+        error = {"error": f"{path}: reading its kernels' settings failed (exit {done.returncode}: {last})"}
+        answer = {name: error for name in functions}
+    _probed[digest] = answer
+    if not any("error" in found for found in answer.values()):
         try:
             CACHE_DIR.mkdir(parents=True, exist_ok=True)
-            files.write_json(cached, found)
+            files.write_json(cached, answer)
         except OSError:
             pass  # a read-only folder: probed again next time
-    return found
+    return answer
 
 
-def settings(file: Path, function: str, fixed: dict) -> dict:
-    """The probe's work, in this process: import the file, read the kernel object's settings."""
+def settings(file: Path, functions: list[str], fixed: dict | None) -> dict:
+    """The probe's work, in this process: import the file once, read each kernel object's settings. A callable
+    @autotune configs is called with fixed, or left as CALLABLE when fixed is None."""
     try:
-        built = kernels.load_function(file, function)
+        module = kernels.load_module(file)
     except kernels.KernelError as error:
-        return {"error": str(error)}
+        return {name: {"error": str(error)} for name in functions}
+    return {name: _settings_of(file, module, name, fixed) for name in functions}
+
+
+def _settings_of(file: Path, module, function: str, fixed: dict | None) -> dict:
+    built = getattr(module, function, None)
+    if built is None:
+        return {"error": f"{file}: no function {function!r}"}
     impl = kernels.jit_impl(built)
-    own = {}
-    for key, value in (getattr(impl, "pass_configs", None) or {}).items():
-        own[getattr(key, "value", str(key))] = kernels._plain(value)
+    own = {getattr(key, "value", str(key)): kernels._plain(value)
+           for key, value in (getattr(impl, "pass_configs", None) or {}).items()}  # fmt: skip
     out_idx = getattr(impl, "out_idx", None)
     configs = getattr(built, "configs", None) if hasattr(built, "jit_impl") else None
     if callable(configs):
-        try:
-            configs = configs(**kernels.call_values(fixed, jit=True))
-        except Exception as exc:  # noqa: BLE001 - one line for the config check
-            return {"error": kernels.import_problem(exc, file.resolve(), f"calling {function}'s @autotune configs")}
-    if configs is not None:
+        if fixed is None:
+            configs = CALLABLE
+        else:
+            try:
+                configs = configs(**kernels.call_values(fixed, jit=True))
+            except Exception as exc:  # noqa: BLE001 - one line for the config check
+                return {"error": kernels.import_problem(exc, file.resolve(), f"calling {function}'s @autotune configs")}
+    if configs is not None and configs != CALLABLE:
         configs = [dict(config) for config in configs]
     found = {"pass_configs": own, "out_idx": list(out_idx) if isinstance(out_idx, (list, tuple)) else out_idx,
              "autotune_configs": configs}  # fmt: skip
