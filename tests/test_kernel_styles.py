@@ -38,6 +38,7 @@ def styles_config() -> dict:
                 "name": "styles",
                 "file": styles,
                 "function": ["lazy_scale", "eager_matmul", "dynamic_copy", "fixed_negate"],
+                "defaults": {"N": 128},  # shared by the functions that take N; fixed_negate takes none
                 "params": {
                     "lazy_scale": [{"M": 128, "N": 128}, {"M": 128, "N": 128, "block": [64, 64], "dtype": "T.float32"}],
                     "eager_matmul": [MATMUL],

@@ -246,6 +246,16 @@ def test_each_bad_kernel_is_named_before_any_job(tmp_path):
             "config kernels[0].params: 'nope' is not a function of this entry (build, tuned, eager)",
         ),
         (
+            {
+                "name": "k",
+                "file": str(decorated),
+                "function": ["build", "eager"],
+                "defaults": {"blocks": 4},
+                "params": {"eager": [{"M": 8, "block": 4}]},
+            },
+            f"config kernels[0].defaults: 'blocks' is a parameter of none of build, eager in {decorated}",
+        ),
+        (
             {"name": "k", "file": str(plain), "function": "make", "params": "autotune"},
             f"config kernels[0].params: kernel 'k': autotune, but make() in {plain} has no @autotune decorator",
         ),

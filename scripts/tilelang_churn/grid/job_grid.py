@@ -483,7 +483,11 @@ def resolve_kernels(cfg: dict, shapes: dict) -> dict[str, KernelConfig]:
     for i, entry in enumerate(cfg["kernels"]):
         key = f"kernels[{i}]"
         file, user_file = _kernel_file(entry, key)
-        for name, function, param_sets, params_key in _entry_kernels(entry, key, file):
+        found = _entry_kernels(entry, key, file)
+        several = len(found) > 1 or not isinstance(entry["function"], str) or entry["function"] == "all"
+        if several:
+            _check_shared_defaults(entry, key, file, [function for _, function, _, _ in found])
+        for name, function, param_sets, params_key in found:
             if name in names or name == kernels.BOOK_KERNEL:
                 also = names.get(name, "the GEMM of config shapes")
                 raise ConfigError(f"config {key}.name: {name!r} is also the name of {also}; give each kernel its own")
@@ -493,7 +497,7 @@ def resolve_kernels(cfg: dict, shapes: dict) -> dict[str, KernelConfig]:
                 signature = kernels.read_signature(file, function)
             except kernels.KernelError as error:
                 raise ConfigError(f"config {key}: kernel {name!r}: {error}") from None
-            fixed = signature.ordered(dict(entry["defaults"]))
+            fixed = signature.ordered(_entry_defaults(entry, key, function, signature, several))
             if param_sets == AUTOTUNE:
                 param_sets = _autotune_sets(entry, key, name, signature, fixed)
             folders = entry.get("folders")
@@ -614,6 +618,34 @@ def _entry_kernels(entry: dict, key: str, file: Path) -> list[tuple[str, str, li
             sets, params_key = params, f"{key}.params"
         found.append((kernel, name, sets, params_key))
     return found
+
+
+def _entry_defaults(entry: dict, key: str, function: str, signature, several: bool) -> dict:
+    """The entry's ``defaults`` for FUNCTION: all of them for an entry of one function; for an entry of several,
+    those the function takes (an eager kernel's M, N, K and a lazy one's block sizes can share one entry)."""
+    defaults = dict(entry["defaults"])
+    if not several or signature.takes_any:
+        return defaults
+    return {name: value for name, value in defaults.items() if name in signature.params}
+
+
+def _check_shared_defaults(entry: dict, key: str, file: Path, functions: list[str]) -> None:
+    """An entry of several functions: each of its defaults must be taken by one of them at least (a typo would
+    otherwise reach none and say nothing)."""
+    taken: set[str] = set()
+    for function in functions:
+        try:
+            signature = kernels.read_signature(file, function)
+        except kernels.KernelError as error:
+            raise ConfigError(f"config {key}: kernel {entry['name']!r}: {error}") from None
+        if signature.takes_any:
+            return
+        taken |= set(signature.params)
+    unknown = [name for name in entry["defaults"] if name not in taken]
+    if unknown:
+        raise ConfigError(
+            f"config {key}.defaults: {unknown[0]!r} is a parameter of none of {', '.join(functions)} in {file}"
+        )
 
 
 def _own_pass_configs(signature, key: str, name: str, fixed: dict) -> dict:
