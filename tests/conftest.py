@@ -27,6 +27,7 @@ SLOW_FIXTURES |= {"built_0_1_14", "uv_bin"}
 SLOW_FIXTURES |= {"no_gpu_run"}  # tests/test_gpu_stage.py: a real (one-job) workflow run with gpu: true
 SLOW_FIXTURES |= {"knockout_run"}  # tests/test_knockout_workflow.py: a workflow run with config knockout
 SLOW_FIXTURES |= {"two_checkouts"}  # tests/test_trace_cache.py: two workflow runs sharing a cache
+SLOW_FIXTURES |= {"styles_run"}  # tests/test_kernel_styles.py: kernels in TileLang's styles, a workflow run
 SLOW_MODULES = {"test_workflow_failures", "test_trace_batch", "test_batch_signals", "test_release_mismatch"}
 SLOW_MODULES |= {"test_shared_lowering"}
 
@@ -35,6 +36,7 @@ SLOW_MODULES |= {"test_shared_lowering"}
 # expensive fixture go to one worker, so it is built once, and the rest spread over all three.
 SHARED_FIXTURES = ("finished_run", "book_run", "compared_run", "kernels_run", "trace_runs", "api_runs", "cluster")
 SHARED_FIXTURES += ("built_0_1_14", "knockout_run", "gemm_knockout", "shared_lowerings", "two_checkouts")
+SHARED_FIXTURES += ("styles_run",)
 
 
 def pytest_itemcollected(item):
