@@ -46,8 +46,7 @@ def styles_workdir(tmp_path_factory) -> Path:
     pytest.importorskip("tilelang")
     workdir = tmp_path_factory.mktemp("styles")
     shutil.copytree(REPO / "config", workdir / "config")
-    (workdir / "kernels").mkdir()
-    shutil.copy(STYLES, workdir / "kernels" / "styles.py")
+    shutil.copytree(STYLES.parent, workdir / "kernels")  # styles.py and the module it imports
     computed = STYLES.read_text().replace(
         "@tilelang.jit(pass_configs={tilelang.PassConfigKey.TL_DISABLE_WARP_SPECIALIZED: True})",
         "def settings():\n    return {tilelang.PassConfigKey.TL_DISABLE_WARP_SPECIALIZED: True}\n\n\n"

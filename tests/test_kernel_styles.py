@@ -10,12 +10,13 @@ own report, and what the config check reads from the source with what TileLang's
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO, make_workdir, require_tilelang, snakemake
+from conftest import REPO, make_workdir, require_tilelang, snakemake, trace_batch_counts
 from test_trace_env import report_passes, report_view
 from tilelang_churn.core import passes_table
 from tilelang_churn.core.job_spec import JobSpec
@@ -136,6 +137,31 @@ def test_a_file_that_needs_a_gpu_at_import_is_one_failed_row_naming_file_line_an
     assert "Traceback" not in proc.stderr
 
 
+def test_a_module_the_kernel_imports_is_part_of_it(styles_run, monkeypatch):
+    """styles.py imports styles_tiles inside dynamic_copy: editing it (an older mtime kept) retraces the batches of
+    styles.py's kernels and no other, and it is in their inputs and their trace cache key (kernel_files)."""
+    workdir, _ = styles_run
+    configs = ("--configfile", "config/test_config.yaml", "config/styles.yaml")
+    cfg = yaml.safe_load((REPO / "config" / "test_config.yaml").read_text())
+    cfg.update(yaml.safe_load((workdir / "config" / "styles.yaml").read_text()))
+    monkeypatch.chdir(workdir)  # the files' relative paths, as the workflow reads them
+    grid = job_grid.build_grid(job_grid.validate_config(cfg))
+    helper = f"{USER_DIR}/styles_tiles.py"
+    mine = {batch.name for batch in grid.batches if helper in batch.kernel_files}
+    assert mine and all(f"{USER_DIR}/styles.py" in batch.kernel_files for batch in grid.batches if batch.name in mine)
+    assert any(f"{USER_DIR}/gpu_at_import.py" in batch.kernel_files for batch in grid.batches if batch.name not in mine)
+    file = workdir / helper
+    original, stat = file.read_text(), file.stat()
+    try:
+        file.write_text(original.replace("COPY_BLOCK = 128", "COPY_BLOCK = 64"))
+        os.utime(file, ns=(stat.st_atime_ns, stat.st_mtime_ns - 10**9))
+        proc = snakemake(workdir, "-n", "--quiet", "rules", *configs)
+        assert set(trace_batch_counts(proc.stdout)) == mine, proc.stdout
+    finally:
+        file.write_text(original)
+        os.utime(file, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+
 def test_what_the_source_says_is_what_tilelangs_objects_say():
     """Parameters, runtime arguments, pass_configs and out_idx read from the source (no import) against the
     imported objects: JITFunc.tensor_args, the decorator's settings, the PrimFunc's own."""
@@ -221,3 +247,28 @@ def test_the_gpu_stage_makes_inputs_from_the_primfunc_and_calls_the_files_refere
     assert [list(t.shape) for t in dynamic.inputs("cpu")] == [[gpu_bench.DYNAMIC_EXTENT, 64]]
     with pytest.raises(kernels.KernelError, match="no function 'ref_nothing'"):
         gpu_bench.kernel_io(spec("lazy_scale", {"M": 64, "N": 32}, reference="ref_nothing"))
+
+
+def test_every_way_of_importing_a_module_beside_the_kernel_makes_it_part_of_it(tmp_path):
+    """import, from-import of a module or of a package's submodule, a relative import inside that package, an
+    import inside a function, importlib.import_module and __import__ with a literal name, and a module's own
+    imports in turn; installed packages and files nobody imports are not part of the kernel."""
+    files = {
+        "kernel.py": "import helper\nimport tilelang\nfrom pkg import sub\nimport importlib\n\n\ndef build():\n"
+        "    importlib.import_module('late')\n    __import__('later')\n    from pkg.deep import x\n",
+        "helper.py": "import other\n",
+        "other.py": "",
+        "pkg/__init__.py": "from . import rel\n",
+        "pkg/sub.py": "",
+        "pkg/rel.py": "",
+        "pkg/deep.py": "x = 1\n",
+        "late.py": "",
+        "later.py": "",
+        "unused.py": "",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(text)
+    found = kernels.local_modules(tmp_path / "kernel.py")
+    expected = {str(tmp_path / name) for name in files if name not in ("kernel.py", "unused.py")}
+    assert set(found) == expected and len(found) == len(expected)

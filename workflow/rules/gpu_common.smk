@@ -12,9 +12,10 @@ def gpu_site_args(version: str) -> list:
 
 
 def gpu_kernel_file(configuration: str) -> list:
-    """The user's kernel file of a configuration (an input of its GPU jobs), none for the GEMM or a shipped kernel."""
+    """The user's kernel file of a configuration and the modules it imports from its folder (inputs of its GPU
+    jobs), none for the GEMM or a shipped kernel."""
     config_ = GRID.kernel_configs.get(configuration)
-    return [config_.source] if config_ is not None and config_.user_file else []
+    return job_grid.kernel_files_of([config_.source]) if config_ is not None and config_.user_file else []
 
 
 GPU_SITE_MARKER = f"{GRID.release_env_dir}/gpu/tilelang-{{version}}/gpu_site.json"

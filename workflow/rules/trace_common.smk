@@ -121,12 +121,12 @@ def trace_cache_key(batch) -> dict:
 
 
 def kernel_sources(batch) -> list:
-    """(name, file) of every kernel file a batch builds: a user's file as configured, a shipped one by its name
-    (its path differs between checkouts, its content does not)."""
+    """(name, file) of every kernel file a batch builds: a user's file as configured and the modules it imports from
+    its folder, a shipped one by its name (its path differs between checkouts, its content does not)."""
     found = {}
     for job in batch.jobs:
         if job.kernel_file:
-            found[job.kernel_file] = Path(job.kernel_file)
+            found.update({name: Path(name) for name in job_grid.kernel_files_of([job.kernel_file])})
         else:
             found[f"shipped {job.spec.source}"] = kernels.shipped(job.spec.source)
     return sorted(found.items())

@@ -136,8 +136,18 @@ class Batch:
 
     @property
     def kernel_files(self) -> list[str]:
-        """The user kernel files its jobs trace (inputs of the batch's rule)."""
-        return list(dict.fromkeys(job.kernel_file for job in self.jobs if job.kernel_file))
+        """The user kernel files its jobs trace and the modules each imports from its folder (inputs of the batch's
+        rule: editing any of them retraces the batch)."""
+        return kernel_files_of(job.kernel_file for job in self.jobs if job.kernel_file)
+
+
+def kernel_files_of(files) -> list[str]:
+    """Each user kernel file, then the modules it imports from its own folder (kernels.local_modules), once each."""
+    found: dict[str, None] = {}
+    for file in files:
+        found[file] = None
+        found.update(dict.fromkeys(kernels.local_modules(file)))
+    return list(found)
 
 
 @dataclass(frozen=True)

@@ -284,3 +284,36 @@ def _const_names(node: ast.FunctionDef, language) -> tuple[str, ...]:
         if isinstance(first, ast.Constant) and isinstance(first.value, str):
             names += [name for name in re.split(r"[,\s]+", first.value) if name and name not in names]
     return tuple(names)
+
+
+def imported_modules(tree: ast.Module, package: str = "") -> list[str]:
+    """Every module the source imports, anywhere in it, by absolute dotted name: ``import a.b``, ``from a import
+    b`` (a and a.b: b may be a module), a relative import resolved against PACKAGE (the module's own package,
+    '' for a top-level file), and ``importlib.import_module("a")`` / ``__import__("a")`` with a literal name."""
+    found: list[str] = []
+
+    def add(name: str) -> None:
+        if name and name not in found:
+            found.append(name)
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                add(alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".") if package else []
+                parts = parts[: len(parts) - (node.level - 1)] if node.level > 1 else parts
+                base = ".".join([*parts, *([node.module] if node.module else [])])
+            add(base)
+            for alias in node.names:
+                if alias.name != "*":
+                    add(f"{base}.{alias.name}" if base else alias.name)
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            called = ast.unparse(node.func)
+            if called in ("importlib.import_module", "import_module", "__import__") and isinstance(
+                node.args[0].value, str
+            ):
+                add(node.args[0].value)
+    return found

@@ -219,6 +219,52 @@ def read_source(path: Path) -> str:
         raise KernelError(f"{path}: cannot be read ({exc.msg})") from None
 
 
+def local_modules(file: str | Path) -> list[str]:
+    """The modules a kernel file imports from its own folder (first on sys.path when it is imported, so they win
+    over installed packages), and theirs in turn, however imported (kernel_source.imported_modules): each a
+    ``.py`` file, as a path like FILE's (relative when FILE is). They are part of the kernel: inputs of its jobs and
+    in the trace cache's key. A module that does not parse still counts; its own imports are not followed."""
+    return list(_local_modules(str(file)))
+
+
+@functools.cache
+def _local_modules(file: str) -> tuple[str, ...]:
+    root = Path(file).parent
+    found: dict[str, None] = {}
+    queue = [(Path(file), "")]
+    while queue:
+        path, package = queue.pop()
+        try:
+            tree = ast.parse(read_source(path), filename=str(path))
+        except (SyntaxError, KernelError):
+            continue
+        for name in kernel_source.imported_modules(tree, package):
+            for module, module_package in _module_files(root, name):
+                if str(module) not in found and module.resolve() != Path(file).resolve():
+                    found[str(module)] = None
+                    queue.append((module, module_package))
+    return tuple(found)
+
+
+def _module_files(root: Path, name: str) -> list[tuple[Path, str]]:
+    """The files under ROOT that importing the dotted NAME runs (each package's __init__.py on the way, then the
+    module), with the package each belongs to; none when its first part is not in ROOT."""
+    parts = name.split(".")
+    files_: list[tuple[Path, str]] = []
+    folder = root
+    for i, part in enumerate(parts):
+        package = ".".join(parts[:i])
+        if (folder / part / "__init__.py").is_file():
+            files_.append((folder / part / "__init__.py", ".".join(parts[: i + 1])))
+            folder = folder / part
+        elif (folder / f"{part}.py").is_file():
+            files_.append((folder / f"{part}.py", package))
+            break
+        else:
+            break
+    return files_
+
+
 def file_digests(paths) -> dict[str, str]:
     """The sha256 of each kernel file: a param of its batches' rule, so that an edit retraces them whatever its
     mtime (cp -p, rsync -t and tar x keep an older one, which Snakemake's mtime check does not see)."""

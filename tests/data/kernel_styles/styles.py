@@ -56,7 +56,10 @@ def tuned_add(M, N, block_M=64, block_N=64, threads=128):
 
 
 @tilelang.jit(out_idx=[-1])
-def dynamic_copy(N, block_N=128):
+def dynamic_copy(N, block_N=None):
+    from styles_tiles import COPY_BLOCK  # a module beside the file, imported where it is used
+
+    block_N = block_N or COPY_BLOCK
     M = T.dynamic("m")
 
     @T.prim_func
