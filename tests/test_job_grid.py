@@ -662,3 +662,55 @@ def test_the_release_heatmap_defaults_to_the_books_reference_and_a_bad_choice_is
     assert refused(release_heatmap={"mode": "pass-diff"}).startswith(
         "config release_heatmap.mode: 'pass-diff' is not in the grid; it has mode ['trace-env']"
     )
+
+
+# ------------------------------------------------------------------------------------- round four (issue 43)
+
+SMALL = {"shapes": [{"M": 64, "N": 64, "K": 64}], "targets": ["cuda-sm90"], "modes": ["instrument"]}
+
+
+def test_a_duration_longer_than_the_timers_can_wait_is_refused_naming_key_and_value():
+    """job_timeout_s: 1e300 passed the check, then the batch died in select() (OverflowError: time_t)."""
+    import yaml
+
+    from tilelang_churn.core import jobs
+
+    for overrides, key in [
+        ({"job_timeout_s": 1e300}, "job_timeout_s"),
+        ({"job_timeout_s": jobs.LONGEST_TIMEOUT_S + 1}, "job_timeout_s"),
+        ({"knockout": {"timeout_s": 1.0e300}}, "knockout.timeout_s"),
+    ]:
+        with pytest.raises(ConfigError, match=rf"config {key}: .* is greater than the maximum of 604800"):
+            job_grid.validate_config(copy.deepcopy({**SMALL, **overrides}))
+    job_grid.validate_config(copy.deepcopy({**SMALL, "job_timeout_s": jobs.LONGEST_TIMEOUT_S}))
+    schema = yaml.safe_load(job_grid.SCHEMA.read_text())["properties"]
+    assert schema["job_timeout_s"]["maximum"] == jobs.LONGEST_TIMEOUT_S
+    knockout = next(branch for branch in schema["knockout"]["oneOf"] if "properties" in branch)
+    assert knockout["properties"]["timeout_s"]["maximum"] == jobs.LONGEST_TIMEOUT_S
+    for text in ("1e300", str(jobs.LONGEST_TIMEOUT_S + 1)):  # the batch script's own option, the same limit
+        with pytest.raises(Exception, match="longer than the longest time limit"):
+            trace_batch.positive_seconds(text)
+
+
+@pytest.mark.parametrize("knockout", [False, True])
+def test_an_empty_grid_is_refused_at_the_config_check(knockout):
+    """shapes: [] and kernels: [] raised IndexError while the DAG was built (with the knockout), or failed later in
+    churn_table ("no passes.csv given")."""
+    cfg = job_grid.validate_config({"shapes": [], "kernels": [], "knockout": knockout})
+    with pytest.raises(ConfigError, match=r"config shapes and kernels: the grid is empty"):
+        job_grid.build_grid(cfg, installed="0.1.15")
+
+
+def test_a_mapping_on_the_command_line_reaches_the_schema_for_every_key():
+    """--config 'release_heatmap={mode: instrument}' raised TypeError (unhashable type: 'list') while the command
+    line's values were coerced: a key whose type is a list of types. Every key of the schema, given a mapping."""
+    import yaml
+
+    properties = yaml.safe_load(job_grid.SCHEMA.read_text())["properties"]
+    for key in properties:
+        given = {key: {"mode": "instrument", "timeout_s": "30"}}
+        job_grid.coerce_booleans(copy.deepcopy(given), given)  # no crash, whatever the key's type
+    cfg = job_grid.validate_config(copy.deepcopy({**SMALL, "release_heatmap": {"mode": "instrument"}}))
+    assert cfg["release_heatmap"]["mode"] == "instrument"
+    given = {"knockout": {"timeout_s": "30"}}  # a number's text inside a mapping still becomes the number
+    assert job_grid.coerce_booleans(copy.deepcopy(given), given)["knockout"]["timeout_s"] == 30.0

@@ -17,6 +17,9 @@ from tilelang_churn.core import pass_configs, passes_table
 JOB_PATH = "{version}/{target}/{shape}/{mode}"  # shape: the configuration's folder (a config shape, a kernel's params)
 RUN_DIR = f"results/runs/{JOB_PATH}"  # passes.csv, run.json, ir.json.gz, TileLang's own trace
 TRACE_LOG = f"logs/trace/{JOB_PATH}.log"
+# The longest time limit a job may be given (config job_timeout_s, knockout.timeout_s; the schema's maximum): a week,
+# far past any lowering, and within what the batches' timers (select, SIGALRM, time_t) can wait
+LONGEST_TIMEOUT_S = 7 * 24 * 3600
 JOB_FIGURE = f"results/figures/churn/{JOB_PATH}.png"
 
 # A job is told apart by its provenance: target_name names the target dict and mode fixes the source;

@@ -254,8 +254,11 @@ def _coerce(data: dict, properties: dict, given) -> None:
         if not isinstance(given, Mapping) or name not in given or name not in data:
             continue
         value = data[name]
-        branches = [spec, *spec.get("oneOf", [])]  # knockout: false, true or a mapping
-        kinds = {branch.get("type") for branch in branches}
+        branches = [spec, *spec.get("oneOf", []), *spec.get("anyOf", [])]  # knockout: false, true or a mapping
+        kinds: set[str] = set()
+        for branch in branches:  # a branch's type: one name, or a list of them (type: [string, "null"])
+            kind = branch.get("type")
+            kinds.update(kind if isinstance(kind, list) else [kind])
         if "boolean" in kinds and isinstance(value, str) and value.lower() in ("true", "false"):
             data[name] = value.lower() == "true"
         elif isinstance(value, str) and kinds & {"number", "integer"}:
@@ -920,6 +923,11 @@ def build_grid(cfg: dict, installed: str | None = None, source=None) -> Grid:
     api_passes = resolve_api_passes(cfg, modes)
     check_path_key(cfg, "release_env_dir")
     kernel_configs = resolve_kernels(cfg, shapes)
+    if not shapes and not kernel_configs:
+        raise ConfigError(
+            "config shapes and kernels: the grid is empty (no GEMM shape, no kernel): nothing would be traced; give "
+            "a shape or a kernel"
+        )
     grid = Grid(versions, installed, cfg["release_env_dir"], shapes, targets, modes, jobs={},
                 knockout=resolve_knockout(cfg))  # fmt: skip
     grid.kernel_configs.update(kernel_configs)

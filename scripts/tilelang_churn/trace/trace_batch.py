@@ -37,7 +37,7 @@ from collections.abc import Callable
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
-from tilelang_churn.core import trace_modes  # noqa: E402
+from tilelang_churn.core import jobs, trace_modes  # noqa: E402
 from tilelang_churn.releases import release_process  # noqa: E402
 from tilelang_churn.trace import fork_pool, trace_cli  # noqa: E402
 from tilelang_churn.trace.fork_pool import die_with_parent, load_prctl, signal_name  # noqa: E402
@@ -335,6 +335,8 @@ def positive_seconds(text: str) -> float:
         value = float("nan")
     if not 0 < value < float("inf"):
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0")
+    if value > jobs.LONGEST_TIMEOUT_S:
+        raise argparse.ArgumentTypeError(f"{text!r} is longer than the longest time limit, {jobs.LONGEST_TIMEOUT_S} s")
     return value
 
 
