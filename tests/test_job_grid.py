@@ -672,7 +672,6 @@ SMALL = {"shapes": [{"M": 64, "N": 64, "K": 64}], "targets": ["cuda-sm90"], "mod
 def test_a_duration_longer_than_the_timers_can_wait_is_refused_naming_key_and_value():
     """job_timeout_s: 1e300 passed the check, then the batch died in select() (OverflowError: time_t)."""
     import yaml
-
     from tilelang_churn.core import jobs
 
     for overrides, key in [
