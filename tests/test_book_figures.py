@@ -18,6 +18,7 @@ import matplotlib.image as mpimg
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
+import yaml
 from conftest import (
     WorkflowRun,
     job_provenance,
@@ -25,6 +26,7 @@ from conftest import (
     make_workdir,
     require_tilelang,
     rule_counts,
+    snakemake,
     trace_batch_counts,
     version_of,
 )
@@ -533,3 +535,42 @@ def test_a_dollar_in_a_label_is_drawn_as_written_in_the_book(tmp_path, monkeypat
     book_figures.build(churn, ref, tmp_path / "en", language="en")
     for stem in ("fig2_pass_heatmap", "fig4_variants"):  # the target's name: a group label, a column label
         assert_drawn_as_written(drawn[stem], ["$HOME/$USER"])
+
+
+@pytest.mark.slow
+def test_a_pass_config_set_that_fails_at_setup_is_drawn_as_failed_in_the_books_figures(tmp_path):
+    """Round four: {foo.bar: true} beside sets that lower (TVM refuses the key in every job of that set) killed
+    book_figures_render (plot_variants: unary minus of None). The book is drawn, and figure 4's column of that set
+    marks its failed setup and the passes it never reached."""
+    require_tilelang()
+    workdir = make_workdir(tmp_path / "wf")
+    sets = {"defaults": {"pass_configs": [{}, {"tl.disable_warp_specialized": True}, {"foo.bar": True}]},
+            "targets": ["cuda-sm90"], "modes": ["trace-env", "instrument"]}  # fmt: skip
+    (workdir / "config" / "sets.yaml").write_text(yaml.safe_dump(sets))
+    proc = snakemake(workdir, "--cores", "2", "--configfile", "config/test_config.yaml", "config/sets.yaml")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    churn = frames.read_frame(workdir / "results" / "churn.csv")
+    failed = churn[churn["pass_configs"] == '{"foo.bar":true}']
+    assert set(failed["status"]) == {pt.STATUS_FAILED} and set(failed["pass"]) == {"setup"}
+    # TVM's refusal, in one short line: the key, how many TVM knows, none close (not its ~80 keys)
+    assert all("Invalid config option 'foo.bar': TVM knows " in error for error in failed["error"])
+    assert not any("candidates are" in error for error in failed["error"])
+    figures = {path.name for path in (workdir / "results" / "book" / "en").iterdir()}
+    assert {"fig1_reference_passes.png", "fig2_pass_heatmap.png", "fig4_variants.png"} <= figures
+    # figure 4 drawn again from the run's tables: the failed set's column marks its setup row as failed
+    drawn = []
+    original = book_figures._finish
+
+    def keep(fig, *args):
+        drawn.append([text.get_text() for text in fig.findobj(plt.Text)])
+        return original(fig, *args)
+
+    book_figures._finish = keep
+    try:
+        # the reference job of config/test_config.yaml's book_reference, as the rule gives it
+        (reference,) = (workdir / "results" / "runs").glob("*/cuda-sm90/256x256x256_b64x64x32/trace-env/passes.csv")
+        book_figures.build(workdir / "results" / "churn.csv", reference, tmp_path / "again")
+    finally:
+        book_figures._finish = original
+    (variants,) = [texts for texts in drawn if any("One change at a time" in text for text in texts)]
+    assert "\u00d7" in variants and "foo.bar" in variants and "setup" in variants

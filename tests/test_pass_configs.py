@@ -265,3 +265,19 @@ def test_the_workflow_traces_and_knocks_out_each_set(tmp_path):
     assert {row["variant"] for row in beside} == set(WS_PASSES)
     page = next((workdir / "results" / "knockout" / "pages").glob("*256x256x256_b64x64x32.html")).read_text()
     assert page.count("switch tl.disable_warp_specialized=true: ") == len(WS_PASSES)
+
+
+def test_tvms_refusal_of_a_key_is_one_short_line_naming_the_closest_keys():
+    """TVM refuses an unknown key listing every key it knows (about 80, on one line); a row says the key, how many
+    TVM knows and the closest of them, from TVM's own list."""
+    require_tilelang()
+    from tilelang import tvm
+
+    for key, closest in [("tirx.disable_vectorise", "tirx.disable_vectorize"), ("foo.bar", None)]:
+        with pytest.raises(Exception) as caught:
+            with tvm.transform.PassContext(config={key: True}):
+                pass
+        said = passes_table.error_text(caught.value)
+        assert "candidates are" in str(caught.value) and "candidates are" not in said
+        assert f"Invalid config option {key!r}: TVM knows " in said and len(said) < 200
+        assert (f"the closest {closest}" in said) if closest else ("none close to it" in said)

@@ -9,6 +9,7 @@ Standard library only.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 
@@ -22,6 +23,7 @@ __all__ = [
     "folder_suffix",
     "label",
     "parse",
+    "shorter_option_error",
     "switch_of",
 ]
 
@@ -107,3 +109,22 @@ def label(configs: dict) -> str:
 def switch_of(pass_name: str) -> dict | None:
     """The pass configs that turn pass_name off (SWITCHES), None when it has no switch of its own."""
     return SWITCHES.get(pass_name)
+
+
+# TVM's word for a pass config key it does not know, followed by every key it knows (about 80, on one line)
+_INVALID_OPTION = re.compile(r"Invalid config option '([^']*)' candidates are: ([^()]*?)(?=\s*(?:\(|$))")
+
+
+def shorter_option_error(text: str) -> str:
+    """TVM's "Invalid config option 'foo.bar' candidates are: <every key>" as the key, how many TVM knows and the
+    closest few; any other text as it is."""
+    match = _INVALID_OPTION.search(text)
+    if not match:
+        return text
+    name = match.group(1)
+    known = [key.strip() for key in match.group(2).split(",") if key.strip()]
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+    said = f"Invalid config option {name!r}: TVM knows {len(known)} options, " + (
+        f"the closest {', '.join(close)}" if close else "none close to it"
+    )
+    return text[: match.start()] + said + text[match.end() :]

@@ -194,7 +194,7 @@ def error_text(error: BaseException | str) -> str:
     else:
         text = error
     lines = [line for line in text.splitlines() if line.strip() and not _SOURCE_EXCERPT.match(line)]
-    return " ".join(line.strip() for line in lines[:3])
+    return pass_configs.shorter_option_error(" ".join(line.strip() for line in lines[:3]))
 
 
 def failed_row(step: int, phase: str, name: str, error: BaseException | str, **columns) -> PassRow:

@@ -444,6 +444,9 @@ def plot_pass_heatmap(
         return _finish(fig, out_dir, FIGURES[1])
 
 
+FAILED, NOT_REACHED = 3, 4  # plot_variants' cell states beyond its three differences
+
+
 def plot_variants(
     jobs: dict[tuple, list[dict]], reference: dict, out_dir: Path, language: str, width_cm: float
 ) -> list[Path] | None:
@@ -464,18 +467,25 @@ def plot_variants(
     for table in totals:
         names += [name for name in table if name not in names]
     delta = np.zeros((len(names), len(variants)))
-    state = np.zeros(delta.shape, dtype=int)  # 0 both ran, 1 only in the variant, 2 only in the reference
+    # 0 both ran (or neither), 1 only in the variant, 2 only in the reference, FAILED failed in the variant,
+    # NOT_REACHED not run by a variant that failed before it (no difference to show: a failure is data)
+    state = np.zeros(delta.shape, dtype=int)
     for c, table in enumerate(totals):
+        failed_job = any(entry["failed"] for entry in table.values())
         for r, name in enumerate(names):
-            mine_lines = table.get(name, {}).get("lines")
-            ref_lines = ref_totals.get(name, {}).get("lines")
-            if mine_lines is not None and ref_lines is not None:
-                delta[r, c] = mine_lines - ref_lines
-            elif mine_lines is not None:
-                delta[r, c], state[r, c] = mine_lines, 1
-            else:
-                delta[r, c], state[r, c] = -ref_lines, 2
-    keep = [r for r in range(len(names)) if (delta[r] != 0).any()]
+            mine_entry, ref_entry = table.get(name), ref_totals.get(name)
+            if mine_entry is not None and mine_entry["failed"]:
+                state[r, c] = FAILED
+            elif mine_entry is not None and ref_entry is not None:
+                delta[r, c] = mine_entry["lines"] - ref_entry["lines"]
+            elif mine_entry is not None:
+                delta[r, c], state[r, c] = mine_entry["lines"], 1
+            elif ref_entry is not None:
+                if failed_job:
+                    state[r, c] = NOT_REACHED
+                else:
+                    delta[r, c], state[r, c] = -ref_entry["lines"], 2
+    keep = [r for r in range(len(names)) if (delta[r] != 0).any() or (state[r] == FAILED).any()]
     hidden = len(names) - len(keep)
     names = [names[r] for r in keep]
     delta, state = delta[keep], state[keep]
@@ -494,6 +504,13 @@ def plot_variants(
         for r in range(len(names)):
             for c in range(len(variants)):
                 value = int(delta[r, c])
+                if state[r, c] == FAILED:
+                    ax.text(c, r, "\u00d7", ha="center", va="center", fontsize=7, color=fs.FAILED_COLOR)
+                    continue
+                if state[r, c] == NOT_REACHED:
+                    ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, facecolor=fs.ABSENT_COLOR,
+                                           edgecolor=fs.ABSENT_EDGE, hatch="////", linewidth=0))  # fmt: skip
+                    continue
                 if state[r, c]:
                     ax.add_patch(
                         Rectangle(
@@ -528,6 +545,11 @@ def plot_variants(
             handles.append(Patch(facecolor="white", edgecolor="black", label=words["only_variant"]))
         if (state == 2).any():
             handles.append(Patch(facecolor="white", edgecolor="black", linestyle=":", label=words["only_reference"]))
+        if (state == FAILED).any():
+            handles.append(Line2D([], [], linestyle="none", marker="x", color=fs.FAILED_COLOR, label=words["failed"]))
+        if (state == NOT_REACHED).any():
+            handles.append(Patch(facecolor=fs.ABSENT_COLOR, edgecolor=fs.ABSENT_EDGE, hatch="////",
+                                 label=words["absent"]))  # fmt: skip
         fig.legend(handles=handles, loc="outside lower center", ncols=len(handles))
         sub = words["fig4_sub"].format(reference=_describe(reference, language), hidden=hidden)
         fig.suptitle(f"{words['fig4_title']}\n{sub}", fontsize=8)
