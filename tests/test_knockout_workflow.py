@@ -130,3 +130,31 @@ def test_knockout_true_takes_every_default_and_off_adds_no_job(tmp_path):
     assert on.returncode == off.returncode == 0, on.stderr[-2000:] + off.stderr[-2000:]
     assert re.search(r"^knockout_\S+\s+1$", on.stdout, re.M) and "knockout_table" in on.stdout
     assert not re.search(r"^knockout", off.stdout, re.M)
+
+
+def test_deleting_a_table_a_reader_refuses_reruns_its_batch_as_the_advice_says(knockout_run):
+    """Round four: a reader refusing a configuration's knockout.csv says "rerun its knockout batch (delete the
+    file)"; deleting it did not rerun the batch (only knockout.json was an input of the readers), and the readers
+    died with FileNotFoundError. Tampered first, as a reader meets it; then the advice followed, for real."""
+    from conftest import rule_counts
+
+    results = knockout_run / "results" / "knockout"
+    (table,) = [path for path in (results / "runs").glob("*/cuda-sm90/rmsnorm/knockout.csv")]
+    gathered = knockout_rows.read_rows(results / "knockout.csv")
+    original = table.read_text()
+    table.write_text(original.replace("baseline", "basel1ne", 1))
+    refused = knockout_table.write_table(sorted(str(p) for p in (results / "runs").glob("*/*/*/knockout.json")),
+                                         knockout_run / "refused.csv")  # fmt: skip
+    assert refused == 1 and not (knockout_run / "refused.csv").exists()
+    table.unlink()  # the advice
+    planned = snakemake(knockout_run, "--configfile", "config/knockout.yaml", "-n", "--quiet", "rules")
+    counts = rule_counts(planned.stdout)
+    assert sum(n for rule, n in counts.items() if rule.startswith("knockout_")) >= 1, planned.stdout
+    assert {"knockout_table", "knockout_figures", "knockout_pages"} <= set(counts), planned.stdout
+    done = snakemake(knockout_run, "--configfile", "config/knockout.yaml", "--cores", "2")
+    assert done.returncode == 0, done.stderr[-4000:]
+    again = knockout_rows.read_rows(results / "knockout.csv")
+    timing = ("lower_seconds", "lower_cpu_seconds")
+    assert [{k: v for k, v in row.items() if k not in timing} for row in again] == [
+        {k: v for k, v in row.items() if k not in timing} for row in gathered
+    ]

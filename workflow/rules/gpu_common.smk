@@ -50,3 +50,8 @@ def get_knockout_gpu_records(wildcards) -> list:
         f"{job_grid.KNOCKOUT_DIR}/gpu/{version}/{target}/{shape}/knockout_gpu.json"
         for version, target, shape in gpu_bench.gpu_jobs(GRID, gpu_device_arch())
     ]
+
+
+def get_knockout_gpu_tables(wildcards) -> list:
+    """The knockout_gpu.csv beside each knockout_gpu.json (get_knockout_gpu_records): read by the same readers."""
+    return [path.replace("knockout_gpu.json", "knockout_gpu.csv") for path in get_knockout_gpu_records(wildcards)]

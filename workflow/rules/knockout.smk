@@ -45,6 +45,7 @@ rule knockout_gpu:
     input:
         device=f"{GPU_DIR}/device.json",
         knockout=f"{KNOCKOUT_DIR}/runs/{GPU_JOB}/knockout.json",
+        table=f"{KNOCKOUT_DIR}/runs/{GPU_JOB}/knockout.csv",
         kernel=lambda wc: gpu_kernel_file(wc.shape),
         site=lambda wc: [] if GRID.release_env(wc.version) is None else [GPU_SITE_MARKER.format(version=wc.version)],
     output:
@@ -75,6 +76,8 @@ rule knockout_table:
     input:
         records=get_knockout_records,
         gpu=get_knockout_gpu_records,
+        tables=get_knockout_tables,
+        gpu_tables=get_knockout_gpu_tables,
     output:
         report(
             f"{KNOCKOUT_DIR}/knockout.csv",
@@ -101,6 +104,8 @@ rule knockout_figures:
     input:
         records=get_knockout_records,
         gpu=get_knockout_gpu_records,
+        tables=get_knockout_tables,
+        gpu_tables=get_knockout_gpu_tables,
     output:
         [
             report(
@@ -135,6 +140,8 @@ rule knockout_pages:
     input:
         records=get_knockout_records,
         gpu=get_knockout_gpu_records,
+        tables=get_knockout_tables,
+        gpu_tables=get_knockout_gpu_tables,
         sources=lambda wildcards: [path.replace("knockout.json", "sources.json.gz") for path in get_knockout_records()],
     output:
         index=report(

@@ -210,6 +210,12 @@ def get_knockout_records(wildcards=None) -> list:
     return [path for batch in GRID.knockout_batches for path in batch_knockout_paths(batch, "knockout.json")]
 
 
+def get_knockout_tables(wildcards=None) -> list:
+    """The knockout.csv beside each knockout.json: the readers read both, so both are their inputs (deleting a
+    table, as a reader's refusal advises, reruns its batch)."""
+    return [path for batch in GRID.knockout_batches for path in batch_knockout_paths(batch, "knockout.csv")]
+
+
 def knockout_figure_paths() -> list:
     """(job, figure) of every knockout configuration."""
     return [
@@ -218,5 +224,10 @@ def knockout_figure_paths() -> list:
 
 
 def get_knockout_outputs() -> list:
+    """The knockout's outputs that the run wants, each configuration's own files among them: Snakemake remakes a
+    missing file only when something wants it, so a deleted table (as a reader's refusal advises) reruns its batch
+    and then its readers."""
     figures = [path for _, path in knockout_figure_paths()]
-    return [f"{KNOCKOUT_DIR}/knockout.csv", *figures, f"{KNOCKOUT_DIR}/index.html", f"{KNOCKOUT_DIR}/pages"]
+    own = [*get_knockout_records(), *get_knockout_tables()]
+    own += [path for batch in GRID.knockout_batches for path in batch_knockout_paths(batch, "sources.json.gz")]
+    return [f"{KNOCKOUT_DIR}/knockout.csv", *figures, f"{KNOCKOUT_DIR}/index.html", f"{KNOCKOUT_DIR}/pages", *own]
