@@ -713,3 +713,28 @@ def test_a_mapping_on_the_command_line_reaches_the_schema_for_every_key():
     assert cfg["release_heatmap"]["mode"] == "instrument"
     given = {"knockout": {"timeout_s": "30"}}  # a number's text inside a mapping still becomes the number
     assert job_grid.coerce_booleans(copy.deepcopy(given), given)["knockout"]["timeout_s"] == 30.0
+
+
+def test_a_number_inside_a_command_line_mapping_is_a_number_wherever_it_sits():
+    """Snakemake reads a --config value's scalars as strings: `kernels=[{..., params: [{N: 1152}]}]` traced N="1152"
+    (a failed row), `defaults={stages: 2}` was refused as "'2' is not of type 'integer'". The values as YAML
+    means them, read here as Snakemake's own parser hands them over; text the schema takes as text stays text."""
+    from snakemake.cli import parse_config
+
+    given = parse_config(
+        [
+            "kernels=[{name: k, shipped: flash_attention, params: [{seq_q: 128, dtype: float16, is_causal: true}],"
+            " folders: ['128']}]",
+            "defaults={stages: 2, block: [64, 64, 32], pass_configs: [{tl.config_index_bitwidth: 32}]}",
+            "shapes=[{M: 64, N: 64, K: 64, name: '256'}]",
+        ]
+    )
+    assert given["kernels"][0]["params"][0]["seq_q"] == "128"  # what Snakemake hands over
+    cfg = job_grid.coerce_booleans(copy.deepcopy(given), given)
+    assert cfg["kernels"][0]["params"] == [{"seq_q": 128, "dtype": "float16", "is_causal": True}]
+    assert cfg["kernels"][0]["folders"] == ["128"] and cfg["shapes"][0]["name"] == "256"  # names stay text
+    assert cfg["defaults"]["stages"] == 2 and cfg["defaults"]["block"] == [64, 64, 32]
+    assert cfg["defaults"]["pass_configs"] == [{"tl.config_index_bitwidth": 32}]
+    grid = job_grid.build_grid(job_grid.validate_config({**SMALL, **cfg}), installed="0.1.15")
+    (kernel,) = [spec for (_, _, shape), spec in grid.lowerings.items() if spec.kernel == "k"]
+    assert kernel.params == {"seq_q": 128, "dtype": "float16", "is_causal": True}

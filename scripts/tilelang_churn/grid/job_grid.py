@@ -237,40 +237,75 @@ def validate_config(cfg: dict, schema: str | Path = SCHEMA) -> dict:
 
 
 def coerce_booleans(cfg: dict, overrides: Mapping | None = None, schema: str | Path = SCHEMA) -> dict:
-    """'true' / 'false' (any case) -> True / False at every boolean key of the schema, in place: `--config
-    job_figures=false` arrives as a string (Snakemake reads only True and False as booleans); inside a mapping
-    given on the command line, a number's text -> the number (`knockout='{timeout_s: 30}'`). overrides: only
-    the keys it holds (the --config values), so a string in a config file is still the schema's to refuse."""
+    """The command line's values as YAML means them, in place. Snakemake reads a --config value's scalars as
+    strings (YAML's base loader) but for a top-level number: 'true' / 'false' (any case) -> True / False where
+    the schema takes a boolean, a number's text -> the number where it takes a number (`defaults='{stages: 2}'`,
+    `knockout='{timeout_s: 30}'`), and in a free-form mapping or list (a kernel's `params`) any scalar as YAML
+    reads it (`params: [{N: 1152}]` -> 1152); where the schema takes only a string, the text stays. overrides:
+    only the keys it holds (the --config values), so a string in a config file is still the schema's to refuse."""
     import yaml
 
     with open(schema, encoding="utf-8") as handle:
-        properties = yaml.safe_load(handle).get("properties", {})
-    _coerce(cfg, properties, cfg if overrides is None else overrides)
+        loaded = yaml.safe_load(handle)
+    properties, definitions = loaded.get("properties", {}), loaded.get("$defs", {})
+    given = cfg if overrides is None else overrides
+    for name, spec in properties.items():
+        if isinstance(given, Mapping) and name in given and name in cfg:
+            cfg[name] = _coerce(cfg[name], spec, definitions)
     return cfg
 
 
-def _coerce(data: dict, properties: dict, given) -> None:
-    for name, spec in properties.items():
-        if not isinstance(given, Mapping) or name not in given or name not in data:
-            continue
-        value = data[name]
-        branches = [spec, *spec.get("oneOf", []), *spec.get("anyOf", [])]  # knockout: false, true or a mapping
-        kinds: set[str] = set()
-        for branch in branches:  # a branch's type: one name, or a list of them (type: [string, "null"])
-            kind = branch.get("type")
-            kinds.update(kind if isinstance(kind, list) else [kind])
-        if "boolean" in kinds and isinstance(value, str) and value.lower() in ("true", "false"):
-            data[name] = value.lower() == "true"
-        elif isinstance(value, str) and kinds & {"number", "integer"}:
-            # inside a --config mapping ('{timeout_s: 30}') Snakemake's YAML reads every scalar as a string
+def _coerce(value, spec: dict, definitions: dict):
+    """VALUE as its schema SPEC takes it (coerce_booleans); an empty spec is free-form."""
+
+    def resolved(branch: dict) -> dict:
+        ref = branch.get("$ref", "")
+        return definitions.get(ref.rsplit("/", 1)[-1], {}) if ref.startswith("#/$defs/") else branch
+
+    spec = resolved(spec)
+    branches = [spec, *(resolved(b) for b in [*spec.get("oneOf", []), *spec.get("anyOf", [])])]
+    kinds: set[str] = set()
+    for branch in branches:  # a branch's type: one name, or a list of them (type: [string, "null"])
+        kind = branch.get("type")
+        kinds.update(kind if isinstance(kind, list) else [kind] if kind else [])
+    free = not kinds and not any("properties" in branch or "items" in branch for branch in branches)
+    if isinstance(value, str):
+        if free:
+            return _yaml_scalar(value)
+        if "boolean" in kinds and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+        if kinds & {"number", "integer"}:
             try:
-                data[name] = int(value) if "integer" in kinds and value.strip().lstrip("+-").isdigit() else float(value)
+                return int(value) if value.strip().lstrip("+-").isdigit() else float(value)
             except ValueError:
-                pass  # the schema's to refuse, naming the value
-        elif isinstance(value, dict):
-            for branch in branches:
-                if "properties" in branch:
-                    _coerce(value, branch["properties"], given[name])
+                return value  # the schema's to refuse, naming the value
+        return value
+    if isinstance(value, dict):
+        properties = next((b["properties"] for b in branches if "properties" in b), {})
+        extra = next((b["additionalProperties"] for b in branches if isinstance(b.get("additionalProperties"), dict)),
+                     None)  # fmt: skip
+        taken_as_is = properties or any(b.get("additionalProperties") is False for b in branches)
+        return {
+            key: _coerce(item, properties[key] if key in properties else extra or {}, definitions)
+            if key in properties or extra is not None or not taken_as_is
+            else item
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        items = next((b["items"] for b in branches if "items" in b), {})
+        return [_coerce(item, items, definitions) for item in value]
+    return value
+
+
+def _yaml_scalar(text: str):
+    """A free-form scalar as YAML reads it: a number, a boolean; any other text as it is."""
+    import yaml
+
+    try:
+        read = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+    return read if isinstance(read, (bool, int, float)) else text
 
 
 def check_kernel_sources(cfg: dict) -> None:
