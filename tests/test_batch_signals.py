@@ -96,32 +96,63 @@ def wait_for(what, timeout: float = 300, step: float = 0.02):
     return None
 
 
-def test_a_job_killed_by_a_signal_is_named_with_signal_job_and_environment(tmp_path):
+def test_a_job_stopped_from_outside_is_named_with_signal_job_and_environment_and_not_recorded(tmp_path):
+    """SIGHUP to a job's child: a stop from outside, not the kernel's doing; nothing is recorded, so the batch fails
+    (exit 3) and a rerun traces the job again. (SIGHUP: it has no handler of the batch's that a child caught just
+    after its fork would still run, as SIGTERM's.)"""
     require_tilelang()
     # the default 1024^3 GEMM: each job lowers for about a second, long enough to be caught running
     jobs = [job(tmp_path, f"j{i}", "--mode", "instrument", "--target", "cuda-sm80") for i in range(3)]
     batch = start_batch(jobs, "--workers", "2")
     first = wait_for(lambda: forked_children(batch.pid))
     assert first, "the batch forked no child"
-    os.kill(first[0], signal.SIGBUS)
+    os.kill(first[0], signal.SIGHUP)
     stdout, stderr = batch.communicate(timeout=600)
     assert batch.returncode == 3, stdout + stderr
-    named = [line for line in stderr.splitlines() if "was killed by SIGBUS (signal 7)" in line]
+    named = [line for line in stderr.splitlines() if "was killed by SIGHUP (signal 1)" in line]
     assert len(named) == 1, stderr
     (killed,) = [j for j in jobs if f"(log: {j['log']})" in named[0]]
     number = jobs.index(killed) + 1
-    assert named[0].startswith(f"trace_batch.py: error: job {number} of 3 was killed by SIGBUS (signal 7) ")
+    assert named[0].startswith(f"trace_batch.py: error: job {number} of 3 was killed by SIGHUP (signal 1) ")
     assert f"in the environment {sys.prefix}, nothing recorded: gemm_lower_trace.py --mode instrument" in named[0]
-    assert f"trace_batch.py: error: job was killed by SIGBUS; see {killed['log']}" in stderr
+    assert f"trace_batch.py: error: job was killed by SIGHUP; see {killed['log']}" in stderr
     # the job's own log ends with what happened to it (the child could write nothing more itself)
     assert Path(killed["log"]).read_text().splitlines()[-1] == (
-        f"trace_batch.py: error: this job was killed by SIGBUS (signal 7) in the environment {sys.prefix}; "
+        f"trace_batch.py: error: this job was killed by SIGHUP (signal 1) in the environment {sys.prefix}; "
         "nothing was recorded"
     )
     assert not (Path(killed["args"][-1]) / "passes.csv").exists()
     for other in jobs:
         if other is not killed:  # the other jobs are not affected
             assert pt.read_rows(Path(other["args"][-1]) / "passes.csv"), other
+
+
+def test_a_job_whose_own_process_crashes_is_a_failed_row_naming_the_signal_and_the_run_goes_on(tmp_path):
+    """Round four: a segfault in a user's build() (or the out-of-memory killer's SIGKILL) failed the whole trace
+    rule, "nothing recorded". Now it is the job's failed setup row naming the signal ("out of memory?" for
+    SIGKILL), exit 1 (a recorded failure, data), and the batch's other jobs keep their results."""
+    require_tilelang()
+    kernels = {
+        "segfault": "import ctypes\n\n\ndef build(N=8):\n    ctypes.string_at(0)\n",
+        "oom": "import os\nimport signal\n\n\ndef build(N=8):\n    os.kill(os.getpid(), signal.SIGKILL)\n",
+    }
+    jobs = []
+    for name, source in kernels.items():
+        (tmp_path / f"{name}.py").write_text(source)
+        jobs.append(job(tmp_path, name, "--mode", "instrument", "--kernel-file", str(tmp_path / f"{name}.py")))
+    jobs.append(job(tmp_path, "gemm", "--mode", "instrument", "--shape", "64,64,64", "--block", "64,64,32"))
+    batch = start_batch(jobs, "--workers", "2")  # exit 1: a recorded failure (the rules tolerate it), not 3
+    stdout, stderr = batch.communicate(timeout=600)
+    assert batch.returncode == 1, stdout + stderr
+    said = {
+        "segfault": "killed by SIGSEGV (signal 11): a crash in the kernel's code or in TileLang",
+        "oom": "killed by SIGKILL (signal 9): out of memory? (the kernel's out-of-memory killer sends SIGKILL)",
+    }
+    for (name, words), recorded in zip(said.items(), jobs):
+        (row,) = pt.read_rows(Path(recorded["args"][-1]) / "passes.csv")
+        assert (row["pass"], row["status"]) == ("setup", pt.STATUS_FAILED) and words in row["error"], row
+        assert f"kernel '{name}'" in stderr and words in stderr
+    assert len(pt.read_rows(Path(jobs[2]["args"][-1]) / "passes.csv")) > 10  # the GEMM beside them is traced
 
 
 # what the trace rules' script: entry does with the params they pass

@@ -146,6 +146,20 @@ def run_child(job: dict, process: dict, served: dict | None = None) -> int:
         return trace_cli.EXIT_NOT_RECORDED
 
 
+# Signals by which a lowering's own process dies: a crash in the kernel's code or in TileLang (a segfault, an abort,
+# a bus error), or the kernel's out-of-memory killer (SIGKILL). The job's failed row names it, and the run goes on;
+# any other signal is a stop from outside (SIGTERM, SIGINT, SIGHUP): nothing recorded, the batch reruns it.
+CRASH_SIGNALS = frozenset({signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGFPE, signal.SIGILL, signal.SIGKILL})
+
+
+def crash_words(number: int) -> str:
+    """What a job's failed row says of a crash signal (CRASH_SIGNALS)."""
+    said = f"the lowering's process was killed by {signal_name(number)} (signal {number})"
+    if number == signal.SIGKILL:
+        return f"{said}: out of memory? (the kernel's out-of-memory killer sends SIGKILL)"
+    return f"{said}: a crash in the kernel's code or in TileLang"
+
+
 def report_signal(jobs: list, index: int, number: int, environment: str) -> None:
     """A child killed by a signal recorded nothing and its log may be empty: say which signal, job and
     environment on stderr (the batch log) and at the end of the job's log."""
@@ -251,7 +265,9 @@ def run_jobs(
                 if ended.timed_out:
                     what = f"timed out after {timeout:g} s (config job_timeout_s) and was killed"
                     statuses[index] = record_unfinished(jobs, index, what, process)
-                elif ended.status < 0:
+                elif -ended.status in CRASH_SIGNALS:  # the kernel's code or TileLang crashed it: data
+                    statuses[index] = record_unfinished(jobs, index, crash_words(-ended.status), process)
+                elif ended.status < 0:  # stopped from outside: nothing recorded, so a rerun traces it again
                     report_signal(jobs, index, -ended.status, environment)
                 elif ended.reported is None or statuses[index] is None:
                     what = (
