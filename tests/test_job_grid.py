@@ -738,3 +738,22 @@ def test_a_number_inside_a_command_line_mapping_is_a_number_wherever_it_sits():
     grid = job_grid.build_grid(job_grid.validate_config({**SMALL, **cfg}), installed="0.1.15")
     (kernel,) = [spec for (_, _, shape), spec in grid.lowerings.items() if spec.kernel == "k"]
     assert kernel.params == {"seq_q": 128, "dtype": "float16", "is_causal": True}
+
+
+@pytest.mark.parametrize(
+    "overrides, says",
+    [
+        ({"versions": "0.1.15"}, "config versions: '0.1.15' is none of what it takes: null; a list (as a list: "
+         "['0.1.15'])"),
+        ({"knockout": "yes"}, "config knockout: 'yes' is none of what it takes: true or false; a mapping of passes, "),
+        ({"knockout": {"passes": "Simplify"}}, "config knockout.passes: 'Simplify' is none of what it takes: 'changed' "
+         "or 'all'; a list (as a list: ['Simplify'])"),
+        ({"kernels": [{"name": "k", "shipped": "rmsnorm", "params": "auto"}]}, "config kernels[0].params: 'auto' is "
+         "none of what it takes: a list; 'autotune'; a mapping"),
+    ],
+)  # fmt: skip
+def test_a_value_of_the_wrong_kind_is_told_what_the_key_takes(overrides, says):
+    """Round four: `knockout: "yes"` said only "not of type 'boolean'" (it may also be a mapping), `passes: Simplify`
+    did not say a list is taken, `versions=0.1.15` said "not of type 'null'". A value no alternative takes is told
+    every alternative, and a single value where a list is taken is shown as that list."""
+    assert refused(**overrides).startswith(says)

@@ -107,7 +107,12 @@ def test_the_report_holds_the_knockout_figures_and_index(knockout_run):
 @pytest.mark.parametrize(
     "knockout, says",
     [
-        ({"passes": "changd"}, "config knockout.passes: 'changd' is not one of ['changed', 'all']"),
+        (
+            {"passes": "changd"},
+            "config knockout.passes: 'changd' is none of what it takes: 'changed' or 'all'; a list (as a list: "
+            "['changd'])",
+        ),
+        ("yes", "config knockout: 'yes' is none of what it takes: true or false; a mapping of passes, occurrence, "),
         ({"passes": ["LowerTileOp", "a b"]}, "config knockout.passes[1]: 'a b' is not a pass name"),
         ({"occurrence": "second"}, "config knockout.occurrence: 'second' is not one of ['all', 'first', 'each']"),
         ({"timeout_s": 0}, "config knockout.timeout_s: 0 is less than or equal to the minimum of 0"),

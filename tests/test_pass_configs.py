@@ -122,7 +122,7 @@ def test_a_bad_set_stops_the_workflow_naming_its_key():
         "config defaults.pass_configs[0]: 'disable' does not match"
     )
     assert refused(kernels=[{"name": "r", "shipped": "rmsnorm", "params": [{}], "pass_configs": [{"tl.x": {}}]}]) == (
-        "config kernels[0].pass_configs[0].tl.x: {} is not valid under any of the given schemas"
+        "config kernels[0].pass_configs[0].tl.x: {} is none of what it takes: true or false; a number; a string; a list"
     )
     assert refused(shapes=[{"M": 8, "N": 8, "K": 8, "pass_configs": [NO_WS, NO_WS]}]) == (
         "config shapes[0].pass_configs[1]: {'tl.disable_warp_specialized': True} is also "

@@ -331,9 +331,24 @@ def check_finite_numbers(data, path=()) -> None:
 
 def schema_error_message(error, cfg: dict) -> str:
     """``config <key>: <message>`` for a jsonschema ValidationError, naming the key and, for a list item, the list."""
-    if error.context:  # oneOf: report the branch of the value's own type, e.g. block: [1, 0, 1]
-        import jsonschema
+    import jsonschema
 
+    while True:
+        while (  # the leaf of a oneOf whose every alternative refuses the value itself: the oneOf says it better
+            error.parent is not None
+            and error.parent.validator in ("oneOf", "anyOf")
+            and _refuses_its_kind(error.parent)
+        ):
+            error = error.parent
+        if not error.context:
+            break
+        if _refuses_its_kind(error):
+            # a value no alternative of the key takes at all (knockout: "yes", versions: 0.1.15): what it takes
+            key = _key(list(error.absolute_path)) or "(top level)"
+            return f"config {key}: {error.instance!r} is none of what it takes: " + _alternatives(
+                error.validator_value, error.instance
+            )
+        # oneOf: report the branch of the value's own type, e.g. block: [1, 0, 1]
         same_type = [sub for sub in error.context if sub.validator != "type" or len(sub.relative_path) > 0]
         error = jsonschema.exceptions.best_match(same_type or error.context)
     path = list(error.absolute_path)
@@ -343,6 +358,60 @@ def schema_error_message(error, cfg: dict) -> str:
         if not any(isinstance(item, (dict, list)) for item in items):
             message += f" ({_key(path[:-1])} = {items!r})"
     return message
+
+
+def _refuses_its_kind(error) -> bool:
+    """Whether every alternative of a oneOf/anyOf refuses the value for its kind (a type, an enum, a const), not for
+    a bound or a pattern that a value of the right kind missed."""
+    return bool(error.context) and all(
+        len(sub.relative_path) == 0
+        and (
+            sub.validator in ("type", "enum", "const")
+            or (sub.validator in ("oneOf", "anyOf") and _refuses_its_kind(sub))
+        )
+        for sub in error.context
+    )
+
+
+def _alternatives(branches: list, value) -> str:
+    """The alternatives of a oneOf/anyOf in words ('true or false; a mapping of passes, occurrence, timeout_s'), and
+    for a single value where a list is taken, the value as a list."""
+    import yaml
+
+    definitions = yaml.safe_load(SCHEMA.read_text(encoding="utf-8")).get("$defs", {})
+    words = []
+    takes_list = False
+    flat: list[dict] = []
+    pending = list(branches)
+    while pending:  # a $ref resolved, a nested oneOf/anyOf (kernel_param_sets) opened
+        branch = pending.pop(0)
+        if "$ref" in branch:
+            branch = definitions.get(branch["$ref"].rsplit("/", 1)[-1], {})
+        nested = [*branch.get("oneOf", []), *branch.get("anyOf", [])]
+        if nested and "type" not in branch:
+            pending[:0] = nested
+        else:
+            flat.append(branch)
+    for branch in flat:
+        kinds = branch.get("type")
+        kinds = kinds if isinstance(kinds, list) else [kinds] if kinds else []
+        takes_list = takes_list or "array" in kinds
+        if "const" in branch or "enum" in branch:  # its values say more than its type
+            words.append(" or ".join(repr(choice) for choice in branch.get("enum", [branch.get("const")])))
+            continue
+        for kind in kinds:
+            if kind == "object" and branch.get("properties"):
+                words.append(f"a mapping of {', '.join(branch['properties'])}")
+            else:
+                words.append(_KIND_WORDS.get(kind, kind))
+    said = "; ".join(dict.fromkeys(word for word in words if word))
+    if takes_list and not isinstance(value, (list, dict)):
+        said += f" (as a list: {[value]!r})"
+    return said
+
+
+_KIND_WORDS = {"boolean": "true or false", "null": "null", "array": "a list", "object": "a mapping",
+               "string": "a string", "number": "a number", "integer": "an integer"}  # fmt: skip
 
 
 def _key(path) -> str:
