@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import REPO, SNAKEMAKE, checkout_copy, require_tilelang
+from conftest import REPO, SNAKEMAKE, checkout_copy, make_workdir, require_tilelang, snakemake
 from tilelang_churn.core import passes_table as pt
 
 # one user kernel (a copy of the shipped RMSNorm) on one target in two modes: one trace batch of two jobs
@@ -113,3 +113,17 @@ def test_an_archive_holds_the_folders_and_files_given_and_unpacks_in_place(tmp_p
         with pytest.raises(ValueError, match="not a path inside the working directory"):
             trace_archive.pack("bad.tar", [outside])
     assert not (tmp_path / "bad.tar").exists()  # nothing half-written
+
+
+def test_cache_without_its_folder_stops_before_any_job_naming_the_variable(tmp_path):
+    """Round four: `--cache` with trace_cache and no SNAKEMAKE_OUTPUT_CACHE ended in Snakemake's traceback ("Cache
+    backend unavailable") when the first cached batch asked its cache; now the config check says what to set."""
+    workdir = make_workdir(tmp_path / "wf")
+    env = {key: value for key, value in os.environ.items() if key != "SNAKEMAKE_OUTPUT_CACHE"}
+    args = ("-n", "--configfile", "config/test_config.yaml", "--config", "trace_cache=true")
+    proc = snakemake(workdir, *args, "--cache", env=env)
+    said = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "Traceback" not in said and "Cache backend unavailable" not in said
+    assert "config trace_cache: true with --cache, but SNAKEMAKE_OUTPUT_CACHE is not set" in said
+    assert snakemake(workdir, *args, "--cache", env={**env, "SNAKEMAKE_OUTPUT_CACHE": str(tmp_path)}).returncode == 0
+    assert snakemake(workdir, *args, env=env).returncode == 0  # no --cache: nothing to ask

@@ -4,6 +4,7 @@ The logic lives in scripts/tilelang_churn/grid/job_grid.py (unit-tested on its o
 any job, with a message naming the config key and the bad value.
 """
 
+import os
 import re
 import sys
 from pathlib import Path
@@ -31,6 +32,8 @@ job_grid.coerce_booleans(config, workflow.config_settings.config or {})
 
 try:
     GRID = job_grid.build_grid(job_grid.validate_config(config))
+    # --cache with config trace_cache: the cache's folder must be known before a job asks it
+    job_grid.check_output_cache(config, workflow.workflow_settings.cache, os.environ.get("SNAKEMAKE_OUTPUT_CACHE"))
 except job_grid.ConfigError as error:  # say where the config came from: config files and any --config
     sources = [str(path) for path in workflow.configfiles]
     sources += ["--config"] if workflow.config_settings.config else []

@@ -434,6 +434,18 @@ def _lookup(data, path):
 # ------------------------------------------------------------------------------------------------ checks
 
 
+def check_output_cache(cfg: dict, cache_rules, cache_dir: str | None) -> None:
+    """`snakemake --cache` with config trace_cache needs SNAKEMAKE_OUTPUT_CACHE (Snakemake otherwise stops in a
+    traceback when the first cached batch asks its cache): say so before any job. cache_rules: Snakemake's --cache
+    setting (None: not given)."""
+    if cache_rules is not None and cfg.get("trace_cache") and not cache_dir:
+        raise ConfigError(
+            "config trace_cache: true with --cache, but SNAKEMAKE_OUTPUT_CACHE is not set: set it to the folder of "
+            "the cache the workflows share (e.g. export SNAKEMAKE_OUTPUT_CACHE=$HOME/.cache/tilelang-churn), or "
+            "run without --cache"
+        )
+
+
 def check_path_key(cfg: dict, key: str) -> None:
     check_path(cfg[key], key)
 
