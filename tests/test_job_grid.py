@@ -757,3 +757,18 @@ def test_a_value_of_the_wrong_kind_is_told_what_the_key_takes(overrides, says):
     did not say a list is taken, `versions=0.1.15` said "not of type 'null'". A value no alternative takes is told
     every alternative, and a single value where a list is taken is shown as that list."""
     assert refused(**overrides).startswith(says)
+
+
+@pytest.mark.parametrize(
+    "sets",
+    [
+        [{}, {"tir.disable_vectorize": True}, {"tirx.disable_vectorize": True}],
+        [{"tl.layout_visualization_formats": ["png", "svg"]}, {"tl.layout_visualization_formats": ["png", " svg"]}],
+    ],
+)
+def test_two_pass_config_sets_on_one_folder_are_refused_with_advice_that_can_be_followed(sets):
+    """Round four: two sets that differ only in a key's namespace, or in spaces of a list value, got one folder,
+    and the advice "give one of them a distinct name" could not be followed (both come from one shape)."""
+    said = refused(defaults={"pass_configs": sets})
+    assert said.startswith("config defaults.pass_configs[") and "keep one of them" in said
+    assert "distinct 'name'" not in said

@@ -554,6 +554,14 @@ def resolve_pass_configs(entry: dict, key: str, defaults: dict) -> list[tuple[di
         if spelled in seen:
             raise ConfigError(f"config {set_key}: {configs!r} is also {seen[spelled]}; the jobs would be identical")
         seen[spelled] = set_key
+        suffix = pass_configs.folder_suffix(configs)
+        same = next(((other, key_) for other, key_ in resolved if pass_configs.folder_suffix(other) == suffix), None)
+        if same is not None:
+            raise ConfigError(
+                f"config {set_key}: {configs!r} gets the folder of {same[1]} ({same[0]!r}): a folder names a key "
+                "without its namespace (tir., tirx., tl.) and without the characters a folder cannot hold, so the "
+                "two sets would share one; keep one of them"
+            )
         resolved.append((configs, set_key))
     return resolved
 
