@@ -566,6 +566,12 @@ def check_reading_views(compare_dir: Path, expected: dict, shots: Path) -> dict:
             page.goto("about:blank")
             page.goto(link)
             seen["permalink_selects"] = page.evaluate("document.querySelector('#seq tbody tr.sel').dataset.k")
+            # a malformed permalink (#pass=%: an escape that does not decode) opens the page as one without a pass
+            # named: a pass chosen, its panes drawn, no URIError (the errors list is asserted empty)
+            page.goto("about:blank")
+            page.goto(link.split("#")[0] + "#pass=%")
+            seen["malformed_selects"] = page.evaluate("document.querySelector('#seq tbody tr.sel')?.dataset.k ?? null")
+            seen["malformed_panes"] = page.evaluate("document.getElementById('edit-diff').textContent.trim().length")
             seen["errors"] = errors
     return seen
 
@@ -641,6 +647,7 @@ def assert_reading_views(seen: dict, expected: dict, sources: dict | None = None
     assert chosen["new"]["pass"] in finding and f"{old} → {new}" in finding and finding.count("```diff") == 2
     assert all(change[1:] in finding for change in changes["old"] + changes["new"])
     assert int(seen["permalink_selects"]) == seen["chosen"]
+    assert seen["malformed_selects"] is not None and seen["malformed_panes"] > 0
     for side, release in (("old", old), ("new", new)):
         url = seen[1000]["links"][side]
         assert url and url == seen[1400]["links"][side]

@@ -150,9 +150,11 @@ const differs=k=>D.rows[k].same===false||D.rows[k].op!=='kept';
 function passRef(k){const r=D.rows[k],name=(r.new||r.old).pass;let n=0;
  for(let x=0;x<=k;x++){const q=D.rows[x];if((q.new||q.old).pass===name)n++;}
  return encodeURIComponent(name)+(n>1?'.'+n:'');}
+// a permalink whose escapes do not decode (#pass=%) names no pass: the page opens as without one
+function decoded(text){try{return decodeURIComponent(text);}catch(e){return null;}}
 function fromHash(){const h=location.hash;let m=/pos=(\d+)/.exec(h);if(m)return +m[1];
- m=/pass=([^&]+)/.exec(h);if(!m)return null;const ref=decodeURIComponent(m[1]);
- for(let k=0;k<rows.length;k++)if(decodeURIComponent(passRef(k))===ref)return k;
+ m=/pass=([^&]+)/.exec(h);if(!m)return null;const ref=decoded(m[1]);if(ref===null)return null;
+ for(let k=0;k<rows.length;k++)if(decoded(passRef(k))===ref)return k;
  return null;}
 function applyHide(){
  rows.forEach((tr,k)=>{tr.hidden=opt.hide&&D.rows[k].same===true;});
