@@ -95,6 +95,14 @@ def test_a_reader_follows_the_index_to_a_page_and_a_diff_in_chromium(knockout_ru
         assert shown.startswith("--- baseline") and re.search(r"^[+-]", shown, re.M)
         page.screenshot(path=str(tmp_path / "knockout_page.png"))
     assert errors == []
+    # at 1000 px the index and a page fit the window: long pass lists and errors wrap, nothing scrolls sideways
+    with chromium_page({"width": 1000, "height": 900}) as (page, errors):
+        widths = []
+        for url in [(results / "index.html").as_uri(), *sorted(p.as_uri() for p in (results / "pages").glob("*.html"))]:
+            page.goto(url)
+            widths.append(page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]"))
+        assert all(scroll <= client for scroll, client in widths), widths
+    assert errors == []
 
 
 def test_the_report_holds_the_knockout_figures_and_index(knockout_run):

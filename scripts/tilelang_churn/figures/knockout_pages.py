@@ -32,9 +32,12 @@ INDEX = "index.html"
 PAGES_DIR = "pages"
 INDEX_JS = compare_pages.INDEX_JS.replace("#pairs", "#configurations")
 # the comparison pages' style, and cells that wrap: pass lists and errors are long
+# (anywhere, not break-word: only it lets a long pass name shrink a table's columns, so that at 1000 px nothing
+# scrolls sideways)
 EXTRA_CSS = (
-    "<style>td.wrap{white-space:normal;overflow-wrap:anywhere;min-width:24em;max-width:48em}"
-    "td.list{white-space:normal;overflow-wrap:break-word;min-width:9em;max-width:22em}"
+    "<style>td.wrap{white-space:normal;overflow-wrap:anywhere;min-width:14em;max-width:48em}"
+    "td.list{white-space:normal;overflow-wrap:anywhere;min-width:6em;max-width:22em}"
+    "#configurations th,#variants th{white-space:normal}"
     "div.switch{color:#1f4e8c}</style>"
 )
 STATUS_CLASS = {
