@@ -171,3 +171,27 @@ def test_deleting_a_table_a_reader_refuses_reruns_its_batch_as_the_advice_says(k
     assert [{k: v for k, v in row.items() if k not in timing} for row in again] == [
         {k: v for k, v in row.items() if k not in timing} for row in gathered
     ]
+
+
+def test_every_note_of_a_knockout_figure_stays_on_the_figure(knockout_run, monkeypatch):
+    """Round four: a lowering error's note ran off the figure's right edge. Each configuration's rows, drawn again
+    with the longest error TVM gives (hundreds of characters) on a failed variant: every text inside the canvas."""
+    from tilelang_churn.figures import knockout_figures
+
+    drawn = []
+    monkeypatch.setattr(knockout_figures.fs, "save", lambda fig, paths: drawn.append(fig))
+    results = knockout_run / "results" / "knockout"
+    for record in sorted((results / "runs").glob("*/*/*/knockout.json")):
+        rows = knockout_table.read_configuration(record)
+        longest = max((row["error"] or "" for row in rows), key=len) or "x"
+        # with the longest pass name of TileLang's pipelines beside it, as the label column is widest
+        rows = [dict(row, variant="PlanAndUpdateBufferAllocationLocation", status=statuses.STATUS_LOWER_FAILED,
+                     error=longest * 3) if row["variant"] == "Simplify" else row for row in rows]  # fmt: skip
+        knockout_figures.plot_configuration(rows, [])
+    assert drawn
+    for fig in drawn:
+        fig.canvas.draw()
+        right = fig.bbox.x1
+        for text in fig.findobj(lambda artist: hasattr(artist, "get_text") and artist.get_text()):
+            box = text.get_window_extent()
+            assert box.x1 <= right + 1, (text.get_text()[:60], box.x1, right)

@@ -45,6 +45,19 @@ def _mark(row: dict) -> tuple[str, str]:
     return "bar", f"+{row['source_added']} / -{row['source_deleted']} source lines"
 
 
+NOTE_FONTSIZE = 7.0
+NOTE_LINE_CHARS = 62  # a note's line: what the notes column holds at NOTE_FONTSIZE (the figure's right edge)
+
+
+def _note(text: str) -> str:
+    """A variant's note in at most two lines of NOTE_LINE_CHARS, cut with [...] past them: an error of TVM's runs
+    to hundreds of characters, and one line of it ran off the figure."""
+    lines = textwrap.wrap(" ".join(text.split()), NOTE_LINE_CHARS) or [""]
+    if len(lines) > 2:
+        lines = [lines[0], lines[1][: NOTE_LINE_CHARS - 6] + " [...]"]
+    return "\n".join(lines)
+
+
 def plot_configuration(rows: list[dict], paths) -> None:
     """The figure of one configuration's rows (its baseline and variants) into paths."""
     baseline = next((row for row in rows if row["variant"] == knockout_rows.BASELINE), rows[0])
@@ -100,7 +113,8 @@ def plot_configuration(rows: list[dict], paths) -> None:
             if on_gpu and row.get("gpu_status"):
                 text = f"{_gpu_text(row)}; {text}"
                 color = fs.FAILED_COLOR if row["gpu_status"] != statuses.STATUS_OK else color
-            notes.text(0.0, y, textwrap.shorten(text, 80), va="center", fontsize=7.5, color=color, clip_on=False)
+            notes.text(0.0, y, _note(text), va="center", fontsize=NOTE_FONTSIZE, color=color, clip_on=False,
+                       linespacing=1.0)  # fmt: skip
         ax.set_xscale("symlog", linthresh=1.0)
         ax.set_xlim(0, high)
         ax.set_xticks([0] + [10**k for k in range(decades + 1)])
