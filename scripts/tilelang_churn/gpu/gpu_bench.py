@@ -332,10 +332,11 @@ def kernel_io(spec) -> KernelIO:
     PrimFunc's own (``T.empty`` outputs of an eager kernel), else the file's OUT_IDX (default the last parameter).
     Reference: the config's ``reference`` (a function of the file called ``(*inputs)``, as TileLang's examples
     call ``ref_program``), else the file's reference hook. Works without a GPU: the CPU tests call it."""
-    module = kernels.load_module(spec.kernel_file)
+    module = kernels.load_module(spec.kernel_file)  # once: its hooks, its kernel and its reference
     hooks = kernels.gpu_hooks(module)
     params = {**kernels.read_signature(spec.kernel_file, spec.function).defaults(), **spec.params}
-    func, built = kernels.build(spec.kernel_file, spec.function, spec.params, with_object=True)
+    built = kernels.kernel_object(module, spec.kernel_file, spec.function)
+    func = kernels.primfunc_of(built, spec.kernel_file, spec.function, spec.params)
     impl = kernels.jit_impl(built)
     own_out = getattr(impl, "out_idx", None)
     attrs = getattr(func, "attrs", None)

@@ -10,6 +10,7 @@ the bad value, before any job runs.
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import math
 import re
@@ -243,10 +244,7 @@ def coerce_booleans(cfg: dict, overrides: Mapping | None = None, schema: str | P
     `knockout='{timeout_s: 30}'`), and in a free-form mapping or list (a kernel's `params`) any scalar as YAML
     reads it (`params: [{N: 1152}]` -> 1152); where the schema takes only a string, the text stays. overrides:
     only the keys it holds (the --config values), so a string in a config file is still the schema's to refuse."""
-    import yaml
-
-    with open(schema, encoding="utf-8") as handle:
-        loaded = yaml.safe_load(handle)
+    loaded = _schema(str(schema))
     properties, definitions = loaded.get("properties", {}), loaded.get("$defs", {})
     given = cfg if overrides is None else overrides
     for name, spec in properties.items():
@@ -255,15 +253,25 @@ def coerce_booleans(cfg: dict, overrides: Mapping | None = None, schema: str | P
     return cfg
 
 
+@functools.cache
+def _schema(path: str) -> dict:
+    """The config schema as a mapping, read once per process (the coercion and the error messages read it)."""
+    import yaml
+
+    with open(path, encoding="utf-8") as handle:
+        return yaml.safe_load(handle)
+
+
+def _resolved(branch: dict, definitions: dict) -> dict:
+    """A schema branch, its ``$ref`` to ``#/$defs/NAME`` followed."""
+    ref = branch.get("$ref", "")
+    return definitions.get(ref.rsplit("/", 1)[-1], {}) if ref.startswith("#/$defs/") else branch
+
+
 def _coerce(value, spec: dict, definitions: dict):
     """VALUE as its schema SPEC takes it (coerce_booleans); an empty spec is free-form."""
-
-    def resolved(branch: dict) -> dict:
-        ref = branch.get("$ref", "")
-        return definitions.get(ref.rsplit("/", 1)[-1], {}) if ref.startswith("#/$defs/") else branch
-
-    spec = resolved(spec)
-    branches = [spec, *(resolved(b) for b in [*spec.get("oneOf", []), *spec.get("anyOf", [])])]
+    spec = _resolved(spec, definitions)
+    branches = [spec, *(_resolved(b, definitions) for b in [*spec.get("oneOf", []), *spec.get("anyOf", [])])]
     kinds: set[str] = set()
     for branch in branches:  # a branch's type: one name, or a list of them (type: [string, "null"])
         kind = branch.get("type")
@@ -376,17 +384,13 @@ def _refuses_its_kind(error) -> bool:
 def _alternatives(branches: list, value) -> str:
     """The alternatives of a oneOf/anyOf in words ('true or false; a mapping of passes, occurrence, timeout_s'), and
     for a single value where a list is taken, the value as a list."""
-    import yaml
-
-    definitions = yaml.safe_load(SCHEMA.read_text(encoding="utf-8")).get("$defs", {})
+    definitions = _schema(str(SCHEMA)).get("$defs", {})
     words = []
     takes_list = False
     flat: list[dict] = []
     pending = list(branches)
     while pending:  # a $ref resolved, a nested oneOf/anyOf (kernel_param_sets) opened
-        branch = pending.pop(0)
-        if "$ref" in branch:
-            branch = definitions.get(branch["$ref"].rsplit("/", 1)[-1], {})
+        branch = _resolved(pending.pop(0), definitions)
         nested = [*branch.get("oneOf", []), *branch.get("anyOf", [])]
         if nested and "type" not in branch:
             pending[:0] = nested
@@ -544,6 +548,7 @@ def resolve_pass_configs(entry: dict, key: str, defaults: dict) -> list[tuple[di
     )
     resolved: list[tuple[dict, str]] = []
     seen: dict[str, str] = {}
+    folders: dict[str, tuple[dict, str]] = {}  # folder suffix -> the set that has it
     for j, configs in enumerate(sets):
         set_key = f"{where}[{j}]"
         try:
@@ -555,13 +560,14 @@ def resolve_pass_configs(entry: dict, key: str, defaults: dict) -> list[tuple[di
             raise ConfigError(f"config {set_key}: {configs!r} is also {seen[spelled]}; the jobs would be identical")
         seen[spelled] = set_key
         suffix = pass_configs.folder_suffix(configs)
-        same = next(((other, key_) for other, key_ in resolved if pass_configs.folder_suffix(other) == suffix), None)
-        if same is not None:
+        if suffix in folders:
+            other, other_key = folders[suffix]
             raise ConfigError(
-                f"config {set_key}: {configs!r} gets the folder of {same[1]} ({same[0]!r}): a folder names a key "
+                f"config {set_key}: {configs!r} gets the folder of {other_key} ({other!r}): a folder names a key "
                 "without its namespace (tir., tirx., tl.) and without the characters a folder cannot hold, so the "
                 "two sets would share one; keep one of them"
             )
+        folders[suffix] = (configs, set_key)
         resolved.append((configs, set_key))
     return resolved
 
@@ -621,7 +627,7 @@ def resolve_kernels(cfg: dict, shapes: dict) -> dict[str, KernelConfig]:
         key = f"kernels[{i}]"
         file, user_file = _kernel_file(entry, key)
         found = _entry_kernels(entry, key, file)
-        several = len(found) > 1 or not isinstance(entry["function"], str) or entry["function"] == "all"
+        several = not _one_function(entry)
         if several:
             _check_shared_defaults(entry, key, file, [function for _, function, _, _ in found])
         for name, function, param_sets, params_key in found:
@@ -740,10 +746,9 @@ def _entry_kernels(entry: dict, key: str, file: Path) -> list[tuple[str, str, li
         functions = [function] if isinstance(function, str) else list(function)
     if len(set(functions)) != len(functions):
         raise ConfigError(f"config {key}.function: {function!r} names a function twice")
-    single = isinstance(function, str) and function != "all"
     found = []
     for name in functions:
-        kernel = entry["name"] if single else f"{entry['name']}.{name}"
+        kernel = entry["name"] if _one_function(entry) else f"{entry['name']}.{name}"
         if isinstance(params, dict):
             unknown = sorted(set(params) - set(functions))
             if unknown:
@@ -755,6 +760,11 @@ def _entry_kernels(entry: dict, key: str, file: Path) -> list[tuple[str, str, li
             sets, params_key = params, f"{key}.params"
         found.append((kernel, name, sets, params_key))
     return found
+
+
+def _one_function(entry: dict) -> bool:
+    """Whether an entry names one function (its kernel keeps the entry's name), not a list or ``all``."""
+    return isinstance(entry["function"], str) and entry["function"] != "all"
 
 
 def _entry_defaults(entry: dict, key: str, function: str, signature, several: bool) -> dict:

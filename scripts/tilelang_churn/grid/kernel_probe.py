@@ -90,8 +90,7 @@ def _settings_of(file: Path, module, function: str, fixed: dict | None) -> dict:
     if built is None:
         return {"error": f"{file}: no function {function!r}"}
     impl = kernels.jit_impl(built)
-    own = {getattr(key, "value", str(key)): kernels._plain(value)
-           for key, value in (getattr(impl, "pass_configs", None) or {}).items()}  # fmt: skip
+    own = kernels.own_pass_configs(built, None)  # the decorator's: no PrimFunc is built here
     out_idx = getattr(impl, "out_idx", None)
     configs = getattr(built, "configs", None) if hasattr(built, "jit_impl") else None
     if callable(configs):

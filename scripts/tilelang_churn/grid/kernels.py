@@ -127,10 +127,7 @@ def read_signature(file: str | Path, function: str = DEFAULT_FUNCTION) -> Signat
 @functools.cache
 def _read_signature(file: str, function: str) -> Signature:
     path = Path(file)
-    try:
-        tree = ast.parse(read_source(path), filename=str(path))
-    except SyntaxError as exc:
-        raise KernelError(f"{path}, line {exc.lineno}: does not parse ({exc.msg})") from None
+    tree = parse(path)
     try:
         found = kernel_source.read_kernel(tree, function, pass_config_members())
     except kernel_source.SourceError as error:
@@ -146,12 +143,16 @@ def _read_signature(file: str, function: str) -> Signature:
 def kernel_functions(file: str | Path) -> list[str]:
     """The kernels a file defines with TileLang's decorators (@tilelang.jit, @autotune, @T.prim_func), in file
     order: what ``function: all`` names."""
-    path = Path(file)
+    return kernel_source.kernel_functions(parse(Path(file)))
+
+
+def parse(path: Path) -> ast.Module:
+    """The file's syntax tree, read as Python reads it (read_source); a KernelError naming the line where it does
+    not parse."""
     try:
-        tree = ast.parse(read_source(path), filename=str(path))
+        return ast.parse(read_source(path), filename=str(path))
     except SyntaxError as exc:
         raise KernelError(f"{path}, line {exc.lineno}: does not parse ({exc.msg})") from None
-    return kernel_source.kernel_functions(tree)
 
 
 @functools.cache
@@ -235,8 +236,8 @@ def _local_modules(file: str) -> tuple[str, ...]:
     while queue:
         path, package = queue.pop()
         try:
-            tree = ast.parse(read_source(path), filename=str(path))
-        except (SyntaxError, KernelError):
+            tree = parse(path)
+        except KernelError:
             continue
         for name in kernel_source.imported_modules(tree, package):
             for module, module_package in _module_files(root, name):
@@ -321,11 +322,14 @@ def folder_id(kernel: str, params: dict, defaults: dict) -> str:
 def load_function(file: str | Path, function: str = DEFAULT_FUNCTION):
     """Import the kernel file (as a module of its own name) and return its kernel object: a builder function, a
     @tilelang.jit or @autotune object, or a PrimFunc."""
-    path = Path(file).resolve()
-    module = load_module(path)
+    return kernel_object(load_module(file), file, function)
+
+
+def kernel_object(module, file: str | Path, function: str):
+    """FUNCTION of an imported kernel module (load_module): a KernelError naming the file when it has none."""
     built = getattr(module, function, None)
     if built is None or not (callable(built) or isinstance(built, primfunc_types())):
-        raise KernelError(f"{path}: no function {function!r}")
+        raise KernelError(f"{Path(file).resolve()}: no function {function!r}")
     return built
 
 
@@ -461,7 +465,8 @@ def call_values(params: dict, jit: bool) -> dict:
 
 def own_pass_configs(built, func) -> dict:
     """The pass configs a kernel brings itself, as TileLang's compile merges them: the PrimFunc's
-    ``tilelang_pass_configs`` (T.annotate_pass_configs), then the @tilelang.jit decorator's; string keys."""
+    ``tilelang_pass_configs`` (T.annotate_pass_configs; func None: none built), then the @tilelang.jit decorator's;
+    string keys."""
     merged = {}
     attrs = getattr(func, "attrs", None)
     if attrs is not None and "tilelang_pass_configs" in attrs:
@@ -484,13 +489,20 @@ def _plain(value):
 
 
 def build(file: str | Path, function: str, params: dict, with_object: bool = False, target=None):
-    """The kernel's PrimFunc as TileLang itself gets it: a builder's ``FUNCTION(**params)``, a @tilelang.jit
-    object's ``get_tir(**params)`` (an @autotune object's ``jit_impl.get_tir``), a module-level PrimFunc itself.
-    A KernelError unless that is a PrimFunc (TVM's own type). with_object: (PrimFunc, the kernel object).
+    """The kernel's PrimFunc as TileLang itself gets it (primfunc_of), its file imported here. with_object:
+    (PrimFunc, the kernel object)."""
+    built = load_function(file, function)
+    func = primfunc_of(built, file, function, params, target)
+    return (func, built) if with_object else func
+
+
+def primfunc_of(built, file: str | Path, function: str, params: dict, target=None):
+    """The PrimFunc of a kernel object (kernel_object) as TileLang itself gets it: a builder's
+    ``FUNCTION(**params)``, a @tilelang.jit object's ``get_tir(**params)`` (an @autotune object's
+    ``jit_impl.get_tir``), a module-level PrimFunc itself. A KernelError unless that is a PrimFunc (TVM's own type).
     target (a TVM Target): the job's, current while a jit kernel without a target of its own is built, as
     ``compile(target=...)`` would make it (a kernel may ask the target while it is built)."""
     path = Path(file)
-    built = load_function(file, function)
     impl = jit_impl(built)
     real = primfunc_types()
     doing = f"building {function}()"
@@ -531,7 +543,7 @@ def build(file: str | Path, function: str, params: dict, with_object: bool = Fal
         where = "" if kind.__module__ == "builtins" else f" ({kind.__module__}.{kind.__qualname__})"
         wanted = f"{real[0].__module__}.{real[0].__qualname__}" if real else "PrimFunc"
         raise KernelError(f"{function}() in {file} returned {kind.__name__}{where}, not a T.prim_func ({wanted})")
-    return (func, built) if with_object else func
+    return func
 
 
 def print_signature(file: str | Path, function: str = DEFAULT_FUNCTION) -> int:
