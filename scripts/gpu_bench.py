@@ -34,6 +34,13 @@ def build_parser() -> argparse.ArgumentParser:
     repeats, launches = gpu_bench.REPEATS, gpu_bench.LAUNCHES
     parser.add_argument("--repeats", type=int, default=repeats, help=f"timed repeats (default {repeats})")
     parser.add_argument("--launches", type=int, default=launches, help=f"launches per repeat (default {launches})")
+    seconds = gpu_bench.GPU_SECONDS
+    parser.add_argument(
+        "--gpu-seconds",
+        type=float,
+        default=seconds,
+        help=f"end the job (a timeout row) once it has held the GPU this long (default {seconds:g})",
+    )
     return parser
 
 
@@ -43,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     ours, rest = parser.parse_known_args(argv)
     gpu_bench.use_site(ours.site)  # before anything imports tilelang
     if not ours.probe:
-        return gpu_bench.bench_job(rest, ours.out, ours.log, ours.repeats, ours.launches, argv)
+        return gpu_bench.bench_job(rest, ours.out, ours.log, ours.repeats, ours.launches, argv, ours.gpu_seconds)
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     return gpu_bench.describe_device(ours.out, ours.log)

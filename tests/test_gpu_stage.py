@@ -235,3 +235,51 @@ def test_a_sites_requirements_are_those_that_apply_here_and_are_not_met(tmp_path
     installed = importlib.metadata.distribution("tilelang").read_text("METADATA")
     assert "Requires-Dist:" in installed
     assert gpu_site.site_requirements(installed, set(gpu_site.SKIPPED)) == []
+
+
+FAKE_DEVICE = {"gpu_name": "no GPU: a test's description", "gpu_arch": "sm_90", "driver_version": "0"}
+
+
+@pytest.mark.parametrize(
+    "ending, status, said",
+    [
+        ("hang", "timeout", "held the GPU past 1 s (config gpu_timeout_s)"),
+        ("segfault", "crashed", "killed by SIGSEGV (signal 11)"),
+        ("exit", "crashed", "ended (exit status 0) without its row"),
+    ],
+)
+def test_a_gpu_job_that_never_ends_or_dies_is_a_row_and_the_stage_goes_on(tmp_path, monkeypatch, ending, status, said):
+    """On the H200 a kernel of TileLang's own examples never finished and held the GPU's lock: every GPU job behind it
+    waited until the command's limit. The job's work runs in a child; its end by the GPU time limit or by a signal
+    is the job's row. Here run_job (in the child only) arms the limit as run_job does once it holds the GPU, then
+    never finishes, segfaults or exits without its row."""
+    import faulthandler
+    import signal
+    import time
+
+    from tilelang_churn.core import statuses
+
+    def run_job(spec, device, repeats, launches, cache_dir=None, gpu_seconds=None):
+        if ending == "hang":
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)
+            signal.alarm(int(gpu_seconds))
+            time.sleep(30)
+        if ending == "segfault":
+            faulthandler.disable()  # pytest's dump of the child's stack is no part of the test
+            os.kill(os.getpid(), signal.SIGSEGV)
+        os._exit(0)
+
+    monkeypatch.setattr(gpu_bench, "_visible_device", lambda log: FAKE_DEVICE)
+    monkeypatch.setattr(gpu_bench, "run_job", run_job)
+    out = tmp_path / "speed.json"
+    started = time.perf_counter()
+    args = ["--shape", "256,256,256", "--target", "cuda-sm90"]
+    assert gpu_bench.bench_job(args, out, None, 1, 1, ["test"], gpu_seconds=1) == 0
+    assert time.perf_counter() - started < 20
+    record = json.loads(out.read_text())
+    row = record["row"]
+    assert row["status"] == status and said in row["error"], row
+    assert (row["M"], row["target_name"], row["gpu_name"]) == (256, "cuda-sm90", FAKE_DEVICE["gpu_name"])
+    assert record["device"] == FAKE_DEVICE
+    assert not list(tmp_path.glob("*.child"))
+    assert status in statuses.SPEED_STATUSES

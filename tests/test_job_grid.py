@@ -678,12 +678,14 @@ def test_a_duration_longer_than_the_timers_can_wait_is_refused_naming_key_and_va
         ({"job_timeout_s": 1e300}, "job_timeout_s"),
         ({"job_timeout_s": jobs.LONGEST_TIMEOUT_S + 1}, "job_timeout_s"),
         ({"knockout": {"timeout_s": 1.0e300}}, "knockout.timeout_s"),
+        ({"gpu_timeout_s": 1.0e300}, "gpu_timeout_s"),
     ]:
         with pytest.raises(ConfigError, match=rf"config {key}: .* is greater than the maximum of 604800"):
             job_grid.validate_config(copy.deepcopy({**SMALL, **overrides}))
     job_grid.validate_config(copy.deepcopy({**SMALL, "job_timeout_s": jobs.LONGEST_TIMEOUT_S}))
     schema = yaml.safe_load(job_grid.SCHEMA.read_text())["properties"]
     assert schema["job_timeout_s"]["maximum"] == jobs.LONGEST_TIMEOUT_S
+    assert schema["gpu_timeout_s"]["maximum"] == jobs.LONGEST_TIMEOUT_S
     knockout = next(branch for branch in schema["knockout"]["oneOf"] if "properties" in branch)
     assert knockout["properties"]["timeout_s"]["maximum"] == jobs.LONGEST_TIMEOUT_S
     for text in ("1e300", str(jobs.LONGEST_TIMEOUT_S + 1)):  # the batch script's own option, the same limit

@@ -37,3 +37,6 @@ STATUS_TIMEOUT = "timeout"  # the lowering ran past knockout.timeout_s and was k
 STATUS_CRASHED = "crashed"  # the lowering's process died (a signal: abort, segfault) or ended without a result
 KNOCKOUT_STATUSES = (STATUS_LOWERED, STATUS_LOWER_FAILED, STATUS_TIMEOUT, STATUS_CRASHED)
 UNFINISHED_STATUSES = (STATUS_TIMEOUT, STATUS_CRASHED)  # lowerings (or GPU runs) that gave no result
+# kernel_speed.csv: a GPU job's own statuses, or timeout (it held the GPU past gpu_timeout_s) / crashed (its process
+# died by a signal or ended without its row)
+SPEED_STATUSES = GPU_STATUSES + UNFINISHED_STATUSES

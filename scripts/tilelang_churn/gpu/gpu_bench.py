@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 import fcntl
+import functools
 import hashlib
 import json
 import math
@@ -61,15 +62,18 @@ from tilelang_churn.core.statuses import GPU_STATUSES as STATUSES  # noqa: F401
 from tilelang_churn.core.statuses import (  # noqa: F401
     STATUS_BUILD_FAILED,
     STATUS_COMPILE_FAILED,
+    STATUS_CRASHED,
     STATUS_LAUNCH_FAILED,
     STATUS_OK,
+    STATUS_TIMEOUT,
     STATUS_WRONG,
 )
 from tilelang_churn.grid import kernels
 from tilelang_churn.releases import release_process
-from tilelang_churn.trace import trace_cli
+from tilelang_churn.trace import fork_pool, trace_cli
 
 REPEATS = 7
+GPU_SECONDS = 120.0  # one job holding the GPU: its launch, check and timing, the reference's included (gpu_timeout_s)
 LAUNCHES = 20
 WARMUP_MS = 100.0
 MEASURED_BY = "torch.cuda.Event"
@@ -531,25 +535,78 @@ def describe_device(out: str | Path, log: str | None = None) -> int:
 
 
 def bench_job(
-    kernel_args: list[str], out: str | Path, log: str | None, repeats: int, launches: int, argv: list[str]
+    kernel_args: list[str],
+    out: str | Path,
+    log: str | None,
+    repeats: int,
+    launches: int,
+    argv: list[str],
+    gpu_seconds: float = GPU_SECONDS,
 ) -> int:
     """One GPU job: the kernel and target of KERNEL_ARGS (the trace script's options and checks: exit 2 on a bad
     one) compiled, checked and timed on the visible GPU; OUT (speed.json) gets its row, the device and ARGV, and
-    its summary line is printed. EXIT_NO_DEVICE as ``describe_device``."""
+    its summary line is printed. EXIT_NO_DEVICE as ``describe_device``.
+
+    The work runs in a child forked before anything touches CUDA (TileLang's import initialises it): a kernel that
+    never finishes holds the GPU's lock, and every other job of the stage waits behind it (seen on the H200 with
+    TileLang's own examples), so the child is ended once it has held the GPU for GPU_SECONDS (a ``timeout`` row);
+    a child killed by a signal is a ``crashed`` row."""
     spec = trace_cli.parse_lowering(kernel_args)  # a lowering of no trace mode, with the trace script's checks
     expected = spec.release
-    device = _visible_device(log)
-    if device is None:
-        return EXIT_NO_DEVICE
     out = Path(out)
+    scratch = out.with_name(out.name + ".child")
+    scratch.unlink(missing_ok=True)
     started = time.perf_counter()
-    row = run_job(spec, device, repeats, launches, cache_dir=out.parent / "tilelang_cache")
+    child = functools.partial(_job_child, spec, log, repeats, launches, out.parent / "tilelang_cache", scratch,
+                              gpu_seconds)  # fmt: skip
+    with fork_pool.ForkPool(1) as pool:
+        pool.start("job", child)
+        _, ended = pool.wait()
+    if ended.reported == EXIT_NO_DEVICE:
+        return EXIT_NO_DEVICE
+    try:
+        record = json.loads(scratch.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        record = {}
+    scratch.unlink(missing_ok=True)
+    device = record.get("device") or {}
+    row = record.get("row") or unfinished_row(spec, device, ended, gpu_seconds, repeats, launches)
     if expected and row.get("tilelang_version") and releases.base_version(row["tilelang_version"]) != expected:
         row |= {"status": STATUS_BUILD_FAILED, "error": f"imported tilelang {row['tilelang_version']}, not {expected}"}
     row["job_seconds"] = round(time.perf_counter() - started, 3)
     files.write_json(out, {"row": row, "device": device, "argv": argv})
     print(summary_line(row))
     return 0
+
+
+def _job_child(spec, log, repeats: int, launches: int, cache_dir: Path, scratch: Path, gpu_seconds: float) -> int:
+    device = _visible_device(log)
+    if device is None:
+        return EXIT_NO_DEVICE
+    files.write_json(scratch, {"device": device})  # what the parent knows should the run never end
+    row = run_job(spec, device, repeats, launches, cache_dir=cache_dir, gpu_seconds=gpu_seconds)
+    files.write_json(scratch, {"device": device, "row": row})
+    return 0
+
+
+def unfinished_row(spec, device: dict, ended, gpu_seconds: float, repeats: int, launches: int) -> dict:
+    """The row of a job whose child gave none: ``timeout`` (SIGALRM: it held the GPU past gpu_seconds) or
+    ``crashed`` (another signal, or an exit without its row)."""
+    provenance = spec.provenance("")
+    row = {name: provenance[name] for name in ROW_JOB_COLUMNS if name in provenance}
+    row |= {name: device.get(name, "") for name in DEVICE_COLUMNS}
+    row |= {"measured_by": MEASURED_BY, "repeats": repeats, "launches": launches, "compiled": None}
+    if ended.signal == signal.SIGALRM:
+        return row | {
+            "status": STATUS_TIMEOUT,
+            "error": f"the launch, check and timing held the GPU past {gpu_seconds:g} s (config gpu_timeout_s) and "
+            "the process was ended: a kernel that never finishes?",
+        }
+    if ended.signal is not None:
+        said = f"the job's process was killed by {fork_pool.signal_name(ended.signal)} (signal {ended.signal})"
+    else:
+        said = f"the job's process ended (exit status {ended.status}) without its row"
+    return row | {"status": STATUS_CRASHED, "error": said}
 
 
 def summary_line(row: dict) -> str:

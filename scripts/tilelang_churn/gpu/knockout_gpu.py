@@ -41,7 +41,7 @@ PROG = "knockout_gpu.py"
 SCRIPT = Path(__file__).resolve().parents[2] / "knockout_gpu.py"
 RECORD = "knockout_gpu.json"
 TIMEOUT_S = 900.0  # one variant: its compile, its wait for the GPU's lock behind the others, its timing
-GPU_SECONDS = 120.0  # one variant holding the GPU: its launch, check and timing (config knockout.timeout_s)
+GPU_SECONDS = gpu_bench.GPU_SECONDS  # one variant holding the GPU: its launch, check and timing (knockout.timeout_s)
 
 
 def variants_of(record: Path) -> list[pass_knockout.Variant]:

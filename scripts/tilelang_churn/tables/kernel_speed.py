@@ -54,7 +54,10 @@ SPEED_SCHEMA: list[tuple[str, str]] = [
         "`tolerance`), `build_failed` (the kernel's function raised, another TileLang release was imported, or "
         "the release's TileLang loaded another install's libtvm: `error` names the library), "
         "`compile_failed` (tilelang.compile raised: lowering, codegen or nvcc), `launch_failed` (inputs, the "
-        "launch, the reference or the timing raised; `error` names the step).",
+        "launch, the reference or the timing raised; `error` names the step), `timeout` (the job held the GPU "
+        "past `gpu_timeout_s` for its launch, check and timing, a kernel that never finishes, and its process was "
+        "ended), `crashed` (the job's process died by a signal or ended without its row; `error` names the "
+        "signal).",
     ),
     ("compiled", "`True` when tilelang.compile returned a kernel (a lowering that works can fail to compile)."),
     (
