@@ -8,7 +8,8 @@
 # 2. the corpus v0.1.13.yaml with gpu=true, mode instrument (kernel_speed.csv, examples.results.tgz);
 # 3. TileLang's own do_bench beside the stage's timing of the same kernels (own_timing.jsonl);
 # 4. knockout_v0.1.13.yaml: three examples, passes changed, gpu (knockout.results.tgz).
-# Each part's limit in seconds: COPIES_S, EXAMPLES_S, OWN_TIMING_S, KNOCKOUT_S.
+# Each part's limit in seconds: COPIES_S, EXAMPLES_S, OWN_TIMING_S, KNOCKOUT_S. PARTS: which parts (default
+# "1 2 3 4"); SPEED: the kernel_speed.csv part 3 takes its kernels from (default part 2's).
 set -u
 out=${OUT:-/tmp/out}; mkdir -p "$out"
 repo=$(pwd)
@@ -32,25 +33,38 @@ snakemake_in() {  # WORKDIR SECONDS CONFIG [--config ...]: the examples unpacked
   stamp "snakemake in $work: exit $? in $(( $(date +%s) - start )) s; $(grep -c 'Finished jobid' "$work/snakemake.log") jobs"
 }
 
+parts=" ${PARTS:-1 2 3 4} "
+wants() { [[ $parts == *" $1 "* ]]; }
+
+if wants 1; then
 stamp "1. the 16-core question"
 { lscpu; echo; cat /sys/devices/system/cpu/cpu0/topology/thread_siblings_list; } > "$out/cpu.txt" 2>&1
 timeout -k 5 "${COPIES_S:-50}" python3 benchmarks/lowering_copies.py --copies 1 4 8 16 --repeats 3 \
   > "$out/copies.jsonl" 2>> "$log"
 stamp "lowering_copies exit $?"
+fi
 
+if wants 2; then
 stamp "2. the examples on the GPU"
 snakemake_in tmp/wex "${EXAMPLES_S:-240}" "$examples/v0.1.13.yaml" --config gpu=true gpu_timeout_s=45 'modes=[instrument]'
 cp tmp/wex/results/gpu/kernel_speed.csv "$out/" 2>> "$log"
 (cd tmp/wex && tar -czf "$out/examples.results.tgz" snakemake.log results/gpu results/churn_summary.csv logs/gpu)
+fi
 
+if wants 3; then
 stamp "3. TileLang's own timing"
-(cd tmp/wex && timeout -k 5 "${OWN_TIMING_S:-80}" python3 "$examples/own_timing.py" --speed results/gpu/kernel_speed.csv \
+speed=$(realpath "${SPEED:-tmp/wex/results/gpu/kernel_speed.csv}")
+mkdir -p tmp/wex && [ -d tmp/wex/tilelang-v0.1.13 ] || tar -xJf tmp/examples13.tar.xz -C tmp/wex
+(cd tmp/wex && timeout -k 5 "${OWN_TIMING_S:-80}" python3 "$examples/own_timing.py" --speed "$speed" \
   --configfile "$examples/v0.1.13.yaml" --jobs "$(nproc)" --budget-s 40 > "$out/own_timing.jsonl" 2>> "$log")
 stamp "own_timing exit $?"
+fi
 
+if wants 4; then
 stamp "4. the knockout on the GPU"
 snakemake_in tmp/wko "${KNOCKOUT_S:-200}" "$examples/knockout_v0.1.13.yaml" --config gpu_timeout_s=45 \
   'knockout={passes: changed, timeout_s: 45}'
 (cd tmp/wko && tar -czf "$out/knockout.results.tgz" snakemake.log results/knockout results/gpu logs/knockout logs/gpu)
+fi
 stamp "done"
 cat "$log"

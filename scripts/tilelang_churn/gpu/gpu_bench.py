@@ -83,6 +83,7 @@ CONFIG_KEY = "gpu"
 
 CHECK_REFERENCE = "reference"
 CHECK_LAUNCH_ONLY = "launch-only"
+CHECK_REFERENCE_FAILED = "reference-failed"  # the reference raised (error says why): the kernel is timed, unchecked
 
 # tolerance of max|out - ref| / max|ref| by element type, when the kernel file gives none: half precision
 # rounds at 1e-3 relative and sums of hundreds of terms lose more; float32 GEMMs run on the tensor cores' tf32
@@ -362,8 +363,22 @@ def kernel_io(spec) -> KernelIO:
         named = getattr(module, spec.reference, None)
         if not callable(named):
             raise kernels.KernelError(f"{spec.kernel_file}: no function {spec.reference!r} (config reference)")
-        reference_fn = lambda _params, inputs: named(*inputs)  # noqa: E731 - the examples' convention
+        reference_fn = functools.partial(_call_reference, named)
     return KernelIO(func, hooks, params, out_idx, compile_out_idx, compile_args, reference_fn)
+
+
+def _call_reference(reference, params: dict, inputs: list):
+    """A config ``reference`` called as TileLang's examples call theirs: the inputs in order, then every further
+    parameter of the function that the kernel has by the same name (``ref_program(Q, K, V, is_causal)``,
+    ``ref_program(x, weight, bias, eps)``) by keyword."""
+    import inspect
+
+    try:
+        names = list(inspect.signature(reference).parameters)
+    except (TypeError, ValueError):
+        return reference(*inputs)
+    extra = {name: params[name] for name in names[len(inputs) :] if name in params}
+    return reference(*inputs, **extra)
 
 
 def run_job(
@@ -447,21 +462,26 @@ def run_job(
             torch.cuda.synchronize()
             if out is None:  # seen with AnnotateEntryFunc knocked out: the compiled kernel hands back no tensor
                 raise RuntimeError(f"the kernel returned no output tensor (out_idx {out_idx})")
+            reference_ran = False
             if io.reference:
-                stage = "reference"
-                ref = _first(io.reference(inputs))
-                torch.cuda.synchronize()
+                try:
+                    ref = _first(io.reference(inputs))
+                    torch.cuda.synchronize()
+                    reference_ran = True
+                except Exception as exc:  # noqa: BLE001 - the reference's failure, not the kernel's: still timed
+                    row |= {"check": CHECK_REFERENCE_FAILED, "correct": None, "error": f"reference: {error_text(exc)}"}
+            if reference_ran:
                 max_abs, max_rel = relative_error(out, ref)
                 tolerance = hooks.tolerance(params) if hooks.tolerance else default_tolerance(params)
                 correct = math.isfinite(max_rel) and max_rel <= tolerance
                 row |= {"check": CHECK_REFERENCE, "max_abs_error": max_abs, "max_rel_error": max_rel}
                 row |= {"tolerance": tolerance, "correct": correct}
-            else:
+            elif not io.reference:
                 row |= {"check": CHECK_LAUNCH_ONLY, "correct": None}
             stage = "time"
             timed = summarize_times(time_launches(lambda: kernel(*inputs), repeats, launches))
             row |= _timing_columns("", timed, row["work_kind"], row["work"])
-            if io.reference and not knockout_run:  # the knockout compares with its baseline, not with torch
+            if reference_ran and not knockout_run:  # the knockout compares with its baseline, not with torch
                 stage = "time the reference"
                 reference_timed = summarize_times(time_launches(lambda: io.reference(inputs), repeats, launches))
                 row |= _timing_columns("torch_", reference_timed, row["work_kind"], row["work"])
@@ -596,6 +616,7 @@ def unfinished_row(spec, device: dict, ended, gpu_seconds: float, repeats: int, 
     row = {name: provenance[name] for name in ROW_JOB_COLUMNS if name in provenance}
     row |= {name: device.get(name, "") for name in DEVICE_COLUMNS}
     row |= {"measured_by": MEASURED_BY, "repeats": repeats, "launches": launches, "compiled": None}
+    row["tilelang_version"] = spec.release or ""  # never imported here: the release the job was given
     if ended.signal == signal.SIGALRM:
         return row | {
             "status": STATUS_TIMEOUT,

@@ -50,7 +50,7 @@ SPEED_SCHEMA: list[tuple[str, str]] = [
     ("measured_by", "What timed the launches: `torch.cuda.Event` (a pair around each repeat's launches)."),
     (
         "status",
-        "`ok` (compiled, launched and, with a reference, right), `wrong` (off the reference by more than "
+        "`ok` (compiled, launched and, with a reference that ran, right), `wrong` (off the reference by more than "
         "`tolerance`), `build_failed` (the kernel's function raised, another TileLang release was imported, or "
         "the release's TileLang loaded another install's libtvm: `error` names the library), "
         "`compile_failed` (tilelang.compile raised: lowering, codegen or nvcc), `launch_failed` (inputs, the "
@@ -66,7 +66,12 @@ SPEED_SCHEMA: list[tuple[str, str]] = [
         "TileLang picks it), or `cuda` when the release does not say.",
     ),
     ("compile_seconds", "Wall time of tilelang.compile, nvcc included, with an empty cache of the job's own."),
-    ("check", "`reference` (compared with the kernel file's reference hook) or `launch-only` (it has none)."),
+    (
+        "check",
+        "`reference` (compared with the kernel file's reference hook or the config's `reference`), `launch-only` "
+        "(it has none) or `reference-failed` (the reference raised, `error` says why: the kernel is timed, its "
+        "result unchecked).",
+    ),
     ("correct", "`True` when max_rel_error <= tolerance; empty for launch-only."),
     ("max_abs_error", "max abs(out - ref), in float64."),
     ("max_rel_error", "max_abs_error / max abs(ref): the checked error (NaN anywhere: NaN, never correct)."),
@@ -183,7 +188,7 @@ _NOT_FROM_SUMMARY = ("mode", "lowered")  # columns of the join made here, not co
 def _join_key(row: dict) -> tuple:
     """JOIN_KEY's values, the release without a local suffix (read_csv fills a column added since a table was
     written)."""
-    return (base_version(row["tilelang_version"]), *(row[column] for column in JOIN_KEY[1:]))
+    return (base_version(row["tilelang_version"] or ""), *(row[column] for column in JOIN_KEY[1:]))
 
 
 def join(speed_rows: list[dict], summary_rows: list[dict], mode: str) -> list[dict]:
