@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, make_workdir, require_tilelang, snakemake
-from tilelang_churn.core import passes_table
+from tilelang_churn.core import passes_table, statuses
 from tilelang_churn.figures import speed_figures
 from tilelang_churn.gpu import gpu_bench, gpu_site
 from tilelang_churn.grid import job_grid, kernels
@@ -257,8 +257,6 @@ def test_a_gpu_job_that_never_ends_or_dies_is_a_row_and_the_stage_goes_on(tmp_pa
     import signal
     import time
 
-    from tilelang_churn.core import statuses
-
     def run_job(spec, device, repeats, launches, cache_dir=None, gpu_seconds=None):
         if ending == "hang":
             signal.signal(signal.SIGALRM, signal.SIG_DFL)
@@ -298,3 +296,22 @@ def test_a_config_reference_gets_the_kernels_parameters_it_names_as_the_examples
     assert gpu_bench._call_reference(ref_program, params, ["Q", "K", "V"]) == "Q"
     assert seen == {"q": "Q", "k": "K", "v": "V", "is_causal": True, "eps": 0.5, "unknown": None}
     assert gpu_bench._call_reference(lambda *tensors: len(tensors), params, [1, 2]) == 2
+
+
+def test_readmes_table_of_tilelang_examples_is_what_the_recorded_h200_table_makes():
+    """README's table of TileLang's own examples on the H200 is speed_table.py's output for the recorded table, and
+    its counts by status are the table's."""
+    sys.path.insert(0, str(REPO / "benchmarks" / "tilelang_examples"))
+    import speed_table
+
+    recorded = DATA / "kernel_speed_h200_examples_0.1.13.csv"
+    rows = kernel_speed.read_csv(recorded)
+    with open(recorded, newline="") as handle:
+        made = speed_table.table(list(csv.DictReader(handle)))
+    readme = (REPO / "README.md").read_text()
+    assert made in readme
+    assert len(made.splitlines()) == len(rows) + 2
+    assert {row["status"] for row in rows} <= set(statuses.SPEED_STATUSES)
+    said = " ".join(readme[readme.index("### TileLang's own examples on an H200") :].split()[:200])
+    for status in ("ok", "wrong", "launch_failed", "compile_failed", "timeout"):
+        assert f"{sum(row['status'] == status for row in rows)} `{status}`" in said, status

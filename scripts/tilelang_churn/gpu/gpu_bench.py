@@ -370,7 +370,7 @@ def kernel_io(spec) -> KernelIO:
 def _call_reference(reference, params: dict, inputs: list):
     """A config ``reference`` called as TileLang's examples call theirs: the inputs in order, then every further
     parameter of the function that the kernel has by the same name (``ref_program(Q, K, V, is_causal)``,
-    ``ref_program(x, weight, bias, eps)``) by keyword."""
+    ``ref_program(x, weight, bias, eps)``) by keyword, with the value the kernel gets."""
     import inspect
 
     try:
@@ -378,7 +378,7 @@ def _call_reference(reference, params: dict, inputs: list):
     except (TypeError, ValueError):
         return reference(*inputs)
     extra = {name: params[name] for name in names[len(inputs) :] if name in params}
-    return reference(*inputs, **extra)
+    return reference(*inputs, **kernels.call_values(extra, jit=False))  # "T.float16" as the kernel gets it
 
 
 def run_job(
