@@ -19,7 +19,8 @@ CONFIG = {
     "targets": ["cuda-sm90", "hip"],
     "modes": ["instrument"],
     "job_figures": False,
-    "knockout": {"passes": ["Simplify", "LowerTileOp", "AnnotateEntryFunc", "NoSuchPass"]},
+    # InjectFenceProxy runs for cuda-sm90, not for hip: there its rows say the knockout did not take effect
+    "knockout": {"passes": ["Simplify", "LowerTileOp", "AnnotateEntryFunc", "InjectFenceProxy"]},
 }
 CONFIGURATIONS = [(target, shape) for target in CONFIG["targets"] for shape in ("256x256x256", "rmsnorm")]
 
@@ -51,7 +52,11 @@ def test_every_configuration_is_knocked_out_and_gathered(knockout_run):
         rows = {row["variant"]: row for row in summary["rows"]}
         assert list(rows)[0] == knockout_rows.BASELINE and set(rows) == {"baseline", *CONFIG["knockout"]["passes"]}
         assert rows["baseline"]["status"] == statuses.STATUS_LOWERED
-        assert rows["NoSuchPass"]["skipped_runs"] == 0 and "did not take effect" in rows["NoSuchPass"]["note"]
+        fence = rows["InjectFenceProxy"]
+        if fence["target_name"] == "hip":
+            assert fence["skipped_runs"] == 0 and "did not take effect" in fence["note"]
+        else:
+            assert fence["skipped_runs"] > 0 and fence["status"] in statuses.KNOCKOUT_STATUSES
         assert {row["tilelang_version"] for row in rows.values()} == {version}
         assert {row["mode"] for row in rows.values()} == {knockout_rows.MODE}
     for target, shape in CONFIGURATIONS:
@@ -195,3 +200,36 @@ def test_every_note_of_a_knockout_figure_stays_on_the_figure(knockout_run, monke
         for text in fig.findobj(lambda artist: hasattr(artist, "get_text") and artist.get_text()):
             box = text.get_window_extent()
             assert box.x1 <= right + 1, (text.get_text()[:60], box.x1, right)
+
+
+@pytest.mark.parametrize("misspelt, closest", [("Simplfy", "Simplify"), ("tl.LowerTileOps", "LowerTileOp")])
+def test_a_named_pass_that_runs_in_no_baseline_of_the_grid_is_refused_with_the_closest_names(
+    knockout_run, tmp_path, capsys, misspelt, closest
+):
+    """A misspelt knockout.passes name was a quiet "did not take effect" row in every configuration. Every record
+    says which passes its baseline ran; a name that ran in none of them stops the table, naming the closest. The
+    records are the fixture run's, with the config's list as a run naming the misspelt pass would record it."""
+    import json
+    import shutil
+
+    runs = knockout_run / "results" / "knockout" / "runs"
+    records = []
+    for record in sorted(runs.glob("*/*/*/knockout.json")):
+        copy = tmp_path / record.relative_to(runs)
+        copy.parent.mkdir(parents=True)
+        shutil.copy(record.with_suffix(".csv"), copy.with_suffix(".csv"))
+        data = json.loads(record.read_text())
+        assert "InjectFenceProxy" in data["baseline_passes"] or data["spec"]["target_name"] == "hip"
+        data["settings"]["passes"] = [*CONFIG["knockout"]["passes"], misspelt]
+        copy.write_text(json.dumps(data))
+        records.append(str(copy))
+    out = tmp_path / "knockout.csv"
+    assert knockout_table.write_table(records, out) == 1
+    said = capsys.readouterr().err
+    assert f"'{misspelt}' (did you mean {closest}" in said and "ran in no baseline" in said, said
+    assert not out.exists()
+    for record in records:  # the configured names that ran somewhere are no problem, hip's InjectFenceProxy too
+        data = json.loads(Path(record).read_text())
+        data["settings"]["passes"] = CONFIG["knockout"]["passes"]
+        Path(record).write_text(json.dumps(data))
+    assert knockout_table.write_table(records, out) == 0

@@ -314,13 +314,32 @@ def test_a_broken_environment_is_no_result(tmp_path):
 
 
 def test_the_gathered_table_has_every_configuration_and_its_header(gemm_knockout, tmp_path):
+    """NoSuchPass ran in no baseline of this one-configuration grid: the gathering refuses it by name; the same
+    records without it (as a config without the name records them) gather."""
+    import shutil
+
     out, _ = gemm_knockout
     table = tmp_path / "knockout.csv"
-    done = subprocess.run(
-        [sys.executable, str(SCRIPTS / "knockout_table.py"), "--out", str(table), str(out / "knockout.json")],
-        capture_output=True,
-        text=True,
-    )
+
+    def gather(folder: Path):
+        command = [
+            sys.executable,
+            str(SCRIPTS / "knockout_table.py"),
+            "--out",
+            str(table),
+            str(folder / "knockout.json"),
+        ]
+        return subprocess.run(command, capture_output=True, text=True)
+
+    refused = gather(out)
+    assert refused.returncode == 1 and "'NoSuchPass' ran in no baseline lowering" in refused.stderr, refused.stderr
+    assert not table.exists()
+    named = tmp_path / "named"
+    shutil.copytree(out, named)
+    record = json.loads((named / "knockout.json").read_text())
+    record["settings"]["passes"] = [name for name in NAMED if name != "NoSuchPass"]
+    (named / "knockout.json").write_text(json.dumps(record))
+    done = gather(named)
     assert done.returncode == 0, done.stderr
     with open(table, newline="") as handle:
         header = next(csv.reader(handle))

@@ -71,7 +71,7 @@ rule gpu_bench:
         args=lambda wc: [*GPU_JOBS[(wc.version, wc.target, wc.shape)], *gpu_site_args(wc.version)],
         gpu_seconds=config["gpu_timeout_s"],
     shell:
-        "python3 {params.script:q} {params.args:q} --gpu-seconds {params.gpu_seconds} --out {output:q} > {log:q} 2>&1"
+        "python3 {params.script:q} {params.args:q} --gpu-seconds {params.gpu_seconds:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule kernel_speed:

@@ -168,6 +168,10 @@ def record(config: Configuration, version: str, settings: dict, process: dict) -
             "spec": config.spec.record(),
             "settings": settings,
             "variants": [variant.as_dict() for variant in config.variants],
+            # every pass that ran in the baseline: a named pass that runs in no baseline of the grid is refused
+            "baseline_passes": sorted(
+                {run["pass"] for run in baseline.get("runs") or [] if run["status"] in statuses.PASS_RUN_STATUSES}
+            ),
             "statuses": counts,
             "sources": sources,
             "process": process,

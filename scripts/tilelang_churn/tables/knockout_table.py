@@ -14,6 +14,7 @@ whose knockout changes the generated source most, and the passes lowering cannot
 
 from __future__ import annotations
 
+import difflib
 import json
 import sys
 from pathlib import Path
@@ -159,13 +160,48 @@ def summarize(rows: list[dict], top: int = 3) -> list[dict]:
     return summaries
 
 
+def unknown_pass_names(records: list) -> str | None:
+    """config knockout.passes, when a list: the names that ran in no baseline lowering of the grid (a misspelt
+    ``Simplfy`` would otherwise be a quiet "did not take effect" row in every configuration), with the closest
+    names that ran; None when every name ran somewhere, or the records predate ``baseline_passes``."""
+    ran: set[str] = set()
+    named: list[str] = []
+    for path in records:
+        if Path(path).name == GPU_RECORD:
+            continue
+        record = json.loads(Path(path).read_text(encoding="utf-8"))
+        passes = record.get("settings", {}).get("passes")
+        if not isinstance(passes, list) or "baseline_passes" not in record:
+            return None
+        named += [name for name in passes if name not in named]
+        ran.update(record["baseline_passes"])
+    if not ran:  # no baseline lowered: its rows say why
+        return None
+    problems = []
+    for name in named:
+        short = name.rsplit(".", 1)[-1]  # tl.LowerTileOp is LowerTileOp, as passes.csv names it
+        if short not in ran:
+            close = difflib.get_close_matches(short, sorted(ran), n=3)
+            problems.append(f"{name!r}" + (f" (did you mean {', '.join(close)}?)" if close else ""))
+    if not problems:
+        return None
+    return (
+        f"config knockout.passes: {', '.join(problems)} ran in no baseline lowering of the grid's {len(records)} "
+        "record(s); correct the name and rerun (each configuration's knockout.csv is kept)"
+    )
+
+
 def write_table(records: list[str], out: str | Path) -> int:
     """The records gathered (``gather``) into the table ``out``, one line saying so; 1 with one line on stderr,
-    nothing written, when a record or its table is refused."""
+    nothing written, when a record or its table is refused, or a named pass ran in no baseline."""
     try:
         rows = gather(records)
     except knockout_rows.TableError as exc:
         print(f"{PROG}: error: {exc}; rerun its knockout batch (delete the file)", file=sys.stderr)
+        return 1
+    unknown = unknown_pass_names(records)
+    if unknown:
+        print(f"{PROG}: error: {unknown}", file=sys.stderr)
         return 1
     knockout_rows.write_rows(out, rows)
     print(f"{PROG}: {len(rows)} rows of {len(records)} configuration(s) -> {out}")
