@@ -6,6 +6,7 @@ copy of it when they change its files.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -176,3 +177,58 @@ def test_a_failed_pass_is_data_unless_pass_failures_are_made_fatal(tmp_path, fat
     if not fatal:
         rows = passes_table.read_rows(workdir / "results" / "churn.csv")
         assert rows[-1]["status"] == passes_table.STATUS_FAILED and rows[-1]["pass"] == "LayoutInference"
+
+
+def _processes_under(folder: Path) -> list[str]:
+    """The command lines of the processes that run in FOLDER (the run's working directory: Snakemake, its jobs,
+    their children)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            if Path(os.readlink(proc / "cwd")) != folder:
+                continue
+            line = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if line.strip():  # a zombie has none
+            found.append(f"{proc.name}: {line[:200]}")
+    return found
+
+
+@pytest.mark.parametrize("knockout", [False, True])
+def test_no_batch_outlives_a_snakemake_killed_by_sigkill(tmp_path, knockout):
+    """After `kill -9` of Snakemake, a knockout batch and its children kept running (issue 43). Each batch, and
+    the rule's wrapper that started it, stops once its parent is gone: within seconds nothing of the run is left.
+    The kernel's build never returns, so the batch is mid-job when Snakemake dies."""
+    require_tilelang()
+    workdir = make_workdir(tmp_path)
+    kernel = workdir / "hang.py"
+    kernel.write_text("import time\n\n\ndef build(N=8):\n    while True:\n        time.sleep(0.05)\n")
+    config = {
+        "shapes": [],
+        "kernels": [{"name": "hang", "file": str(kernel), "params": [{}]}],
+        "targets": ["cuda-sm90"],
+        "modes": ["instrument"],
+        "job_figures": False,
+        "knockout": knockout,
+    }
+    (workdir / "config" / "hang.yaml").write_text(json.dumps(config))
+    command = [str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "--directory", str(workdir), "--cores", "2"]
+    command += ["--configfile", "config/hang.yaml"]
+    if knockout:
+        command += ["--until", "knockout_table"]
+    run = subprocess.Popen(command, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    batch = "knockout_batch.py" if knockout else "trace_batch.py"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not any(batch in line for line in _processes_under(workdir)):
+        time.sleep(0.2)
+    assert any(batch in line for line in _processes_under(workdir)), "no batch started"
+    time.sleep(4)  # the batch has forked the job that hangs
+    run.send_signal(signal.SIGKILL)
+    run.wait()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and _processes_under(workdir):
+        time.sleep(0.5)
+    assert not _processes_under(workdir), _processes_under(workdir)

@@ -60,6 +60,24 @@ def die_with_parent() -> None:
             pass
 
 
+def stop_when_orphaned(poll_seconds: float = 1.0) -> None:
+    """SIGTERM to this process once its parent process is gone (it was reparented): a batch whose Snakemake was
+    SIGKILLed stops, its children with it, instead of running on unseen. A watcher thread polls ``getppid``
+    rather than PR_SET_PDEATHSIG, which fires when the thread that started this process exits (Snakemake starts
+    jobs from worker threads), not only when the process does."""
+    import threading
+    import time
+
+    parent = os.getppid()
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(poll_seconds)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="stop-when-orphaned", daemon=True).start()
+
+
 class stopped_in_one_line:
     def __init__(self, prog: str):
         self.prog = prog

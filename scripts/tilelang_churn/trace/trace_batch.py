@@ -37,7 +37,7 @@ from collections.abc import Callable
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
-from tilelang_churn.core import jobs, trace_modes  # noqa: E402
+from tilelang_churn.core import interrupt, jobs, trace_modes  # noqa: E402
 from tilelang_churn.releases import release_process  # noqa: E402
 from tilelang_churn.trace import fork_pool, trace_cli  # noqa: E402
 from tilelang_churn.trace.fork_pool import die_with_parent, load_prctl, signal_name  # noqa: E402
@@ -382,6 +382,7 @@ def run_jobs_file(jobs_path: str, run: Callable[[list], int], prog: str = PROG) 
     no JSON or ``run`` refuses them (ValueError)."""
     text = sys.stdin.read() if jobs_path == "-" else Path(jobs_path).read_text(encoding="utf-8")
     signal.signal(signal.SIGTERM, terminate)
+    interrupt.stop_when_orphaned()  # Snakemake SIGKILLed: the batch and its children stop (SIGTERM, above)
     try:
         return run(json.loads(text))
     except ValueError as exc:
@@ -430,6 +431,7 @@ def run_in_own_process(
     environment = release_env or sys.prefix
     console = sys.stderr
     prctl, parent = load_prctl(), os.getpid()
+    interrupt.stop_when_orphaned()  # Snakemake SIGKILLed: this wrapper ends, the batch with it (die_with_parent)
     with open(batch_log, "w", encoding="utf-8") as log, redirect_stdout(log), redirect_stderr(log):
         print(shlex.join(command), flush=True)
         batch = subprocess.Popen(
