@@ -138,6 +138,26 @@ def test_a_tl_key_the_installed_release_lacks_is_refused_with_the_closest_keys()
     assert "did you mean tl.disable_warp_specialized" in message
 
 
+@pytest.mark.parametrize(
+    "pass_config, says",
+    [
+        ({"foo.bar": True}, "'foo.bar' is not a pass config option of TileLang "),
+        ({"tir.disable_vectorize": True}, "did you mean tirx.disable_vectorize"),
+        ({"tl.disable_warp_specialized": "yes"}, 'takes true, false or an integer, not "yes" (TVM\'s type ir.IntImm'),
+        ({"tl.layout_visualization_formats": ["png"]}, 'takes a string, not ["png"] (TVM\'s type str'),
+        ({"tirx.Simplify": True}, "is TVM's config object tirx.transform.SimplifyConfig, which pass_configs cannot"),
+    ],
+)
+def test_a_key_or_value_tvm_refuses_is_refused_before_any_job_with_the_closest_options(pass_config, says):
+    """Round four: a wrong value type for a known key, and keys outside tl. (tir.disable_vectorize, foo.bar), passed
+    the config check; every job of the set then failed with TVM's list of all its options. The check asks TVM's own
+    registry of the installed TileLang (PassContext.list_configs: every key and its type)."""
+    require_tilelang()
+    message = refused(defaults={"pass_configs": [pass_config]})
+    assert message.startswith("config pass_configs (configuration '256x256x256+") and says in message, message
+    grid_of(defaults={"pass_configs": [{"tirx.disable_vectorize": True, "tl.disable_warp_specialized": 1}]})
+
+
 def test_a_table_written_before_the_column_reads_as_the_defaults(tmp_path):
     columns = [c for c in passes_table.COLUMNS if c not in passes_table.ADDED_COLUMNS]
     row = {c: "" for c in columns} | {"step": "0", "pass": "p", "status": "noop", "mode": "instrument"}

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from tilelang_churn.core import files, job_cost, jobs, pass_configs, trace_modes
 from tilelang_churn.core.job_spec import JobSpec
-from tilelang_churn.grid import kernel_probe, kernel_source, kernels
+from tilelang_churn.grid import kernel_probe, kernel_source, kernels, pass_config_options
 from tilelang_churn.releases import release_envs, tilelang_source
 from tilelang_churn.trace import trace_cli
 
@@ -595,6 +595,30 @@ def check_pass_configs(grid: Grid, installed: str | None, source=None) -> None:
                     f"{source.release or installed} installed beside the workflow (its PassConfigKey in "
                     f"{source.description}){hint}"
                 )
+    if any(configs for _, configs in specs):
+        check_pass_config_options(specs, source, installed)
+
+
+def check_pass_config_options(specs: list, source, installed: str) -> None:
+    """Every pass config key, in any namespace (``tir.``, ``tirx.``, ``foo.``), must be an option TVM registers in
+    the installed TileLang, and its value of the option's type: otherwise every job of the configuration would fail
+    with TVM's list of all options. Checked before any job, naming the key, the closest options and the value."""
+    init = Path(source.description) / "__init__.py"
+    stamp = init.stat().st_mtime_ns if init.is_file() else None
+    options = pass_config_options.registered(f"{source.description}|{source.release}|{stamp}")
+    if not options:
+        return
+    release = source.release or installed
+    for config_id, configs in specs:
+        for name, value in configs.items():
+            where = f"config pass_configs (configuration {config_id!r}): {name!r}"
+            if name not in options:
+                close = difflib.get_close_matches(name, sorted(options), n=3)
+                hint = f"; did you mean {', '.join(close)}?" if close else ""
+                raise ConfigError(f"{where} is not a pass config option of TileLang {release}'s TVM{hint}")
+            problem = pass_config_options.value_problem(options[name], value)
+            if problem:
+                raise ConfigError(f"{where} {problem} (TVM's type {options[name]} in TileLang {release})")
 
 
 def _check_kernel_types(entry: dict, key: str) -> None:
