@@ -573,4 +573,6 @@ def test_a_pass_config_set_that_fails_at_setup_is_drawn_as_failed_in_the_books_f
     finally:
         book_figures._finish = original
     (variants,) = [texts for texts in drawn if any("One change at a time" in text for text in texts)]
-    assert "\u00d7" in variants and any("config_index_bitwidth" in text for text in variants) and "setup" in variants, variants
+    assert "\u00d7" in variants and any("config_index_bitwidth" in text for text in variants) and "setup" in variants, (
+        variants
+    )

@@ -263,6 +263,8 @@ CRASHING_KERNEL = textwrap.dedent(
             os.abort()
         if seen and after_baseline == "sleep":
             time.sleep(60)
+        if after_baseline == "hang":  # the baseline itself
+            time.sleep(60)
 
         @T.prim_func
         def copy(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
@@ -301,6 +303,32 @@ def test_a_variant_that_aborts_or_hangs_is_its_row_and_the_batch_goes_on(tmp_pat
         knockout_table.gather([tmp_path / m / "knockout.json" for m in ("abort", "sleep")])
     )
     assert [len(s["unfinished"]) for s in summary] == [2, 2]
+
+
+def test_a_configuration_whose_baseline_timed_out_has_a_page_that_says_so(tmp_path):
+    """Round four: the page of a configuration whose baseline timed out had empty facts ("— source lines, IR churn
+    —") and a heading over no diffs. It says the baseline's status and error, and that no pass was knocked out."""
+    from tilelang_churn.figures import knockout_pages
+
+    require_tilelang()
+    kernel = tmp_path / "crashing.py"
+    kernel.write_text(CRASHING_KERNEL)
+    args = ["--mode", "instrument", "--kernel-file", str(kernel), "--params", json.dumps({"after_baseline": "hang"})]
+    job = {
+        "args": [*args, "--target", "cuda-sm90", "--out", str(tmp_path / "runs" / "hang")],
+        "log": str(tmp_path / "l"),
+    }
+    done = run_knockout(tmp_path, [job], "--passes", "changed", "--timeout", "3")
+    assert done.returncode == 0, done.stderr + done.stdout
+    (baseline,) = rows_by_variant(out).values()
+    assert baseline["status"] == statuses.STATUS_TIMEOUT
+    written = knockout_pages.write_pages(
+        [tmp_path / "runs" / "hang" / "knockout.json"], tmp_path / "runs", tmp_path / "out"
+    )
+    page = written[1].read_text()
+    assert f'<b>baseline</b> <span class="yes">timeout</span>: {baseline["error"]}' in page
+    assert "so no pass was knocked out" in page
+    assert "Generated source against the baseline" not in page and "source lines" not in page
 
 
 def test_a_broken_environment_is_no_result(tmp_path):

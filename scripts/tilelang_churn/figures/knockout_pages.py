@@ -108,11 +108,24 @@ def configuration_page(summary: dict, sources: dict[str, str | None], figure_hre
             f'{gpu_cells}<td class="wrap">{_esc(row["error"] or row["note"])}{gpu_error}{switch}</td></tr>'
         )
     figure = f' · <a href="{_esc(figure_href)}">figure</a>' if figure_href else ""
+    lowered = baseline["status"] == statuses.STATUS_LOWERED
+    if lowered:
+        baseline_fact = (
+            f"{_esc(baseline['status'])}, {_num(baseline['source_lines'])} source lines, IR churn "
+            f"{_num(baseline['churn_total'])}, {_num(baseline['pass_runs'])} pass runs"
+        )
+        sources_part = f"""<h2>Generated source against the baseline's</h2>
+{"".join(diffs) or '<p class="na">no variant generated other source</p>'}"""
+    else:  # nothing was knocked out: no counts to show, no source to compare with
+        baseline_fact = f'<span class="yes">{_esc(baseline["status"])}</span>: {_esc(baseline["error"] or "")}'
+        sources_part = (
+            f'<p class="na">The baseline lowering ended {_esc(baseline["status"])}, so no pass was knocked out: '
+            "the knockout plans its variants from the passes the baseline ran.</p>"
+        )
     body = f"""{EXTRA_CSS}<header><h1>{_esc(title)}: what each pass is worth</h1>
 <ul class="facts"><li><b>variants</b> {summary["variants"]}</li>
 {"".join(f"<li><b>{_esc(s)}</b> {n}</li>" for s, n in summary["counts"].items() if n)}
-<li><b>baseline</b> {_esc(baseline["status"])}, {_num(baseline["source_lines"])} source lines, IR churn
-{_num(baseline["churn_total"])}, {_num(baseline["pass_runs"])} pass runs</li></ul>
+<li class="wrap"><b>baseline</b> {baseline_fact}</li></ul>
 <div class="note">Each row but the baseline lowers the configuration with one pass knocked out (TVM skips it:
 runs skipped / runs in the baseline). Source: lines of generated kernel source that differ from the
 baseline's; IR churn: +added + -deleted over the lowering's IR passes (pass runs and seconds: knockout.csv).
@@ -124,8 +137,7 @@ step of the first skipped run). <a href="../{INDEX}">all configurations</a>{figu
 </thead><tbody>
 {"".join(trs)}
 </tbody></table>
-<h2>Generated source against the baseline's</h2>
-{"".join(diffs) or '<p class="na">no variant generated other source</p>'}</main>"""
+{sources_part}</main>"""
     return html_page(f"knockout: {title}", body)
 
 
