@@ -314,17 +314,13 @@ def test_a_configuration_whose_baseline_timed_out_has_a_page_that_says_so(tmp_pa
     kernel = tmp_path / "crashing.py"
     kernel.write_text(CRASHING_KERNEL)
     args = ["--mode", "instrument", "--kernel-file", str(kernel), "--params", json.dumps({"after_baseline": "hang"})]
-    job = {
-        "args": [*args, "--target", "cuda-sm90", "--out", str(tmp_path / "runs" / "hang")],
-        "log": str(tmp_path / "l"),
-    }
+    out = tmp_path / "runs" / "hang"
+    job = {"args": [*args, "--target", "cuda-sm90", "--out", str(out)], "log": str(tmp_path / "hang.log")}
     done = run_knockout(tmp_path, [job], "--passes", "changed", "--timeout", "3")
     assert done.returncode == 0, done.stderr + done.stdout
     (baseline,) = rows_by_variant(out).values()
     assert baseline["status"] == statuses.STATUS_TIMEOUT
-    written = knockout_pages.write_pages(
-        [tmp_path / "runs" / "hang" / "knockout.json"], tmp_path / "runs", tmp_path / "out"
-    )
+    written = knockout_pages.write_pages([out / "knockout.json"], tmp_path / "runs", tmp_path / "pages")
     page = written[1].read_text()
     assert f'<b>baseline</b> <span class="yes">timeout</span>: {baseline["error"]}' in page
     assert "so no pass was knocked out" in page
