@@ -327,6 +327,41 @@ def test_a_configuration_whose_baseline_timed_out_has_a_page_that_says_so(tmp_pa
     assert "Generated source against the baseline" not in page and "source lines" not in page
 
 
+def test_a_lowering_stopped_from_outside_fails_the_batch_so_that_a_rerun_retries_it(tmp_path):
+    """Round four: a knockout child killed from outside stayed `crashed` for that pass for good ("Nothing to be
+    done"). A lowering ended by SIGTERM (or SIGINT, SIGHUP, SIGQUIT: signals the batch never sends) is written as
+    its row, and the batch then fails naming it, so that Snakemake removes the tables and a rerun lowers again."""
+    import os
+    import signal
+    import time
+
+    from tilelang_churn.trace import trace_cli
+
+    require_tilelang()
+    kernel = tmp_path / "crashing.py"
+    kernel.write_text(CRASHING_KERNEL)
+    args = ["--mode", "instrument", "--kernel-file", str(kernel), "--params", json.dumps({"after_baseline": "sleep"})]
+    out = tmp_path / "sleep"
+    jobs_file = tmp_path / "jobs.json"
+    jobs_file.write_text(json.dumps([{"args": [*args, "--target", "cuda-sm90", "--out", str(out)], "log": "x.log"}]))
+    command = [sys.executable, str(KNOCKOUT), "--jobs", str(jobs_file), "--workers", "1", "--passes", "Simplify"]
+    command += ["--timeout", "30"]
+    batch = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    children = Path(f"/proc/{batch.pid}/task/{batch.pid}/children")
+    calls = kernel.with_suffix(".sleep.calls")
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (calls.exists() and calls.read_text() == "2"):
+        time.sleep(0.1)  # the baseline lowered; the variant's build is sleeping
+    (child,) = [int(pid) for pid in children.read_text().split()]
+    os.kill(child, signal.SIGTERM)
+    _, stderr = batch.communicate(timeout=120)
+    assert batch.returncode == trace_cli.EXIT_NOT_RECORDED
+    assert "1 lowering(s) were stopped from outside this batch (Simplify of " in stderr.decode()
+    assert "(SIGTERM)): their crashed rows are no finding" in stderr.decode()
+    rows = rows_by_variant(out)
+    assert rows["Simplify"]["status"] == statuses.STATUS_CRASHED and "SIGTERM" in rows["Simplify"]["error"]
+
+
 def test_a_broken_environment_is_no_result(tmp_path):
     require_tilelang()
     out = tmp_path / "gemm"

@@ -24,6 +24,7 @@ import argparse
 import functools
 import hashlib
 import os
+import signal
 import sys
 import time
 from collections import deque
@@ -255,7 +256,31 @@ def run_batch(jobs: list, workers: int, settings: dict, release_env: str | None 
     installed = getattr(sys.modules.get("tilelang"), "__version__", "") or ""
     written = run_configurations(configs, installed, max(1, workers), settings, process)
     print(f"{PROG}: {len(written)} of {len(jobs)} configuration(s) recorded in {time.perf_counter() - started:.1f} s")
+    stopped = stopped_from_outside(configs)
+    if stopped:
+        print(
+            f"{PROG}: error: {len(stopped)} lowering(s) were stopped from outside this batch ({'; '.join(stopped)}): "
+            "their crashed rows are no finding, so the batch fails and a rerun lowers them again",
+            file=sys.stderr,
+            flush=True,
+        )
+        return trace_cli.EXIT_NOT_RECORDED
     return 0 if len(written) == len(jobs) else trace_cli.EXIT_NOT_RECORDED
+
+
+# signals only something outside the batch sends (its own time limit kills with SIGKILL and records a timeout;
+# SIGKILL may also be the kernel's own memory use, the out-of-memory killer: a crashed row, data)
+OUTSIDE_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
+
+
+def stopped_from_outside(configs: list) -> list[str]:
+    """'<variant> of <configuration> (<signal>)' for each lowering ended by a signal from outside the batch."""
+    return [
+        f"{config.variants[index].name} of {config.spec.kernel_label} ({fork_pool.signal_name(result['signal'])})"
+        for config in configs
+        for index, result in sorted(config.results.items())
+        if result.get("signal") in OUTSIDE_SIGNALS
+    ]
 
 
 def _broken_environment(jobs: list, release_env: str | None, process: dict) -> str | None:

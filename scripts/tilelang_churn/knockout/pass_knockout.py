@@ -156,6 +156,7 @@ def child_result(path: Path, ended, timeout: float, what: str) -> dict:
         return {
             "status": statuses.STATUS_CRASHED,
             "error": f"{what}'s process was killed by {signal_name(number)} (signal {number})",
+            "signal": number,
         }
     try:
         return json.loads(path.read_text(encoding="utf-8"))
