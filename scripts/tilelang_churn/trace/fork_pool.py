@@ -15,6 +15,7 @@ Standard library only.
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import select
 import signal
@@ -24,7 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 EXIT_NOT_RECORDED = 3  # trace_cli's: the child could not say what happened
+EXIT_NO_SPACE = 5  # the child's files could not be written: no space left on their file system
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def no_space(exc: OSError) -> bool:
+    """An OSError of a full file system (or quota)."""
+    return exc.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
 def signal_name(number: int) -> str:
@@ -137,9 +144,16 @@ class ForkPool:
             code = EXIT_NOT_RECORDED
             try:
                 code = function()
+            except OSError as exc:
+                if not no_space(exc):
+                    raise
+                code = EXIT_NO_SPACE  # its log is on the full disk too: the parent says it
             finally:
-                sys.stdout.flush()
-                sys.stderr.flush()
+                for stream in (sys.stdout, sys.stderr):
+                    try:
+                        stream.flush()
+                    except OSError as exc:  # a full disk under the job's log
+                        code = EXIT_NO_SPACE if no_space(exc) else code
                 os.write(write_end, str(code).encode())  # the function returned: what it records is written
                 os._exit(code)
         os.close(write_end)

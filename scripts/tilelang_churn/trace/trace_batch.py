@@ -30,6 +30,7 @@ import functools
 import json
 import os
 import shlex
+import shutil
 import signal
 import sys
 import time
@@ -203,6 +204,18 @@ def say(jobs: list, index: int, line: str) -> None:
     append_to_log(job, line)
 
 
+def no_space_words(job: dict) -> str:
+    """One line for a job whose files a full file system refused, naming where, with the space left there."""
+    out = job_out(job)
+    where = next((folder for folder in (out, *out.parents) if folder.exists()), out)
+    try:
+        free = shutil.disk_usage(where).free
+    except OSError:
+        free = None
+    left = f" ({free // 1024} KiB free)" if free is not None else ""
+    return f"no space left on the file system of {where}{left}: its files were not written; free space and rerun"
+
+
 def record_unfinished(jobs: list, index: int, what: str, process: dict) -> int:
     """A job that ended without its record (the kernel's code called os._exit, or it ran past its time limit):
     the batch writes its failed setup row and run.json and names it. Recorded, it is the kernel's failure, data
@@ -269,6 +282,9 @@ def run_jobs(
                     statuses[index] = record_unfinished(jobs, index, crash_words(-ended.status), process)
                 elif ended.status < 0:  # stopped from outside: nothing recorded, so a rerun traces it again
                     report_signal(jobs, index, -ended.status, environment)
+                elif fork_pool.EXIT_NO_SPACE in (ended.status, ended.reported):  # not the kernel's doing: no row
+                    say(jobs, index, f"error: job {index + 1} of {len(jobs)}: {no_space_words(jobs[index])}")
+                    statuses[index] = trace_cli.EXIT_NOT_RECORDED
                 elif ended.reported is None or statuses[index] is None:
                     what = (
                         f"the kernel's code ended the process (exit status {ended.status}: os._exit or the like) "
