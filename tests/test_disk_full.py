@@ -8,6 +8,7 @@ byte or to a given room before the writer runs.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import shutil
 import subprocess
@@ -113,3 +114,31 @@ def test_the_heatmap_on_a_full_disk_stops_with_one_line(tmp_path, disk):
     )
     assert assert_one_line_naming_a_file_in(proc, disk, {"heat.png"}) == "heat.png"
     assert not leftovers(disk) and sorted(p.name for p in disk.iterdir()) == ["filler"]
+
+
+def test_a_trace_batch_on_a_full_disk_says_no_space_left_not_that_the_kernel_failed(disk):
+    """Round four: with the results' file system full, a job's failure was blamed on the kernel ("the kernel's code
+    ended the process ... os._exit") and the batch tried to write its failed row there too. Each job's line says
+    no space is left there, and none claims the kernel failed."""
+    from conftest import require_tilelang
+    from tilelang_churn.trace import trace_cli
+
+    require_tilelang()
+    fill(disk)
+    names = ("a", "instrument"), ("b", "trace-env")
+    jobs = [
+        {"args": ["--mode", mode, "--target", "cuda-sm90", "--shape", "256,256,256", "--out", str(disk / name)],
+         "log": str(disk / f"{name}.log")}
+        for name, mode in names
+    ]  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPTS / "trace_batch.py"), "--jobs", "-", "--workers", "1"],
+        input=json.dumps(jobs),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == trace_cli.EXIT_NOT_RECORDED
+    for number, (name, _) in enumerate(names, 1):
+        assert f"error: job {number} of 2: no space left on the file system of {disk / name}" in proc.stderr
+    assert "the kernel's code" not in proc.stderr and "Traceback" not in proc.stderr

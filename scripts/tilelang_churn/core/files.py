@@ -88,3 +88,24 @@ def write_bytes(path: str | Path, data: bytes) -> None:
     """Write ``data`` atomically."""
     with atomic_file(path, binary=True) as handle:
         handle.write(data)
+
+
+def cached_json(memo: dict, path: Path, compute, keep=lambda answer: True):
+    """COMPUTE()'s answer, once per process (MEMO, by PATH) and across runs (PATH, a JSON file read back when it
+    holds one). A new answer is written there when KEEP(answer); a folder that cannot be written only means it
+    is computed again next time."""
+    if path in memo:
+        return memo[path]
+    try:
+        memo[path] = json.loads(Path(path).read_text(encoding="utf-8"))
+        return memo[path]
+    except (OSError, ValueError):
+        pass
+    answer = memo[path] = compute()
+    if keep(answer):
+        try:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            write_json(path, answer)
+        except OSError:
+            pass
+    return answer

@@ -44,14 +44,15 @@ def _probe_file(path: Path, functions: list[str], fixed: dict | None) -> dict:
     """{function: its settings} for FUNCTIONS of the file at PATH, one child process for all (cached)."""
     key = json.dumps([functions, fixed, sys.executable], sort_keys=True, default=str).encode()
     digest = hashlib.sha256(path.read_bytes() + key).hexdigest()
-    if digest in _probed:
-        return _probed[digest]
-    cached = CACHE_DIR / f"{digest}.json"
-    try:
-        _probed[digest] = json.loads(cached.read_text(encoding="utf-8"))
-        return _probed[digest]
-    except (OSError, ValueError):
-        pass
+    return files.cached_json(
+        _probed,
+        CACHE_DIR / f"{digest}.json",
+        lambda: _run_probe(path, functions, fixed),
+        keep=lambda answer: not any("error" in found for found in answer.values()),
+    )
+
+
+def _run_probe(path: Path, functions: list[str], fixed: dict | None) -> dict:
     command = [sys.executable, str(ENTRY), str(path), ",".join(functions)]
     command += [json.dumps(fixed)] if fixed is not None else []
     try:
@@ -65,13 +66,6 @@ def _probe_file(path: Path, functions: list[str], fixed: dict | None) -> dict:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         error = {"error": f"{path}: reading its kernels' settings failed (exit {done.returncode}: {last})"}
         answer = {name: error for name in functions}
-    _probed[digest] = answer
-    if not any("error" in found for found in answer.values()):
-        try:
-            CACHE_DIR.mkdir(parents=True, exist_ok=True)
-            files.write_json(cached, answer)
-        except OSError:
-            pass  # a read-only folder: probed again next time
     return answer
 
 

@@ -22,30 +22,22 @@ _LIST = (
     "options = tvm.transform.PassContext.list_configs()\n"
     "print(json.dumps({str(k): str(dict(v).get('type', '')) for k, v in options.items()}))\n"
 )
-_registered: dict[str, dict | None] = {}
+_registered: dict = {}
 
 
 def registered(install_key: str) -> dict[str, str] | None:
     """{option: TVM's type name} of the TileLang this Python imports; INSTALL_KEY names that install (its
     release and where it lives: another key is another cache entry)."""
     digest = hashlib.sha256(json.dumps([install_key, sys.executable]).encode()).hexdigest()[:32]
-    if digest in _registered:
-        return _registered[digest]
-    cached = CACHE_DIR / f"{digest}.json"
-    try:
-        _registered[digest] = json.loads(cached.read_text(encoding="utf-8"))
-        return _registered[digest]
-    except (OSError, ValueError):
-        pass
+    return files.cached_json(_registered, CACHE_DIR / f"{digest}.json", _list_options, keep=bool) or None
+
+
+def _list_options() -> dict | None:
     try:
         done = subprocess.run([sys.executable, "-c", _LIST], capture_output=True, text=True, timeout=PROBE_TIMEOUT_S)
-        options = json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else None
+        return json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else None
     except (subprocess.TimeoutExpired, ValueError, IndexError):
-        options = None
-    if options:
-        files.write_json(cached, options)
-    _registered[digest] = options or None
-    return _registered[digest]
+        return None
 
 
 def value_problem(type_name: str, value) -> str | None:
