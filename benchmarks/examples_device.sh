@@ -9,7 +9,7 @@
 # 3. TileLang's own do_bench beside the stage's timing of the same kernels (own_timing.jsonl);
 # 4. knockout_v0.1.13.yaml: three examples, passes changed, gpu (knockout.results.tgz).
 # Each part's limit in seconds: COPIES_S, EXAMPLES_S, OWN_TIMING_S, KNOCKOUT_S. PARTS: which parts (default
-# "1 2 3 4"); SPEED: the kernel_speed.csv part 3 takes its kernels from (default part 2's).
+# "1 2 3 4"); SPEED: the kernel_speed.csv, or folder of speed.json, part 3 takes its kernels from (default part 2's).
 set -u
 out=${OUT:-/tmp/out}; mkdir -p "$out"
 repo=$(pwd)
@@ -53,7 +53,7 @@ fi
 
 if wants 3; then
 stamp "3. TileLang's own timing"
-speed=$(realpath "${SPEED:-tmp/wex/results/gpu/kernel_speed.csv}")
+speed=$(realpath "${SPEED:-tmp/wex/results/gpu/runs}")  # every GPU job's speed.json, gathered or not
 mkdir -p tmp/wex && [ -d tmp/wex/tilelang-v0.1.13 ] || tar -xJf tmp/examples13.tar.xz -C tmp/wex
 (cd tmp/wex && timeout -k 5 "${OWN_TIMING_S:-80}" python3 "$examples/own_timing.py" --speed "$speed" \
   --configfile "$examples/v0.1.13.yaml" --jobs "$(nproc)" --budget-s 40 > "$out/own_timing.jsonl" 2>> "$log")
@@ -62,7 +62,7 @@ fi
 
 if wants 4; then
 stamp "4. the knockout on the GPU"
-snakemake_in tmp/wko "${KNOCKOUT_S:-200}" "$examples/knockout_v0.1.13.yaml" --config gpu_timeout_s=45 \
+snakemake_in tmp/wko "${KNOCKOUT_S:-300}" "$examples/knockout_v0.1.13.yaml" --config gpu_timeout_s=45 \
   'knockout={passes: changed, timeout_s: 45}'
 (cd tmp/wko && tar -czf "$out/knockout.results.tgz" snakemake.log results/knockout results/gpu logs/knockout logs/gpu)
 fi

@@ -45,15 +45,25 @@ def configurations(speed_csv: str, config_path: str) -> list[dict]:
             provenance = spec.provenance("")
             specs[(provenance["kernel"], provenance["kernel_label"])] = spec
     rows = []
-    with open(speed_csv, newline="", encoding="utf-8") as handle:
-        for row in csv.DictReader(handle):
-            if row["status"] not in ("ok", "wrong"):
-                continue
-            spec = specs.get((row["kernel"], row["kernel_label"]))
-            if spec is None:
-                continue
+    for row in _speed_rows(Path(speed_csv)):
+        if row["status"] not in ("ok", "wrong"):
+            continue
+        spec = specs.get((row["kernel"], row["kernel_label"]))
+        if spec is not None:
             rows.append({"row": row, "spec": spec})
     return rows
+
+
+def _speed_rows(speed: Path) -> list[dict]:
+    """The rows of a kernel_speed.csv, or of every speed.json under a folder (results/gpu/runs): the stage's jobs
+    as they ended, also where the rule that gathers them did not run."""
+    if speed.is_dir():
+        from tilelang_churn.tables import kernel_speed
+
+        rows = kernel_speed.read_speed_rows(sorted(speed.rglob("speed.json")))
+        return [{key: "" if value is None else value for key, value in row.items()} for row in rows]
+    with open(speed, newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
 
 
 def _kernel(spec):
@@ -95,7 +105,9 @@ def time_three_ways(spec) -> dict:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--speed", required=True, help="results/gpu/kernel_speed.csv of the GPU stage")
+    parser.add_argument(
+        "--speed", required=True, help="results/gpu/kernel_speed.csv of the GPU stage, or its folder of speed.json"
+    )
     parser.add_argument("--configfile", required=True, help="the config the stage ran")
     parser.add_argument("--jobs", type=int, default=16)
     parser.add_argument("--budget-s", type=float, default=240.0, help="stop timing after this many seconds")
