@@ -166,9 +166,8 @@ def unknown_pass_names(records: list) -> str | None:
     names that ran; None when every name ran somewhere, or the records predate ``baseline_passes``."""
     ran: set[str] = set()
     named: list[str] = []
-    for path in records:
-        if Path(path).name == GPU_RECORD:
-            continue
+    lowerings = [path for path in records if Path(path).name != GPU_RECORD]
+    for path in lowerings:
         record = json.loads(Path(path).read_text(encoding="utf-8"))
         passes = record.get("settings", {}).get("passes")
         if not isinstance(passes, list) or "baseline_passes" not in record:
@@ -186,8 +185,8 @@ def unknown_pass_names(records: list) -> str | None:
     if not problems:
         return None
     return (
-        f"config knockout.passes: {', '.join(problems)} ran in no baseline lowering of the grid's {len(records)} "
-        "record(s); correct the name and rerun (each configuration's knockout.csv is kept)"
+        f"config knockout.passes: {', '.join(problems)} ran in no baseline lowering of the grid's {len(lowerings)} "
+        "configuration(s); correct the name and rerun (each configuration's knockout.csv is kept)"
     )
 
 
