@@ -112,6 +112,32 @@ def test_a_failed_row_is_drawn_as_data(tmp_path):
     assert "compile_failed" in (tmp_path / "f.svg").read_text()
 
 
+def test_a_kernel_with_one_configuration_none_timed_is_drawn_readably(tmp_path):
+    """On the H200, one of TileLang's examples with a single configuration, not timed: its churn ticks were
+    2139.00, 2139.25, ... printed over each other, and its latency panels a linear scale around nothing under a
+    'log scale' label. Ticks are whole lines now, and a panel with nothing timed says so."""
+    import matplotlib.pyplot as plt
+
+    rows = kernel_speed.join(kernel_speed.read_csv(SPEED), kernel_speed.read_csv(SUMMARY), "instrument")
+    (one,) = [row for row in rows if row["kernel"] == "gemm"][:1]
+    one = one | {"status": gpu_bench.STATUS_LAUNCH_FAILED, "latency_ms": None}
+    drawn = []
+    original = speed_figures.fs.save
+    speed_figures.fs.save = lambda fig, paths: drawn.append(fig) or original(fig, paths)
+    try:
+        speed_figures.plot_kernel([one], "gemm", [tmp_path / "f.png"])
+    finally:
+        speed_figures.fs.save = original
+    (fig,) = drawn
+    scatter, by_release = fig.axes[0], fig.axes[1]
+    ticks = [tick for tick in scatter.get_xticks() if scatter.get_xlim()[0] <= tick <= scatter.get_xlim()[1]]
+    assert ticks and all(float(tick).is_integer() for tick in ticks) and len(ticks) <= 6, ticks
+    for ax in (scatter, by_release):
+        assert "not timed (launch_failed)" in [text.get_text() for text in ax.texts]
+        assert list(ax.get_yticks()) == []
+    plt.close(fig)
+
+
 def test_the_gpu_jobs_of_a_grid_are_its_cuda_configurations_of_the_gpus_arch():
     import yaml
 

@@ -115,12 +115,21 @@ def plot_kernel(rows: list[dict], kernel: str, paths) -> None:
             low, high = min(churn_values), max(churn_values)
             pad = max(1.0, 0.08 * (high - low))
             scatter.set_xlim(low - pad, high + pad)
+        # churn counts lines: whole ticks, a few (one configuration drew 2139.00 2139.25 ... on top of each other)
+        scatter.xaxis.set_major_locator(mticker.MaxNLocator(nbins=5, integer=True))
+        churn_axis.yaxis.set_major_locator(mticker.MaxNLocator(integer=True))
         if timed:
             for ax in (scatter, by_release):
                 ax.set_yscale("log")
                 ax.yaxis.set_major_formatter(mticker.FormatStrFormatter("%.3g"))
                 ax.yaxis.set_minor_formatter(mticker.FormatStrFormatter("%.3g"))
-        scatter.set_xlabel(f"total churn of the lowering, lines (+added + -deleted; mode {_mode(rows)})")
+        else:  # no latency to draw: the axes say so instead of a linear scale around nothing
+            failed = ", ".join(sorted({str(row.get("status")) for row in rows}))
+            for ax in (scatter, by_release):
+                ax.set_yticks([])
+                ax.text(0.5, 0.5, f"not timed ({failed})", ha="center", va="center", transform=ax.transAxes,
+                        color=fs.FAILED_COLOR)  # fmt: skip
+        scatter.set_xlabel(f"total churn of the lowering, lines\n(+added + -deleted; mode {_mode(rows)})")
         scatter.set_ylabel("latency per launch, ms (median; log scale)")
         scatter.set_title("latency against churn (x on the floor: not timed)")
         by_release.set_ylabel("latency per launch, ms (median; log scale)")
