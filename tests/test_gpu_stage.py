@@ -269,9 +269,9 @@ FAKE_DEVICE = {"gpu_name": "no GPU: a test's description", "gpu_arch": "sm_90", 
 @pytest.mark.parametrize(
     "ending, status, said",
     [
-        ("hang", "timeout", "held the GPU past 1 s (config gpu_timeout_s)"),
+        ("hang", "timeout", "ran past 1 s on the GPU (config gpu_timeout_s)"),
         ("segfault", "crashed", "killed by SIGSEGV (signal 11)"),
-        ("exit", "crashed", "ended (exit status 0) without its row"),
+        ("exit", "crashed", "ended (exit status 0) without its result"),
     ],
 )
 def test_a_gpu_job_that_never_ends_or_dies_is_a_row_and_the_stage_goes_on(tmp_path, monkeypatch, ending, status, said):

@@ -329,7 +329,7 @@ def test_a_configuration_whose_baseline_timed_out_has_a_page_that_says_so(tmp_pa
 
 def test_a_lowering_stopped_from_outside_fails_the_batch_so_that_a_rerun_retries_it(tmp_path):
     """Round four: a knockout child killed from outside stayed `crashed` for that pass for good ("Nothing to be
-    done"). A lowering ended by SIGTERM (or SIGINT, SIGHUP, SIGQUIT: signals the batch never sends) is written as
+    done"). A lowering ended by SIGTERM (any signal but a crash's, which the batch never sends) is written as
     its row, and the batch then fails naming it, so that Snakemake removes the tables and a rerun lowers again."""
     import os
     import signal

@@ -62,7 +62,6 @@ from tilelang_churn.core.statuses import GPU_STATUSES as STATUSES  # noqa: F401
 from tilelang_churn.core.statuses import (  # noqa: F401
     STATUS_BUILD_FAILED,
     STATUS_COMPILE_FAILED,
-    STATUS_CRASHED,
     STATUS_LAUNCH_FAILED,
     STATUS_OK,
     STATUS_TIMEOUT,
@@ -404,10 +403,7 @@ def run_job(
 
     if cache_dir is not None:
         os.environ["TILELANG_CACHE_DIR"] = str(cache_dir)
-    provenance = spec.provenance("")
-    row = {name: provenance[name] for name in ROW_JOB_COLUMNS if name in provenance}
-    row |= {name: device.get(name, "") for name in DEVICE_COLUMNS}
-    row |= {"measured_by": MEASURED_BY, "repeats": repeats, "launches": launches, "compiled": False}
+    row = job_row(spec, device, repeats, launches) | {"compiled": False}
     try:
         import tilelang
     except Exception as exc:  # noqa: BLE001 - a broken release is a row too
@@ -609,25 +605,35 @@ def _job_child(spec, log, repeats: int, launches: int, cache_dir: Path, scratch:
     return 0
 
 
-def unfinished_row(spec, device: dict, ended, gpu_seconds: float, repeats: int, launches: int) -> dict:
-    """The row of a job whose child gave none: ``timeout`` (SIGALRM: it held the GPU past gpu_seconds) or
-    ``crashed`` (another signal, or an exit without its row)."""
+def job_row(spec, device: dict, repeats: int, launches: int) -> dict:
+    """The columns every row of a GPU job starts with: the job's provenance, the device, how it is timed."""
     provenance = spec.provenance("")
     row = {name: provenance[name] for name in ROW_JOB_COLUMNS if name in provenance}
     row |= {name: device.get(name, "") for name in DEVICE_COLUMNS}
-    row |= {"measured_by": MEASURED_BY, "repeats": repeats, "launches": launches, "compiled": None}
-    row["tilelang_version"] = spec.release or ""  # never imported here: the release the job was given
+    return row | {"measured_by": MEASURED_BY, "repeats": repeats, "launches": launches}
+
+
+def held_the_gpu_too_long(gpu_seconds: float, key: str) -> dict:
+    """The result of a process that SIGALRM ended once it had held the GPU for GPU_SECONDS (config KEY)."""
+    return {
+        "status": STATUS_TIMEOUT,
+        "error": f"the launch, check and timing ran past {gpu_seconds:g} s on the GPU (config {key}) and the process "
+        "was ended: a kernel that never finishes?",
+    }
+
+
+def unfinished_row(spec, device: dict, ended, gpu_seconds: float, repeats: int, launches: int) -> dict:
+    """The row of a job whose child gave none: ``timeout`` (SIGALRM: it held the GPU past gpu_seconds) or
+    ``crashed`` (another signal, or an exit without its result)."""
+    from tilelang_churn.knockout import pass_knockout
+
     if ended.signal == signal.SIGALRM:
-        return row | {
-            "status": STATUS_TIMEOUT,
-            "error": f"the launch, check and timing held the GPU past {gpu_seconds:g} s (config gpu_timeout_s) and "
-            "the process was ended: a kernel that never finishes?",
-        }
-    if ended.signal is not None:
-        said = f"the job's process was killed by {fork_pool.signal_name(ended.signal)} (signal {ended.signal})"
+        result = held_the_gpu_too_long(gpu_seconds, "gpu_timeout_s")
     else:
-        said = f"the job's process ended (exit status {ended.status}) without its row"
-    return row | {"status": STATUS_CRASHED, "error": said}
+        result = pass_knockout.ended_without_result(ended, None, "the job")
+    row = job_row(spec, device, repeats, launches) | {"compiled": None}
+    row["tilelang_version"] = spec.release or ""  # never imported here: the release the job was given
+    return row | {"status": result["status"], "error": result["error"]}
 
 
 def summary_line(row: dict) -> str:

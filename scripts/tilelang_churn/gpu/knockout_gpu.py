@@ -129,11 +129,7 @@ def run_variants(spec, device: dict, variants: list, out_dir: Path, workers: int
                 pool.start(index, child, timeout)
             index, ended = pool.wait()
             if ended.signal == signal.SIGALRM:  # its kernel held the GPU past gpu_seconds (gpu_bench.run_job)
-                results[index] = {
-                    "status": statuses.STATUS_TIMEOUT,
-                    "error": f"the launch, check and timing ran past {gpu_seconds:g} s on the GPU and the process "
-                    "was ended (a kernel that never finishes)",
-                }
+                results[index] = gpu_bench.held_the_gpu_too_long(gpu_seconds, "knockout.timeout_s")
             else:
                 results[index] = pass_knockout.child_result(
                     scratch / f"{index}.json", ended, timeout, "the compile and run"

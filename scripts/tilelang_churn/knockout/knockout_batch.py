@@ -24,7 +24,6 @@ import argparse
 import functools
 import hashlib
 import os
-import signal
 import sys
 import time
 from collections import deque
@@ -268,18 +267,15 @@ def run_batch(jobs: list, workers: int, settings: dict, release_env: str | None 
     return 0 if len(written) == len(jobs) else trace_cli.EXIT_NOT_RECORDED
 
 
-# signals only something outside the batch sends (its own time limit kills with SIGKILL and records a timeout;
-# SIGKILL may also be the kernel's own memory use, the out-of-memory killer: a crashed row, data)
-OUTSIDE_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
-
-
 def stopped_from_outside(configs: list) -> list[str]:
-    """'<variant> of <configuration> (<signal>)' for each lowering ended by a signal from outside the batch."""
+    """'<variant> of <configuration> (<signal>)' for each lowering ended by a signal from outside the batch: any
+    but a crash's (trace_batch.CRASH_SIGNALS, SIGKILL among them: maybe the kernel's own memory use), as the trace
+    batch tells them apart. The batch's own time limit is a timeout, not a signal result."""
     return [
         f"{config.variants[index].name} of {config.spec.kernel_label} ({fork_pool.signal_name(result['signal'])})"
         for config in configs
         for index, result in sorted(config.results.items())
-        if result.get("signal") in OUTSIDE_SIGNALS
+        if result.get("signal") is not None and result["signal"] not in trace_batch.CRASH_SIGNALS
     ]
 
 

@@ -147,8 +147,19 @@ def first_line(error: BaseException | str) -> str:
 
 
 def child_result(path: Path, ended, timeout: float, what: str) -> dict:
-    """What a child (fork_pool.Ended) wrote to PATH as JSON, or the result of one that ended without it: a
-    ``timeout`` past TIMEOUT seconds, ``crashed`` by a signal or an exit without its result (WHAT: its work)."""
+    """What a child (fork_pool.Ended) wrote to PATH as JSON, or the result of one that ended without it
+    (``ended_without_result``; WHAT: its work)."""
+    if ended.timed_out or ended.status < 0:
+        return ended_without_result(ended, timeout, what)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ended_without_result(ended, timeout, what)
+
+
+def ended_without_result(ended, timeout: float | None, what: str) -> dict:
+    """The result of a child that gave none: a ``timeout`` past TIMEOUT seconds, ``crashed`` by a signal (its
+    number in ``signal``) or by an exit without its result."""
     if ended.timed_out:
         return {"status": statuses.STATUS_TIMEOUT, "error": f"{what} ran past {timeout:g} s and was killed"}
     if ended.status < 0:
@@ -158,13 +169,10 @@ def child_result(path: Path, ended, timeout: float, what: str) -> dict:
             "error": f"{what}'s process was killed by {signal_name(number)} (signal {number})",
             "signal": number,
         }
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {
-            "status": statuses.STATUS_CRASHED,
-            "error": f"{what}'s process ended (exit status {ended.status}) without its result",
-        }
+    return {
+        "status": statuses.STATUS_CRASHED,
+        "error": f"{what}'s process ended (exit status {ended.status}) without its result",
+    }
 
 
 def lower(spec, variant: Variant | None) -> dict:
