@@ -67,13 +67,10 @@ def _speed_rows(speed: Path) -> list[dict]:
 
 
 def _kernel(spec):
-    import tilelang
     from tilelang_churn.gpu import gpu_bench
 
     io = gpu_bench.kernel_io(spec)
-    kernel = tilelang.compile(io.func, out_idx=io.compile_out_idx, target=gpu_bench.COMPILE_TARGET,
-                              pass_configs=spec.pass_configs or None, **io.compile_args)  # fmt: skip
-    return io, kernel
+    return io, gpu_bench.compile_kernel(io, spec)  # as the stage compiles it: TileLang's cache serves it
 
 
 def _compile_only(spec) -> str | None:

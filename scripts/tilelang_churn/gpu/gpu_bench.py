@@ -366,6 +366,15 @@ def kernel_io(spec) -> KernelIO:
     return KernelIO(func, hooks, params, out_idx, compile_out_idx, compile_args, reference_fn)
 
 
+def compile_kernel(io: KernelIO, spec):
+    """The job's kernel compiled for the visible GPU as the stage compiles it: its outputs, the job's pass configs,
+    the decorator's compile flags."""
+    import tilelang
+
+    return tilelang.compile(io.func, out_idx=io.compile_out_idx, target=COMPILE_TARGET,
+                            pass_configs=spec.pass_configs or None, **io.compile_args)  # fmt: skip
+
+
 def _call_reference(reference, params: dict, inputs: list):
     """A config ``reference`` called as TileLang's examples call theirs: the inputs in order, then every further
     parameter of the function that the kernel has by the same name (``ref_program(Q, K, V, is_causal)``,
@@ -419,13 +428,12 @@ def run_job(
         io = kernel_io(spec)
     except Exception as exc:  # noqa: BLE001 - a kernel that does not import or build here is a row
         return row | {"status": STATUS_BUILD_FAILED, "error": error_text(exc)}
-    func, hooks, params, out_idx = io.func, io.hooks, io.params, io.out_idx
+    hooks, params, out_idx = io.hooks, io.params, io.out_idx
     start = time.perf_counter()
     try:
         with pass_knockout.compiling_without(knockout) as hook:
             try:
-                kernel = tilelang.compile(func, out_idx=io.compile_out_idx, target=COMPILE_TARGET,
-                                          pass_configs=spec.pass_configs or None, **io.compile_args)  # fmt: skip
+                kernel = compile_kernel(io, spec)
             finally:  # compiled or not: how the knockout reached the compile's passes
                 if knockout_run:
                     row["compile_hook"] = hook
