@@ -77,7 +77,7 @@ def test_a_variant_whose_kernel_never_finishes_on_the_gpu_is_a_timeout_row_and_t
     from tilelang_churn.gpu import gpu_bench, knockout_gpu
 
     def run_job(spec, device, repeats, launches, cache_dir=None, knockout=None, knockout_run=False, gpu_seconds=None):
-        if knockout is not None and knockout.knocked_pass == "Hangs":
+        if knockout is not None and knockout.knocked_pass_id == "Hangs":
             signal.signal(signal.SIGALRM, signal.SIG_DFL)
             signal.alarm(int(gpu_seconds))
             time.sleep(60)  # the kernel that never finishes

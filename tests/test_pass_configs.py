@@ -165,6 +165,7 @@ def test_a_table_written_before_the_column_reads_as_the_defaults(tmp_path):
     path.write_text(",".join(columns) + "\n" + ",".join(row[c] for c in columns) + "\n")
     (read,) = passes_table.read_rows(path)
     assert read["pass_configs"] == pass_configs.DEFAULT and list(read) == passes_table.COLUMNS
+    assert read["pass_id"] == "p"  # a pass's identity, before the column, is its name
     # a column missing that was always there is still refused
     path.write_text(",".join(columns[1:]) + "\n" + ",".join(row[c] for c in columns[1:]) + "\n")
     with pytest.raises(passes_table.TableError, match="are not the passes.csv schema"):

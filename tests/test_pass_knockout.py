@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import require_tilelang
-from tilelang_churn.core import knockout_rows, statuses
+from tilelang_churn.core import knockout_rows, pass_names, statuses
 from tilelang_churn.knockout import pass_knockout
 from tilelang_churn.tables import knockout_table
 
@@ -25,13 +25,32 @@ SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 KNOCKOUT = SCRIPTS / "knockout_batch.py"
 GEMM_256 = ["--mode", "instrument", "--shape", "256,256,256", "--block", "64,64,32", "--target", "cuda-sm90"]
 # a pass whose knockout changes the source, one that fails lowering, one without effect on the source, one that
-# never runs (names only: which is which is read from TileLang, never assumed)
-NAMED = ["Simplify", "LowerTileOp", "PlanAndUpdateBufferAllocationLocation", "NoSuchPass"]
+# never runs (names only: which is which is read from TileLang, never assumed); "Simplify" names two passes
+# (tl.Simplify and tirx.Simplify), and the last two are anonymous pass_fn passes named by their factories
+NAMED = [
+    "Simplify",
+    "LowerTileOp",
+    "PlanAndUpdateBufferAllocationLocation",
+    "NoSuchPass",
+    "HoistBroadcastValues",
+    "FragmentLoopChecker",
+]
+# each variant the knockout makes of NAMED, and what the test's own instrument skips for it: a full TVM name, a
+# short name, or "applied by <factory>": a pass_fn run applied by a Python line that calls that factory
+VARIANTS = {
+    "tl.Simplify": "tl.Simplify",
+    "tirx.Simplify": "tirx.Simplify",
+    "LowerTileOp": "LowerTileOp",
+    "PlanAndUpdateBufferAllocationLocation": "PlanAndUpdateBufferAllocationLocation",
+    "NoSuchPass": "NoSuchPass",
+    "HoistBroadcastValues": "applied by HoistBroadcastValues",
+    "FragmentLoopChecker": "applied by FragmentLoopChecker",
+}
 
 # TileLang lowering the GEMM with one pass skipped, through an instrument of the test's own
 REFERENCE = textwrap.dedent(
     """
-    import hashlib, json, os, sys
+    import hashlib, json, linecache, os, sys
     os.environ["TILELANG_DISABLE_CACHE"] = "1"
     sys.path.insert(0, sys.argv[1])
     import tilelang
@@ -45,7 +64,17 @@ REFERENCE = textwrap.dedent(
             self.count = 0
 
         def should_run(self, mod, info):
-            if str(info.name).rsplit(".", 1)[-1] == self.skipped:
+            name = str(info.name)
+            if self.skipped.startswith("applied by "):
+                # the Python line that applied the pass: the first frame outside TVM's Pass.__call__
+                frame = sys._getframe(1)
+                while frame is not None and frame.f_code.co_filename.endswith(("ir/transform.py", "ir/instrument.py")):
+                    frame = frame.f_back
+                line = linecache.getline(frame.f_code.co_filename, frame.f_lineno) if frame is not None else ""
+                hit = name == "pass_fn" and self.skipped.split()[-1] + "(" in line
+            else:
+                hit = name == self.skipped if "." in self.skipped else name.rsplit(".", 1)[-1] == self.skipped
+            if hit:
                 self.count += 1
                 return False
             return True
@@ -97,16 +126,24 @@ def rows_by_variant(folder: Path) -> dict:
 # ------------------------------------------------------------------------------------------------ planning
 
 
-def _runs(*names_and_statuses):
-    return [{"step": i, "pass": name, "status": status} for i, (name, status) in enumerate(names_and_statuses)]
+def _runs(*identities_and_statuses):
+    return [
+        {
+            "step": i,
+            "pass": "pass_fn" if pass_names.is_factory(pass_id) else pass_id.rsplit(".")[-1],
+            "pass_id": pass_id,
+            "status": status,
+        }
+        for i, (pass_id, status) in enumerate(identities_and_statuses)
+    ]
 
 
 RUNS = _runs(
-    ("Simplify", statuses.STATUS_NOOP),
-    ("LowerTileOp", statuses.STATUS_CHANGED),
-    ("Simplify", statuses.STATUS_CHANGED),
-    ("AnnotateEntryFunc", statuses.STATUS_NOOP),
-    ("Simplify", statuses.STATUS_CHANGED),
+    ("tl.Simplify", statuses.STATUS_NOOP),
+    ("tl.LowerTileOp", statuses.STATUS_CHANGED),
+    ("tl.Simplify", statuses.STATUS_CHANGED),
+    ("tir.AnnotateEntryFunc", statuses.STATUS_NOOP),
+    ("tl.Simplify", statuses.STATUS_CHANGED),
 )
 
 
@@ -141,24 +178,56 @@ def test_each_occurrence_of_a_changed_pass_is_a_variant_numbered_among_all_its_r
     ]
 
 
-def test_named_passes_keep_their_order_after_those_that_run_and_tl_prefixes_name_the_same_pass():
+def test_named_passes_keep_their_order_after_those_that_run_and_a_short_name_or_full_name_is_one_pass():
     planned = pass_knockout.plan_variants(RUNS, ["NoSuchPass", "tl.LowerTileOp", "LowerTileOp"], "all")
-    assert [(v.name, v.pipeline_step, v.baseline_runs) for v in planned] == [
-        ("LowerTileOp", 1, 1),
-        ("NoSuchPass", None, 0),
+    assert [(v.name, v.knocked_pass_id, v.pipeline_step, v.baseline_runs) for v in planned] == [
+        ("LowerTileOp", "tl.LowerTileOp", 1, 1),
+        ("NoSuchPass", "NoSuchPass", None, 0),
     ]
 
 
-def test_the_knockout_skips_only_the_runs_it_names():
+# two passes with one short name, and two anonymous passes (pass_fn) told apart by their factories
+TWINS = _runs(
+    ("tilelang.analysis.FragmentLoopChecker", statuses.STATUS_NOOP),
+    ("tl.Simplify", statuses.STATUS_CHANGED),
+    ("tirx.Simplify", statuses.STATUS_CHANGED),
+    ("tl.Simplify", statuses.STATUS_NOOP),
+    ("tilelang.transform.HoistBroadcastValues", statuses.STATUS_CHANGED),
+)
+
+
+def test_passes_sharing_a_short_name_are_one_variant_each_named_in_full():
+    planned = pass_knockout.plan_variants(TWINS, "changed", "all")
+    assert [(v.name, v.knocked_pass, v.baseline_runs) for v in planned] == [
+        ("tl.Simplify", "Simplify", 2),
+        ("tirx.Simplify", "Simplify", 1),
+        ("HoistBroadcastValues", "pass_fn", 1),
+    ]
+    # a short name several passes share is one variant per pass; the run record's pass_fn is every anonymous one
+    named = pass_knockout.plan_variants(TWINS, ["Simplify", "pass_fn", "tir.Simplify"], "all")
+    assert [v.knocked_pass_id for v in named] == [
+        "tilelang.analysis.FragmentLoopChecker",
+        "tl.Simplify",
+        "tirx.Simplify",  # tir.Simplify is its name in releases before TVM's namespace became tirx
+        "tilelang.transform.HoistBroadcastValues",
+    ]
+
+
+def test_the_knockout_skips_only_the_runs_of_the_pass_it_names():
     class Info:
         def __init__(self, name):
             self.name = name
 
-    every = pass_knockout.Knockout("Simplify", None)
+        def __chandle__(self):
+            return id(self)
+
+    every = pass_knockout.Knockout("tl.Simplify", None)
     third = pass_knockout.Knockout("tl.Simplify", 3)
-    names = ["tir.Simplify", "tl.LowerTileOp", "Simplify", "tl.Simplify"]
-    assert [every.should_run(Info(n)) for n in names] == [False, True, False, False]
-    assert [third.should_run(Info(n)) for n in names] == [True, True, True, False]
+    old_table = pass_knockout.Knockout("Simplify", None)  # a row written before identities: every Simplify
+    names = ["tirx.Simplify", "tl.Simplify", "tl.LowerTileOp", "tl.Simplify", "tl.Simplify"]
+    assert [every.should_run(Info(n)) for n in names] == [True, False, True, False, False]
+    assert [third.should_run(Info(n)) for n in names] == [True, True, True, True, False]
+    assert [old_table.should_run(Info(n)) for n in names] == [False, False, True, False, False]
     assert (every.skipped_runs, third.skipped_runs, third.runs_asked) == (3, 1, 3)
 
 
@@ -198,18 +267,24 @@ def gemm_knockout(tmp_path_factory):
         tmp, [{"args": [*GEMM_256, "--out", str(out)], "log": str(tmp / "gemm.log")}], "--passes", ",".join(NAMED)
     )
     assert done.returncode == 0, done.stderr + done.stdout
-    return out, reference(GEMM_256, NAMED)
+    return out, reference(GEMM_256, list(VARIANTS.values()))
 
 
 def test_each_knockout_is_what_tilelang_gives_with_that_pass_skipped(gemm_knockout):
-    out, expected = gemm_knockout
+    out, by_skip = gemm_knockout
+    expected = {"__none__": by_skip["__none__"], **{variant: by_skip[skip] for variant, skip in VARIANTS.items()}}
     rows = rows_by_variant(out)
-    assert set(rows) == {"baseline", *NAMED} and list(rows)[0] == "baseline"
+    assert set(rows) == {"baseline", *VARIANTS} and list(rows)[0] == "baseline"
+    assert {rows[v]["knocked_pass_id"] for v in ("HoistBroadcastValues", "FragmentLoopChecker")} == {
+        "tilelang.transform.HoistBroadcastValues",
+        "tilelang.analysis.FragmentLoopChecker",
+    }
+    assert {rows[v]["knocked_pass"] for v in ("HoistBroadcastValues", "FragmentLoopChecker")} == {"pass_fn"}
     steps = [row["pipeline_step"] for row in list(rows.values())[1:]]
     assert steps == sorted(steps, key=lambda step: (step is None, step or 0))  # pipeline order, a pass not run last
     assert rows["baseline"]["source_sha256"] == expected["__none__"]["sha256"]
     kinds = set()
-    for name in NAMED:
+    for name in VARIANTS:
         row, want = rows[name], expected[name]
         assert row["skipped_runs"] == want["skipped"], name
         if "error" in want:
@@ -356,10 +431,10 @@ def test_a_lowering_stopped_from_outside_fails_the_batch_so_that_a_rerun_retries
     os.kill(child, signal.SIGTERM)
     _, stderr = batch.communicate(timeout=120)
     assert batch.returncode == trace_cli.EXIT_NOT_RECORDED
-    assert "1 lowering(s) were stopped from outside this batch (Simplify of " in stderr.decode()
+    assert "1 lowering(s) were stopped from outside this batch (tl.Simplify of " in stderr.decode()
     assert "(SIGTERM)): their crashed rows are no finding" in stderr.decode()
     rows = rows_by_variant(out)
-    assert rows["Simplify"]["status"] == statuses.STATUS_CRASHED and "SIGTERM" in rows["Simplify"]["error"]
+    assert rows["tl.Simplify"]["status"] == statuses.STATUS_CRASHED and "SIGTERM" in rows["tl.Simplify"]["error"]
 
 
 def test_a_broken_environment_is_no_result(tmp_path):

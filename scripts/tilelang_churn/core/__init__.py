@@ -10,6 +10,7 @@ __all__ = [
     "knockout_rows",
     "line_churn",
     "pass_configs",
+    "pass_names",
     "passes_table",
     "releases",
     "scheduler_rounds",

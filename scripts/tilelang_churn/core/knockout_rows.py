@@ -26,8 +26,9 @@ OCCURRENCE_ALL = "all"  # every run of the pass is skipped; else the 1-based run
 GPU_KNOCKOUT_STATUSES = GPU_STATUSES + UNFINISHED_STATUSES  # the column gpu_status
 
 VARIANT_COLUMNS = [
-    "variant",  # baseline, <pass> (every run) or <pass>#<N> (its N-th run)
+    "variant",  # baseline, <pass> (every run) or <pass>#<N> (its N-th run); <pass> is knocked_pass_id's label
     "knocked_pass",  # the pass as the run record names it; empty for the baseline
+    "knocked_pass_id",  # the pass's identity (core/pass_names.py): only its runs were skipped
     "occurrence",  # all, or N: the N-th run of the pass (in the baseline's order) is skipped
     "pipeline_step",  # the baseline's step of the first skipped run: the pass's place in the pipeline
     "baseline_runs",  # how many times the pass runs in the baseline lowering
@@ -84,7 +85,7 @@ SWITCH_COLUMNS = [
 # provenance: passes.csv's columns (mode knockout, source pass_knockout), so a row joins the trace tables
 COLUMNS = VARIANT_COLUMNS + GPU_COLUMNS + passes_table.PROVENANCE_COLUMNS + SWITCH_COLUMNS
 # read from a table written before them: the provenance's own, and no switch known
-ADDED_COLUMNS = {**passes_table.ADDED_COLUMNS, **dict.fromkeys(SWITCH_COLUMNS, "")}
+ADDED_COLUMNS = {**passes_table.ADDED_COLUMNS, **dict.fromkeys(SWITCH_COLUMNS, ""), "knocked_pass_id": None}
 GPU_TABLE_COLUMNS = ["variant", *GPU_COLUMNS]  # a configuration's knockout_gpu.csv
 INT_COLUMNS = (
     "pipeline_step",

@@ -35,16 +35,17 @@ _VALUE_TYPES = (bool, int, float, str)
 # The official switch of each pass it turns off, read from TileLang 0.1.15's CUDA pipeline
 # (tilelang/cuda/pipeline.py): `if allow_warp_specialized(...)` guards these passes, and
 # allow_warp_specialized is false under tl.disable_warp_specialized. A pass not here has no switch of its own.
+# Keyed by the pass's identity (core/pass_names.py).
 SWITCHES: dict[str, dict] = {
     name: {"tl.disable_warp_specialized": True}
     for name in (
-        "AutoWarpSpecialization",
-        "MaterializeWSSchedule",
-        "ProducerConsumerWarpSpecialized",
-        "AnnotateWarpGroupRegAlloc",
+        "tl.AutoWarpSpecialization",
+        "tl.MaterializeWSSchedule",
+        "tl.ProducerConsumerWarpSpecialized",
+        "tl.AnnotateWarpGroupRegAlloc",
     )
 }
-SWITCHES["LegalizeSafeMemoryAccess"] = {"tl.disable_safe_memory_legalize": True}
+SWITCHES["tl.LegalizeSafeMemoryAccess"] = {"tl.disable_safe_memory_legalize": True}
 
 
 class PassConfigError(ValueError):
@@ -106,9 +107,12 @@ def label(configs: dict) -> str:
     return f" [{', '.join(settings)}]"
 
 
-def switch_of(pass_name: str) -> dict | None:
-    """The pass configs that turn pass_name off (SWITCHES), None when it has no switch of its own."""
-    return SWITCHES.get(pass_name)
+def switch_of(pass_id: str) -> dict | None:
+    """The pass configs that turn the pass PASS_ID off (SWITCHES), None when it has no switch of its own. A
+    short name (a knockout row written before identities) finds the one switch of that name."""
+    if pass_id in SWITCHES or "." in pass_id:
+        return SWITCHES.get(pass_id)
+    return next((switch for key, switch in SWITCHES.items() if key.rsplit(".", 1)[-1] == pass_id), None)
 
 
 # TVM's word for a pass config key it does not know, followed by every key it knows (about 80, on one line)

@@ -35,6 +35,8 @@ STEP_COLUMNS = [
     "step",
     "phase",
     "pass",
+    # the pass's identity where ``pass`` names two (tl.Simplify, tirx.Simplify) or many (pass_fn): core/pass_names.py
+    "pass_id",
     "status",
     "changed",
     "added",
@@ -77,7 +79,9 @@ KERNEL_COLUMNS = ("kernel", "params", "kernel_label", "pass_configs")
 PARAM_COLUMNS = ("M", "N", "K", "block_M", "block_N", "block_K", "dtype", "accum_dtype", "threads", "stages")
 # Columns added after tables were first written, each with the value a table without it reads as (so that a
 # table written before, e.g. one recorded on a GPU, keeps being read): the readers fill them in.
-ADDED_COLUMNS = {"pass_configs": pass_configs.DEFAULT}
+ADDED_COLUMNS = {"pass_configs": pass_configs.DEFAULT, "pass_id": None}
+# an added column whose value in a table written before it is another column's of the same row
+ADDED_FROM = {"pass_id": "pass", "knocked_pass_id": "knocked_pass"}
 COLUMNS = STEP_COLUMNS + PROVENANCE_COLUMNS
 PROVENANCE_INT_COLUMNS = ("M", "N", "K", "block_M", "block_N", "block_K", "threads", "stages")
 INT_COLUMNS = ("step", "added", "deleted", "added_stripped", "deleted_stripped", "depth") + PROVENANCE_INT_COLUMNS
@@ -170,6 +174,9 @@ def write_rows(path: str | Path, rows: list[dict], columns=COLUMNS, cell=None) -
         writer = csv.DictWriter(handle, fieldnames=columns, extrasaction="raise", lineterminator="\n")
         writer.writeheader()
         for row in rows:
+            for column, source in ADDED_FROM.items():  # a row that is no pass run: its identity is its name
+                if column in columns and not row.get(column) and row.get(source):
+                    row = {**row, column: row[source]}
             writer.writerow({key: cell(value) for key, value in row.items()})
 
 
@@ -294,7 +301,14 @@ def typed_rows(path: Path, text: str, columns: list[str], schema: str, ints=(), 
         line = reader.line_num
         if len(values) != len(header):
             raise TableError(f"{path}, line {line}: {len(values)} cells where the schema has {len(header)}")
-        row = {**dict(zip(header, values)), **missing} if missing else dict(zip(columns, values))
+        if missing:
+            given = dict(zip(header, values))
+            row = {column: given[column] if column in given else missing[column] for column in columns}
+            for column, source in ADDED_FROM.items():
+                if column in missing:
+                    row[column] = row.get(source)
+        else:
+            row = dict(zip(columns, values))
         try:
             for key in ints:
                 row[key] = int(row[key]) if row[key] != "" else None

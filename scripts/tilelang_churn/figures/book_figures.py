@@ -51,7 +51,7 @@ import numpy as np  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch, Rectangle  # noqa: E402
 
-from tilelang_churn.core import files, pass_configs  # noqa: E402
+from tilelang_churn.core import files, pass_configs, pass_names  # noqa: E402
 from tilelang_churn.core import passes_table as pt  # noqa: E402
 from tilelang_churn.core.jobs import group_rows, job_key  # noqa: E402
 from tilelang_churn.core.releases import release_sort_key  # noqa: E402
@@ -188,12 +188,13 @@ def churn_of(row: dict) -> int:
 
 
 def pass_totals(job: list[dict]) -> dict[str, dict]:
-    """Per pass name, in order of first run: lines over its changed/noop runs, runs, whether one failed."""
+    """Per pass (its identity: tl.Simplify and tirx.Simplify apart), in order of first run: lines over its
+    changed/noop runs, runs, whether one failed."""
     totals: dict[str, dict] = {}
     for row in job:
         if row["status"] == pt.STATUS_CODEGEN or row["status"] == pt.STATUS_UNSUPPORTED:
             continue
-        entry = totals.setdefault(row["pass"], {"lines": 0, "runs": 0, "failed": False})
+        entry = totals.setdefault(row.get("pass_id") or row["pass"], {"lines": 0, "runs": 0, "failed": False})
         entry["runs"] += 1
         if row["status"] == pt.STATUS_FAILED:
             entry["failed"] = True
@@ -300,6 +301,7 @@ def plot_reference(job: list[dict], out_dir: Path, language: str, width_cm: floa
             entries.append(("pass", row))
     if not entries:
         raise BookError("the reference job has no pass row")
+    shown_names = pass_names.display_names(row.get("pass_id") or row["pass"] for row in job)
     weights = [1.0 if kind == "pass" else 0.62 for kind, _ in entries]
     y = np.cumsum([0.0] + weights[:-1]) + np.array(weights) / 2
     total_rows = float(sum(weights))
@@ -324,7 +326,8 @@ def plot_reference(job: list[dict], out_dir: Path, language: str, width_cm: floa
                         ax.text(a + widest * 0.01, yy, f"+{a}", va="center", ha="left", fontsize=5.5)
                     if d:
                         ax.text(-d - widest * 0.01, yy, f"\u2212{d}", va="center", ha="right", fontsize=5.5)
-                labels.append((f"{item['step']}  {item['pass']}", "black" if item["changed"] else fs.FAILED_COLOR))
+                name = shown_names[item.get("pass_id") or item["pass"]]
+                labels.append((f"{item['step']}  {name}", "black" if item["changed"] else fs.FAILED_COLOR))
             elif kind == pt.STATUS_NOOP:
                 n = len(item)
                 steps = f"{item[0]['step']}" if n == 1 else f"{item[0]['step']}\u2013{item[-1]['step']}"
@@ -432,7 +435,8 @@ def plot_pass_heatmap(
         # target groups: a label above each group, a white gap between groups
         groups = [(t, sum(1 for key in columns if mine[key][0]["target_name"] == t)) for t in targets]
         _label_column_groups(ax, groups, line_color="white", line_width=2.5)
-        fs.matrix_axes(ax, shown, labels, col_rotation=90)
+        row_names = pass_names.display_names(names)
+        fs.matrix_axes(ax, [row_names[name] for name in shown], labels, col_rotation=90)
         for side in ("left", "bottom"):
             ax.spines[side].set_visible(False)
         heatmap.colorbar(fig, ax, mesh, norm, words["cbar"], shrink=0.6, aspect=25)
@@ -531,7 +535,8 @@ def plot_variants(
         # group the columns by axis
         groups = [(words["axes"][axis], sum(1 for a, _ in variants if a == axis)) for axis in AXES]
         _label_column_groups(ax, groups, line_color=fs.TEXT_MUTED, line_width=0.8)
-        fs.matrix_axes(ax, names, labels, col_rotation=90)
+        row_names = pass_names.display_names(names)
+        fs.matrix_axes(ax, [row_names[name] for name in names], labels, col_rotation=90)
         cbar = fig.colorbar(mesh, ax=ax, shrink=0.6, aspect=25, pad=0.02)
         ticks = [t for t in (1, 10, 100, 1000) if t <= limit]
         cbar.set_ticks([-t for t in reversed(ticks)] + [0] + ticks)

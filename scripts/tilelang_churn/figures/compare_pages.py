@@ -38,7 +38,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tilelang_churn.core import files
+from tilelang_churn.core import files, pass_names
 from tilelang_churn.core.releases import release_sort_key, release_text
 from tilelang_churn.core.statuses import STATUS_FAILED, STATUS_NOOP
 from tilelang_churn.core.trace_modes import KEEPS_IR
@@ -89,6 +89,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 .seq tr.firstedit td.mark{box-shadow:inset 4px 0 #cf222e}
 .seq tr.firstpass.firstedit td.mark{box-shadow:inset 4px 0 #cf222e,inset 8px 0 #bf8700}
 .nest{color:#8c959f}
+.renamed{color:#8c959f;font-size:90%}
 .tools{display:flex;flex-wrap:wrap;gap:4px 16px;align-items:center;margin:8px 0;font-size:13px}
 .tools .keys{color:#57606a;font-size:12px}
 #finding{width:100%;height:12em;font:12px/1.35 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
@@ -265,12 +266,18 @@ class LineTable:
         return index * 4 + kind
 
 
-def _side(run, edit: pass_edits.RunEdit | None, table: LineTable) -> dict | None:
+def _link_names(job) -> dict[str, str]:
+    """{the label a run is shown by: the name its pass link is kept under (its short name: an anonymous pass's
+    factory)}."""
+    return {job.label(run): pass_names.short_name(release_tables.run_identity(run)) for run in job.run_list()}
+
+
+def _side(run, edit: pass_edits.RunEdit | None, table: LineTable, job) -> dict | None:
     if run is None:
         return None
     out = {
         "step": int(run["step"]),
-        "pass": str(run["pass"]),
+        "pass": job.label(run),
         "status": str(run["status"]),
         "added": None if _na(run["added"]) else int(run["added"]),
         "deleted": None if _na(run["deleted"]) else int(run["deleted"]),
@@ -295,7 +302,7 @@ def _failure(job) -> dict | None:
     rows = job.rows  # its columns one by one: a selection of the frame copies all 50 of them, per page
     first = int((rows["status"] == STATUS_FAILED).to_numpy().argmax())
     error = rows["error"].iloc[first]
-    return {"step": int(rows["step"].iloc[first]), "pass": str(rows["pass"].iloc[first]), "error": str(error or "")}
+    return {"step": int(rows["step"].iloc[first]), "pass": str(rows["pass_id"].iloc[first]), "error": str(error or "")}
 
 
 def _no_ir_reason(job, archive, failure: dict | None) -> str | None:
@@ -331,8 +338,9 @@ def _mark(state: str | None, same, op: str) -> tuple[str, str]:
     return text, f"{css} absorbed" if state == release_tables.ABSORBED else css
 
 
-def _run_cells(side: str, run) -> str:
-    """One release's cells of a sequence row: step and pass (indented by its nesting), +/-, seconds."""
+def _run_cells(side: str, run, job, renamed: str = "") -> str:
+    """One release's cells of a sequence row: step and pass (indented by its nesting; RENAMED: how its identity
+    differs from the other release's, "named tl.X in 0.1.15"), +/-, seconds."""
     if run is None:
         return f'<td class="{side}"></td><td class="{side}c"></td><td class="{side}c"></td>'
     counts = ""
@@ -342,7 +350,10 @@ def _run_cells(side: str, run) -> str:
         counts = '<span class="yes">failed</span>'
     depth = 0 if _na(run.get("depth")) else int(run["depth"])
     nest = f'<span class="nest">{"&nbsp;&nbsp;" * depth}↳ </span>' if depth else ""
-    name = f"{nest}{int(run['step'])} {html.escape(str(run['pass']))}"
+    name = f"{nest}{int(run['step'])} {html.escape(job.label(run))}"
+    if renamed:
+        name += f' <span class="renamed">({html.escape(renamed)})</span>'
+
     ms = "" if _na(run.get("seconds")) else f"{float(run['seconds']) * 1000:.2f}"
     return f'<td class="{side}">{name}</td><td class="{side}c num">{counts}</td><td class="{side}c num">{ms}</td>'
 
@@ -354,7 +365,7 @@ def pair_page(
     ``links``: {release: {pass: (url, kind)}}, each pass's source, None for no links)."""
     o, n = release_text(old.release), release_text(new.release)
     edits_old, edits_new = edits.of(old), edits.of(new)
-    ops = align_passes(old.pass_names(), new.pass_names())
+    ops = align_passes(old.alignment_keys(), new.alignment_keys())
     states = release_tables.ir_states(old, new, ops, edits)
     first_pass = (row.get("first_divergent_step_old"), row.get("first_divergent_step_new"))
     first_edit = (row.get("first_divergent_edit_step_old"), row.get("first_divergent_edit_step_new"))
@@ -368,7 +379,13 @@ def pair_page(
         edit_old = edits_old.get(int(run_old["step"])) if run_old is not None else None
         edit_new = edits_new.get(int(run_new["step"])) if run_new is not None else None
         same = pass_edits.same_edit(edit_old, edit_new) if op == KEPT else None
-        sides = {"old": _side(run_old, edit_old, table), "new": _side(run_new, edit_new, table)}
+        sides = {"old": _side(run_old, edit_old, table, old), "new": _side(run_new, edit_new, table, new)}
+        renamed = ""
+        if op == KEPT:
+            renamed = pass_names.renamed_note(
+                release_tables.run_identity(run_old), release_tables.run_identity(run_new), n
+            )
+            sides["new"]["renamed"] = renamed or None
         data_rows.append({"op": op, **sides, "same": same, "state": state["difference"]})
         run_phase = str((run_new if run_new is not None else run_old).get("phase") or "")
         if run_phase and run_phase != phase:
@@ -390,7 +407,7 @@ def pair_page(
         why = state["difference"] or ("edits differ" if same is False else "")
         cells = [f'<td class="mark {mark_class}" title="{html.escape(why)}">{mark}</td>']
         cells.append(f'<td class="num">{position}</td><td>{op}</td>')
-        cells.append(_run_cells("old", run_old) + _run_cells("new", run_new))
+        cells.append(_run_cells("old", run_old, old) + _run_cells("new", run_new, new, renamed))
         trs.append(f'<tr data-k="{position}" class="{" ".join(classes)}">{"".join(cells)}</tr>')
 
     # the pass shown first: the first divergent edit, else the first edit that differs, else the first pass one
@@ -507,8 +524,12 @@ def pair_page(
         "rows": data_rows,
         "init": {"old": initial_lines(archive_old), "new": initial_lines(archive_new)},
         "src": {
-            side: {name: list(link) for name, link in ((links or {}).get(job.release) or {}).items() if name in names}
-            for side, job, names in (("old", old, set(old.pass_names())), ("new", new, set(new.pass_names())))
+            side: {
+                label: list(release_links[name])
+                for label, name in _link_names(job).items()
+                if name in (release_links := (links or {}).get(job.release) or {})
+            }
+            for side, job in (("old", old), ("new", new))
         },
         "lines": table.lines,
     }
@@ -694,13 +715,13 @@ MARK_ORDER = list(MARKS)  # the strongest first
 
 def pair_marks(old, new, edits: pass_edits.EditCache) -> dict[str, str]:
     """{pass name: its strongest difference in the pair (MARK_ORDER)}, for the passes that are not equal."""
-    ops = align_passes(old.pass_names(), new.pass_names())
+    ops = align_passes(old.alignment_keys(), new.alignment_keys())
     marks: dict[str, str] = {}
     for (_, i, j), state in zip(ops, release_tables.ir_states(old, new, ops, edits)):
         difference = state["difference"]
         if difference not in MARKS:
             continue
-        name = (old.run_list()[i] if i is not None else new.run_list()[j])["pass"]
+        name = new.label(new.run_list()[j]) if j is not None else old.label(old.run_list()[i])
         if name not in marks or MARK_ORDER.index(difference) < MARK_ORDER.index(marks[name]):
             marks[name] = difference
     return marks

@@ -36,7 +36,7 @@ import pandas as pd  # noqa: E402
 from matplotlib.collections import PolyCollection  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-from tilelang_churn.core import pass_configs  # noqa: E402
+from tilelang_churn.core import pass_configs, pass_names  # noqa: E402
 from tilelang_churn.core import passes_table as pt  # noqa: E402
 from tilelang_churn.core.jobs import fills_param_columns  # noqa: E402
 from tilelang_churn.figures import figure_style as fs  # noqa: E402  (the one style of every figure)
@@ -69,9 +69,12 @@ PASS_LABEL_STYLE = {
 def _as_frame(rows_or_df) -> pd.DataFrame:
     """A DataFrame in passes.csv columns from passes_table.read_rows() dicts or a passes_table frame."""
     df = rows_or_df.copy() if isinstance(rows_or_df, pd.DataFrame) else frames.to_frame(list(rows_or_df))
-    missing = [c for c in pt.COLUMNS if c not in df.columns]
+    missing = [c for c in pt.COLUMNS if c not in df.columns and c not in pt.ADDED_COLUMNS]
     if missing:
         raise ValueError(f"rows lack columns {missing}")
+    for column, source in pt.ADDED_FROM.items():
+        if column in pt.COLUMNS and column not in df.columns:
+            df[column] = df[source]
     if df.empty:
         raise ValueError("no rows to plot")
     return df
@@ -240,10 +243,11 @@ def plot_job_bars(rows_or_df, path, measure: str = "raw") -> None:
             markeredgewidth=mpl.rcParams["xtick.major.width"], color=mpl.rcParams["xtick.color"],
             transform=axis_below, clip_on=False)  # fmt: skip
     label_at = mtransforms.offset_copy(axis_below, fig=fig, y=-(tick_size + tick_pad), units="points")
+    shown = pass_names.display_names(_pass_ids(df))
     pass_labels = [
-        ax.text(xi, 0, f"{step} {name}", transform=label_at, rotation=90, ha="center", va="top",
+        ax.text(xi, 0, f"{step} {shown[str(pass_id)]}", transform=label_at, rotation=90, ha="center", va="top",
                 fontsize=9 if n <= 60 else 8, **PASS_LABEL_STYLE.get(st, {}))
-        for xi, step, name, st in zip(x, df["step"], df["pass"], status)
+        for xi, step, pass_id, st in zip(x, df["step"], _pass_ids(df), status)
     ]  # fmt: skip
     ax.set_xlim(-0.7, n - 0.3)
     xlabel = fig.supxlabel("pass step (execution order)", fontsize=mpl.rcParams["axes.labelsize"])
@@ -261,7 +265,7 @@ def plot_job_bars(rows_or_df, path, measure: str = "raw") -> None:
         fi = int(np.flatnonzero(failed)[0])
         err = _shorten(df.at[fi, "error"] or "(no error text)", 300)
         wrap = max(40, int(width_in * 9))
-        text = f"failed at step {df.at[fi, 'step']} {df.at[fi, 'pass']}:\n" + textwrap.fill(err, wrap)
+        text = f"failed at step {df.at[fi, 'step']} {_pass_ids(df).at[fi]}:\n" + textwrap.fill(err, wrap)
         ax.text(
             0.01,
             0.98,
@@ -433,6 +437,14 @@ def _wrapped(label: str) -> list[str]:
     return textwrap.wrap(label, LABEL_LINE_CHARS, break_on_hyphens=False) or [label]
 
 
+def _pass_ids(rows: pd.DataFrame) -> pd.Series:
+    """Each row's pass identity (a frame made without the column: its pass names)."""
+    if "pass_id" not in rows.columns:
+        return rows["pass"]
+    ids = rows["pass_id"].astype(object)
+    return ids.where(ids.notna() & (ids != ""), rows["pass"])
+
+
 def configuration_matrix(df: pd.DataFrame, mode: str = "trace-env", measure: str = "raw"):
     """(values, failed, row_labels, col_labels) for one mode.
 
@@ -453,7 +465,7 @@ def configuration_matrix(df: pd.DataFrame, mode: str = "trace-env", measure: str
         seen: dict[str, int] = {}
         cell = {}
         order = []
-        for p, st, a, d in zip(g["pass"], g["status"], g["added"].fillna(0), g["deleted"].fillna(0)):
+        for p, st, a, d in zip(_pass_ids(g), g["status"], g["added"].fillna(0), g["deleted"].fillna(0)):
             seen[p] = seen.get(p, 0) + 1
             key = (p, seen[p])
             order.append(key)
@@ -463,7 +475,8 @@ def configuration_matrix(df: pd.DataFrame, mode: str = "trace-env", measure: str
     ref = max(range(len(groups)), key=lambda j: (len(order_per_job[j]), -j))
     row_keys = list(dict.fromkeys(order_per_job[ref] + [k for o in order_per_job for k in o]))
     repeated = {p for p, occ in row_keys if occ > 1}
-    row_labels = [f"{p} #{occ}" if p in repeated else p for p, occ in row_keys]
+    shown = pass_names.display_names(p for p, _ in row_keys)  # tl.Simplify and tirx.Simplify in full, else short
+    row_labels = [f"{shown[p]} #{occ}" if p in repeated else shown[p] for p, occ in row_keys]
     jobs = pd.DataFrame([g.iloc[0] for g in groups])
     col_labels = _config_labels(jobs)
     values = np.full((len(row_keys), len(groups)), np.nan)

@@ -46,7 +46,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
-from tilelang_churn.core import knockout_rows, passes_table, trace_modes
+from tilelang_churn.core import knockout_rows, pass_names, passes_table, trace_modes
 from tilelang_churn.core.releases import release_sort_key, release_text, sort_releases
 from tilelang_churn.figures import compare_pages, heatmap
 from tilelang_churn.figures import figure_style as fs
@@ -154,7 +154,7 @@ def union_alignment(jobs: Sequence[ReleaseJob]) -> list[dict[str, int]]:
     rows: list[dict[str, int]] = []
     names: list[str] = []
     for job in jobs:
-        job_names = list(job.runs["pass"])
+        job_names = list(job.alignment_keys())
         new_rows, new_names = [], []
         for op, i, j in align_passes(names, job_names):
             if op == ADDED:
@@ -196,7 +196,7 @@ def release_matrix(
     names = []
     for r, row in enumerate(rows):
         release, index = next(iter(row.items()))
-        names.append(jobs[release].runs["pass"].iloc[index])
+        names.append(jobs[release].label(jobs[release].run_list()[index]))
         for c, release in enumerate(releases):
             if release in row:
                 run = jobs[release].runs.iloc[row[release]]
@@ -227,7 +227,7 @@ def release_matrix(
     row_of = {(release, index): r for r, row in enumerate(rows) for release, index in row.items()}
     differences: list[list[str | None]] = [[None] * len(pairs) for _ in rows]
     for c, (old, new) in enumerate(config.pairs()):
-        ops = align_passes(old.pass_names(), new.pass_names())
+        ops = align_passes(old.alignment_keys(), new.alignment_keys())
         for (_, i, j), state in zip(ops, release_tables.ir_states(old, new, ops, edits)):
             r = row_of[(new.release, j)] if j is not None else row_of[(old.release, i)]
             differences[r][c] = state["difference"]
@@ -697,7 +697,7 @@ def resolve_pass_links(
             source = tilelang_source.env_source(env)
         else:
             source = installed if installed is not None and installed.release == release else None
-        names = list(dict.fromkeys(str(name) for name in rows["pass"]))
+        names = list(dict.fromkeys(pass_names.short_name(name) for name in rows.get("pass_id", rows["pass"])))
         out[release] = tilelang_source.pass_links(source, release, names, links)
     return out
 

@@ -52,8 +52,16 @@ def variants_of(record: Path) -> list[pass_knockout.Variant]:
             chosen.append(pass_knockout.BASELINE)
         elif row["status"] == statuses.STATUS_LOWERED and row["skipped_runs"]:
             occurrence = None if row["occurrence"] == knockout_rows.OCCURRENCE_ALL else int(row["occurrence"])
+            label = row["variant"] if occurrence is None else row["variant"].rsplit("#", 1)[0]
             chosen.append(
-                pass_knockout.Variant(row["knocked_pass"], occurrence, row["pipeline_step"], row["baseline_runs"])
+                pass_knockout.Variant(
+                    row["knocked_pass_id"],
+                    occurrence,
+                    row["pipeline_step"],
+                    row["baseline_runs"],
+                    knocked_pass=row["knocked_pass"],
+                    label=label,
+                )
             )
     return chosen
 

@@ -72,7 +72,7 @@ def _child(spec, variant, log: str, result_path: Path, truncate: bool) -> int:
 
 def _note(variant: pass_knockout.Variant, result: dict, same_source: bool | None) -> str:
     status = result["status"]
-    if variant.knocked_pass is None:
+    if variant.knocked_pass_id is None:
         return "every pass runs" if status == statuses.STATUS_LOWERED else "the baseline did not lower: no knockout"
     if status in statuses.UNFINISHED_STATUSES:
         return "the lowering did not finish: nothing known of its source"
@@ -93,14 +93,15 @@ def make_row(spec, version: str, variant: pass_knockout.Variant, result: dict, b
     row = {
         "variant": variant.name,
         "knocked_pass": variant.knocked_pass,
+        "knocked_pass_id": variant.knocked_pass_id,
         "occurrence": None
-        if variant.knocked_pass is None
+        if variant.knocked_pass_id is None
         else knockout_rows.OCCURRENCE_ALL
         if variant.occurrence is None
         else variant.occurrence,
         "pipeline_step": variant.pipeline_step,
-        "baseline_runs": variant.baseline_runs if variant.knocked_pass is not None else None,
-        "skipped_runs": result.get("skipped_runs") if variant.knocked_pass is not None else None,
+        "baseline_runs": variant.baseline_runs if variant.knocked_pass_id is not None else None,
+        "skipped_runs": result.get("skipped_runs") if variant.knocked_pass_id is not None else None,
         "status": result["status"],
         "error": result.get("error"),
         "source_sha256": _sha256(source),
@@ -113,7 +114,7 @@ def make_row(spec, version: str, variant: pass_knockout.Variant, result: dict, b
         "lower_cpu_seconds": result.get("lower_cpu_seconds"),
         "note": _note(variant, result, same),
         **spec.provenance(version),
-        "switch": _switch(variant.knocked_pass),
+        "switch": _switch(variant.knocked_pass_id),
         "mode": knockout_rows.MODE,
         "source": knockout_rows.SOURCE,
     }
@@ -123,8 +124,8 @@ def make_row(spec, version: str, variant: pass_knockout.Variant, result: dict, b
     return row
 
 
-def _switch(knocked_pass: str | None) -> str | None:
-    switch = pass_configs.switch_of(knocked_pass) if knocked_pass is not None else None
+def _switch(knocked_pass_id: str | None) -> str | None:
+    switch = pass_configs.switch_of(knocked_pass_id) if knocked_pass_id is not None else None
     return pass_configs.canonical(switch) if switch else None
 
 
@@ -168,7 +169,15 @@ def record(config: Configuration, version: str, settings: dict, process: dict) -
             "spec": config.spec.record(),
             "settings": settings,
             "variants": [variant.as_dict() for variant in config.variants],
-            # every pass that ran in the baseline: a named pass that runs in no baseline of the grid is refused
+            # every pass that ran in the baseline, {identity: spelling}: a named pass that runs in no baseline of
+            # the grid is refused (baseline_passes: the spellings, as records before identities had them)
+            "baseline_pass_ids": dict(
+                sorted(
+                    (run["pass_id"], run["pass"])
+                    for run in baseline.get("runs") or []
+                    if run["status"] in statuses.PASS_RUN_STATUSES
+                )
+            ),
             "baseline_passes": sorted(
                 {run["pass"] for run in baseline.get("runs") or [] if run["status"] in statuses.PASS_RUN_STATUSES}
             ),

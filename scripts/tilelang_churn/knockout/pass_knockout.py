@@ -10,13 +10,14 @@ A knocked-out pass is skipped by TVM itself: the tracer's pass instrument (pass_
 instrument, attached through an outer ``PassContext`` around ``tilelang.lower``, sees every pass of every
 release from 0.1.8, nested runs included (ConvertSSA inside SplitHostDevice), and counts the runs it skipped:
 ``skipped_runs`` 0 means the knockout did not take effect (the pass never ran, or the release ignored the
-answer), and the row says so. A pass is named as the run record spells it (``LowerTileOp``; ``tl.LowerTileOp``
-is the same pass); its N-th run is the N-th time TVM asks about that name in the lowering, the order the
-baseline's trace lists its runs in.
+answer), and the row says so. A pass is named by its identity (core/pass_names.py: ``tl.Simplify``, not the
+``Simplify`` that tirx.Simplify shares; an anonymous ``pass_fn`` by its factory); its N-th run is the N-th time
+TVM asks about that pass in the lowering, the order the baseline's trace lists its runs in.
 
-Which variants (``plan_variants``): ``changed`` every pass name with a run that changed the IR in the baseline,
-``all`` every pass name that ran, or the names given; ``occurrence`` ``all`` knocks out every run of the name,
-``first`` its first run, ``each`` one variant per run (with ``changed``: per run that changed the IR).
+Which variants (``plan_variants``): ``changed`` every pass with a run that changed the IR in the baseline,
+``all`` every pass that ran, or the names given (a short name that several passes share: one variant each);
+``occurrence`` ``all`` knocks out every run of the pass, ``first`` its first run, ``each`` one variant per run
+(with ``changed``: per run that changed the IR).
 
 ``lower`` runs in a child forked for it (knockout_batch.py): a pass whose absence makes TVM abort, segfault or
 hang takes only that child down. TileLang's cache is off in the batch (TILELANG_DISABLE_CACHE), and only
@@ -33,8 +34,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tilelang_churn.core import knockout_rows, statuses
-from tilelang_churn.trace import pass_instrument
+from tilelang_churn.core import knockout_rows, pass_names, statuses
+from tilelang_churn.trace import pass_identity, pass_instrument
 from tilelang_churn.trace.fork_pool import signal_name
 
 CHANGED_PASSES, ALL_PASSES = "changed", "all"  # config knockout.passes, or a list of pass names
@@ -53,16 +54,21 @@ def pass_name(name: str) -> str:
 
 
 class Knockout:
-    """TVM's ``should_run`` for one variant: False for the knocked-out pass (every run, or its N-th run only)."""
+    """TVM's ``should_run`` for one variant: False for the knocked-out pass (every run, or its N-th run only).
 
-    def __init__(self, knocked_pass: str, occurrence: int | None):
-        self.knocked_pass = pass_name(knocked_pass)
+    The pass is named by its identity (``tl.Simplify``, ``tilelang.transform.HoistBroadcastValues``:
+    core/pass_names.py), so only its runs are skipped, not those of another pass with the same short name. A short
+    name (a knockout table written before identities) skips every pass it names, as it did then."""
+
+    def __init__(self, knocked_pass_id: str, occurrence: int | None):
+        self.knocked_pass_id = knocked_pass_id
         self.occurrence = occurrence  # None: every run
         self.runs_asked = 0  # how often TVM asked about the pass
         self.skipped_runs = 0
 
     def should_run(self, info) -> bool:
-        if pass_name(str(info.name)) != self.knocked_pass:
+        tvm_name = str(info.name)
+        if not pass_names.matches(self.knocked_pass_id, pass_identity.identity(info), pass_name(tvm_name)):
             return True
         self.runs_asked += 1
         if self.occurrence is not None and self.runs_asked != self.occurrence:
@@ -74,23 +80,29 @@ class Knockout:
 @dataclass(frozen=True)
 class Variant:
     """One lowering to make: the pass knocked out (None: the baseline) and which of its runs (None: every run),
-    with where the baseline runs it."""
+    with where the baseline runs it. ``knocked_pass_id`` is the pass's identity (the name as the config gave it
+    for a pass the baseline never ran), ``knocked_pass`` the run record's spelling, ``label`` what the variant is
+    called: the short name where no other pass of the baseline shares it, else the identity."""
 
-    knocked_pass: str | None
+    knocked_pass_id: str | None
     occurrence: int | None = None
     pipeline_step: int | None = None  # the baseline's step of the first run skipped
     baseline_runs: int = 0
+    knocked_pass: str | None = None
+    label: str | None = None
 
     @property
     def name(self) -> str:
-        return knockout_rows.variant_name(self.knocked_pass, self.occurrence)
+        return knockout_rows.variant_name(self.label or self.knocked_pass_id, self.occurrence)
 
     def knockout(self) -> Knockout | None:
-        return None if self.knocked_pass is None else Knockout(self.knocked_pass, self.occurrence)
+        return None if self.knocked_pass_id is None else Knockout(self.knocked_pass_id, self.occurrence)
 
     def as_dict(self) -> dict:
         return {
             "knocked_pass": self.knocked_pass,
+            "knocked_pass_id": self.knocked_pass_id,
+            "label": self.label,
             "occurrence": self.occurrence,
             "pipeline_step": self.pipeline_step,
             "baseline_runs": self.baseline_runs,
@@ -101,32 +113,45 @@ BASELINE = Variant(None)
 
 
 def plan_variants(runs: list[dict], passes, occurrence: str) -> list[Variant]:
-    """The variants of a configuration from its baseline's pass runs (dicts with step, pass, status, in step
-    order), in pipeline order (a named pass that never ran comes last, as the config lists it)."""
+    """The variants of a configuration from its baseline's pass runs (dicts with step, pass, pass_id, status, in
+    step order), in pipeline order (a named pass that never ran comes last, as the config lists it).
+
+    A pass is one identity: ``tl.Simplify`` and ``tirx.Simplify`` are two variants, as are two anonymous passes. A
+    name the config gives matches by identity, short name or spelling (``pass_names.matches``): ``Simplify``
+    becomes one variant per pass it names (``tl.Simplify`` and ``tirx.Simplify``), ``pass_fn`` one per anonymous
+    pass."""
     if occurrence not in OCCURRENCES:
         raise ValueError(f"occurrence {occurrence!r} is not one of {', '.join(OCCURRENCES)}")
-    by_name: dict[str, list[dict]] = {}
+    by_id: dict[str, list[dict]] = {}
     for run in runs:
         if run["status"] in statuses.PASS_RUN_STATUSES:
-            by_name.setdefault(run["pass"], []).append(run)
+            by_id.setdefault(run.get("pass_id") or run["pass"], []).append(run)
+    labels = pass_names.display_names(by_id)
     if passes == CHANGED_PASSES:
-        names = [name for name, found in by_name.items() if any(_changed(run) for run in found)]
+        chosen = [pass_id for pass_id, found in by_id.items() if any(_changed(run) for run in found)]
     elif passes == ALL_PASSES:
-        names = list(by_name)
+        chosen = list(by_id)
     elif isinstance(passes, (list, tuple)):
-        names = list(dict.fromkeys(pass_name(name) for name in passes))
+        chosen = []
+        for given in passes:
+            named = [
+                pass_id for pass_id, found in by_id.items() if pass_names.matches(given, pass_id, found[0]["pass"])
+            ]
+            chosen += named or [str(given)]
+        chosen = list(dict.fromkeys(chosen))
     else:
         raise ValueError(f"passes {passes!r} is not changed, all or a list of pass names")
     variants = []
-    for name in names:
-        found = by_name.get(name, [])
+    for pass_id in chosen:
+        found = by_id.get(pass_id, [])
+        common = {"knocked_pass": found[0]["pass"] if found else pass_name(pass_id), "label": labels.get(pass_id)}
         if not found or occurrence == "all":
-            variants.append(Variant(name, None, found[0]["step"] if found else None, len(found)))
+            variants.append(Variant(pass_id, None, found[0]["step"] if found else None, len(found), **common))
         elif occurrence == "first":
-            variants.append(Variant(name, 1, found[0]["step"], len(found)))
+            variants.append(Variant(pass_id, 1, found[0]["step"], len(found), **common))
         else:
             variants += [
-                Variant(name, number, run["step"], len(found))
+                Variant(pass_id, number, run["step"], len(found), **common)
                 for number, run in enumerate(found, 1)
                 if passes != CHANGED_PASSES or _changed(run)
             ]
@@ -199,7 +224,12 @@ def lower(spec, variant: Variant | None) -> dict:
         source=info.get("kernel_source"),
         skipped_runs=knockout.skipped_runs if knockout is not None else 0,
         runs=[
-            {"step": row["step"], "pass": row["pass"], "status": row["status"]}
+            {
+                "step": row["step"],
+                "pass": row["pass"],
+                "pass_id": row.get("pass_id") or row["pass"],
+                "status": row["status"],
+            }
             for row in rows
             if row["status"] in statuses.PASS_RUN_STATUSES
         ],
@@ -254,7 +284,10 @@ def compiling_without(knockout: Knockout | None):
             def create_pass_instrument(self):
                 return _should_run_instrument(knockout)
 
-        with instrumentation.compile_pass_instrumentation(name="tilelang-churn knockout", tools=[KnockoutTool()]):
+        with (
+            pass_identity.watching(),
+            instrumentation.compile_pass_instrumentation(name="tilelang-churn knockout", tools=[KnockoutTool()]),
+        ):
             yield HOOK_SESSION
         return
     from tilelang import tvm
@@ -270,6 +303,7 @@ def compiling_without(knockout: Knockout | None):
 
     context_class.__init__ = with_knockout
     try:
-        yield HOOK_PASS_CONTEXT
+        with pass_identity.watching():
+            yield HOOK_PASS_CONTEXT
     finally:
         context_class.__init__ = original

@@ -163,7 +163,11 @@ def read_csv(path: str | Path) -> list[dict]:
         reader = csv.DictReader(handle)
         rows = list(reader)
     # a table written before a column was added reads as holding its default (passes_table.ADDED_COLUMNS)
-    added = {column: value for column, value in passes_table.ADDED_COLUMNS.items() if column not in reader.fieldnames}
+    added = {
+        column: value
+        for column, value in passes_table.ADDED_COLUMNS.items()
+        if column not in reader.fieldnames and column in passes_table.PROVENANCE_COLUMNS
+    }
     return [{key: _typed(key, value) for key, value in {**row, **added}.items()} for row in rows]
 
 

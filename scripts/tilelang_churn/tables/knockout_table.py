@@ -19,7 +19,7 @@ import json
 import sys
 from pathlib import Path
 
-from tilelang_churn.core import knockout_rows, pass_configs, statuses
+from tilelang_churn.core import knockout_rows, pass_configs, pass_names, statuses
 
 PROG = "knockout_table.py"
 GPU_RECORD = "knockout_gpu.json"  # a GPU job's record (gpu/knockout_gpu.py)
@@ -161,10 +161,11 @@ def summarize(rows: list[dict], top: int = 3) -> list[dict]:
 
 
 def unknown_pass_names(records: list) -> str | None:
-    """config knockout.passes, when a list: the names that ran in no baseline lowering of the grid (a misspelt
-    ``Simplfy`` would otherwise be a quiet "did not take effect" row in every configuration), with the closest
-    names that ran; None when every name ran somewhere, or the records predate ``baseline_passes``."""
-    ran: set[str] = set()
+    """config knockout.passes, when a list: the names that name no pass of any baseline lowering of the grid (a
+    misspelt ``Simplfy`` would otherwise be a quiet "did not take effect" row in every configuration), with the
+    closest names that ran; None when every name ran somewhere, or the records predate ``baseline_passes``. A name
+    matches a pass by its identity, short name or spelling (core/pass_names.matches)."""
+    ran: dict[str, str] = {}  # identity -> spelling
     named: list[str] = []
     lowerings = [path for path in records if Path(path).name != GPU_RECORD]
     for path in lowerings:
@@ -173,14 +174,15 @@ def unknown_pass_names(records: list) -> str | None:
         if not isinstance(passes, list) or "baseline_passes" not in record:
             return None
         named += [name for name in passes if name not in named]
-        ran.update(record["baseline_passes"])
+        # records before identities: each spelling stands for itself
+        ran.update(record.get("baseline_pass_ids") or {name: name for name in record["baseline_passes"]})
     if not ran:  # no baseline lowered: its rows say why
         return None
     problems = []
     for name in named:
-        short = name.rsplit(".", 1)[-1]  # tl.LowerTileOp is LowerTileOp, as passes.csv names it
-        if short not in ran:
-            close = difflib.get_close_matches(short, sorted(ran), n=3)
+        if not any(pass_names.matches(name, pass_id, spelling) for pass_id, spelling in ran.items()):
+            candidates = sorted({*ran, *map(pass_names.short_name, ran)})
+            close = difflib.get_close_matches(name, candidates, n=3)
             problems.append(f"{name!r}" + (f" (did you mean {', '.join(close)}?)" if close else ""))
     if not problems:
         return None

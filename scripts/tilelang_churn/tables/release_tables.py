@@ -58,8 +58,10 @@ row per aligned pass run:
 
 - configuration columns as above; release_old, release_new.
 - position: 0, 1, ... along the alignment of the pair (execution order of both releases).
-- op: ``kept`` (the same pass name, paired), ``removed`` (runs in release_old only) or ``added`` (runs in
-  release_new only).
+- op: ``kept`` (the same pass, paired), ``removed`` (runs in release_old only) or ``added`` (runs in
+  release_new only). A pass is its identity (``pass_id``, core/pass_names.py), paired across releases by
+  ``pass_names.alignment_key``: ``tl.Simplify`` never pairs with ``tirx.Simplify``, and an anonymous ``pass_fn``
+  of one release pairs with the same pass named in the next (``renamed``).
 - step_old, pass_old, status_old, changed_old, added_old, deleted_old: the old run (empty for added);
   step_new, pass_new, status_new, changed_new, added_new, deleted_new: the new run (empty for removed).
 - churn_delta: (added_new + deleted_new) - (added_old + deleted_old) of a kept row where both runs have
@@ -70,6 +72,8 @@ row per aligned pass run:
   unknown (no IR archive: modes other than instrument; a nested run, whose starting IR the archive lacks).
 - ir_equal_after, difference: whether the normalised IR after the position is equal in both releases, and what
   the position does to the difference (``ir_states``: equal, introduced, carried, absorbed, edits differ).
+- pass_id_old, pass_id_new: the runs' identities; renamed: for a kept row whose two identities differ, how
+  (``named tl.AddWrapperForSingleBufStore in 0.1.15``); empty otherwise.
 
 A pair in which neither release has a pass run (e.g. both unsupported) has no alignment row; its
 ``divergence.csv`` row is still written.
@@ -93,13 +97,15 @@ maximum alignment keeps (a test shows such a case), and its ``replace`` blocks w
 - kept_runs, removed_runs, added_runs: rows of each op in ``pass_alignment.csv`` for the pair.
 - initial_ir_differs: the normalised printed IR before the first pass differs.
 - first_divergent_step_old, first_divergent_step_new, first_divergent_pass: the first kept aligned pass
-  run after which the normalised printed IR differs (or that failed on one side only); empty when none.
+  run after which the normalised printed IR differs (or that failed on one side only), the pass by its name in
+  release_new (its identity where another pass shares its short name); empty when none.
 - final_ir_differs: the normalised IR after the last pass run that produced IR differs.
 - ir_identical_throughout: initial IR, IR after every kept pass run and final IR all equal (after
   normalisation), with every kept run found in both archives.
 - source_differs: the generated kernel source differs (trailing whitespace ignored); True when only one
   side has a source; empty when neither has one.
-- note: ``; ``-separated facts: a missing or unreadable archive (the IR columns are then empty), a pass
+- note: ``; ``-separated facts: each pass paired under another identity (named in release_new), a missing or
+  unreadable archive (the IR columns are then empty), a pass
   that failed, added/removed runs just before the first divergence, texts that differ only in the
   normalised noise, an archive that lacks a step.
 - first_divergent_edit, first_divergent_edit_step_old, first_divergent_edit_step_new: the first kept aligned
@@ -152,7 +158,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tilelang_churn.core import ir_archive, statuses
+from tilelang_churn.core import ir_archive, pass_names, statuses
 from tilelang_churn.core import passes_table as pt
 from tilelang_churn.core.jobs import CONFIG_KEY, JOB_KEY, config_key, distinct_config_labels, job_key
 from tilelang_churn.core.releases import release_sort_key, release_text
@@ -205,6 +211,11 @@ ALIGNMENT_COLUMNS = [
     "edit_same",
     "ir_equal_after",
     "difference",
+    # added with pass identities (core/pass_names.py): each run's identity, and "named X in R" where a pass
+    # paired under another identity (an anonymous pass_fn of the older release that the newer one names)
+    "pass_id_old",
+    "pass_id_new",
+    "renamed",
 ]
 EDIT_COUNT_COLUMNS = [
     "first_divergent_edit_step_old",
@@ -244,7 +255,9 @@ OUTPUT_TABLES = ("churn_by_version.csv", "pass_alignment.csv", "divergence.csv")
 
 KEPT, ADDED, REMOVED = "kept", "added", "removed"
 # the columns of a pass run that the alignment, the edits and the pages read (ReleaseJob.run_list)
-RUN_FIELDS = ("step", "phase", "pass", "status", "changed", "added", "deleted", "depth", "seconds", "source", "error")
+RUN_FIELDS = (
+    "step", "phase", "pass", "pass_id", "status", "changed", "added", "deleted", "depth", "seconds", "source", "error",
+)  # fmt: skip
 
 
 # ------------------------------------------------------------------------------------------ jobs, keys
@@ -277,8 +290,23 @@ class ReleaseJob:
             self.__dict__["_run_list"] = cached
         return cached
 
-    def pass_names(self) -> tuple[str, ...]:
-        return tuple(str(run["pass"]) for run in self.run_list())
+    def alignment_keys(self) -> tuple[str, ...]:
+        """What pairs each pass run with the other release's (core/pass_names.alignment_key of its identity)."""
+        return tuple(pass_names.alignment_key(run_identity(run)) for run in self.run_list())
+
+    def label(self, run) -> str:
+        """The name shown for a run: its short name where no other pass of this job shares it, else its
+        identity (``tl.Simplify`` beside ``tirx.Simplify``)."""
+        labels = self.__dict__.get("_labels")
+        if labels is None:
+            labels = self.__dict__["_labels"] = pass_names.display_names(run_identity(r) for r in self.run_list())
+        return labels[run_identity(run)]
+
+
+def run_identity(run) -> str:
+    """A run's pass identity (its ``pass`` where the table has none)."""
+    identity = run.get("pass_id")
+    return str(run["pass"]) if identity is None or identity is pd.NA or identity == "" else str(identity)
 
 
 @dataclass
@@ -305,11 +333,13 @@ def typed_table(churn_df: pd.DataFrame) -> pd.DataFrame:
     if missing:
         raise ValueError(f"churn table lacks columns {missing}")
     df = churn_df.copy()
+    df["pass_id"] = df["pass_id"].astype(object) if "pass_id" in df else df["pass"]
     for column in ("step", "added", "deleted", *_INT_KEY):
         df[column] = pd.to_numeric(df[column].replace("", None)).astype("Int64")
-    for column in ("pass", "status", "error", "source", "phase", *[c for c in JOB_KEY if c not in _INT_KEY]):
+    for column in ("pass", "pass_id", "status", "error", "source", "phase", *[c for c in JOB_KEY if c not in _INT_KEY]):
         if column in df:
             df[column] = df[column].fillna("").astype(str)
+    df["pass_id"] = df["pass_id"].where(df["pass_id"] != "", df["pass"])
     df["changed"] = (
         df["changed"]
         .map(
@@ -581,10 +611,13 @@ def _align_dp(old: Sequence[str], new: Sequence[str]) -> list[tuple[str, int | N
 
 def _run_fields(run, suffix: str) -> dict:
     if run is None:
-        return {f"{name}_{suffix}": pd.NA for name in ("step", "pass", "status", "changed", "added", "deleted")}
+        return {
+            f"{name}_{suffix}": pd.NA for name in ("step", "pass", "pass_id", "status", "changed", "added", "deleted")
+        }
     return {
         f"step_{suffix}": int(run["step"]),
         f"pass_{suffix}": run["pass"],
+        f"pass_id_{suffix}": run_identity(run),
         f"status_{suffix}": run["status"],
         f"changed_{suffix}": run["changed"],
         f"added_{suffix}": run["added"],
@@ -602,7 +635,7 @@ def align_jobs(old: ReleaseJob, new: ReleaseJob, edits: pass_edits.EditCache | N
     """Alignment rows (the per-run ALIGNMENT_COLUMNS, without the configuration columns) of two jobs;
     ``edit_same`` from ``edits`` (empty without)."""
     rows = []
-    ops = align_passes(old.pass_names(), new.pass_names())
+    ops = align_passes(old.alignment_keys(), new.alignment_keys())
     edits_old = edits.of(old) if edits is not None else {}
     edits_new = edits.of(new) if edits is not None else {}
     states = ir_states(old, new, ops, edits)
@@ -622,6 +655,11 @@ def align_jobs(old: ReleaseJob, new: ReleaseJob, edits: pass_edits.EditCache | N
                 "churn_delta": delta,
                 "edit_same": _edit_same(op, run_old, run_new, edits_old, edits_new),
                 **states[position],
+                "renamed": pass_names.renamed_note(
+                    run_identity(run_old), run_identity(run_new), release_text(new.release)
+                )
+                if op == KEPT
+                else "",
             }
         )
     return rows
@@ -715,7 +753,7 @@ def _depth(run) -> int:
 
 def _pass_at(ops: list, position: int, old: ReleaseJob, new: ReleaseJob) -> str:
     _, i, j = ops[position]
-    return (old.run_list()[i] if i is not None else new.run_list()[j])["pass"]
+    return new.label(new.run_list()[j]) if j is not None else old.label(old.run_list()[i])
 
 
 def difference_columns(old: ReleaseJob, new: ReleaseJob, ops: list, states: list[dict], initial_differs) -> dict:
@@ -835,7 +873,8 @@ def _compare_pair(
     for op, i, j in ops:
         if op != KEPT:
             release, run = (old.release, old.run_list()[i]) if op == REMOVED else (new.release, new.run_list()[j])
-            gap_since_equal.append(f"{op} {run['pass']} ({release_text(release)} step {int(run['step'])})")
+            job = old if op == REMOVED else new
+            gap_since_equal.append(f"{op} {job.label(run)} ({release_text(release)} step {int(run['step'])})")
             continue
         run_old, run_new = old.run_list()[i], new.run_list()[j]
         found = []
@@ -867,7 +906,7 @@ def _compare_pair(
         out.update(
             first_divergent_step_old=int(divergent[0]["step"]),
             first_divergent_step_new=int(divergent[1]["step"]),
-            first_divergent_pass=divergent[0]["pass"],
+            first_divergent_pass=new.label(divergent[1]),
         )
     for job in (old, new):
         failed = job.runs["status"] == FAILED  # a column, not the frame: a selection of the frame copies all 50
@@ -875,7 +914,7 @@ def _compare_pair(
             first = int(failed.to_numpy().argmax())
             notes.append(
                 f"{release_text(job.release)} fails at step {int(job.runs['step'].iloc[first])} "
-                f"{job.runs['pass'].iloc[first]}"
+                f"{job.runs['pass_id'].iloc[first]}"
             )
 
     final = [_final_ir(job, archive) for job, archive in ((old, archive_old), (new, archive_new))]
@@ -908,8 +947,21 @@ def _final_ir(job: ReleaseJob, archive: dict) -> str | None:
     return ir_archive.text_at(archive, archive.get("initial"))
 
 
+def _renamed_passes(old: ReleaseJob, new: ReleaseJob, ops: list) -> list[str]:
+    """The passes paired across the pair under another identity, once each: "AddWrapperForSingleBufStore named
+    tl.AddWrapperForSingleBufStore in 0.1.15" (an anonymous pass_fn of the older release)."""
+    found: dict[str, str] = {}
+    for op, i, j in ops:
+        if op == KEPT:
+            run_old, run_new = old.run_list()[i], new.run_list()[j]
+            note = pass_names.renamed_note(run_identity(run_old), run_identity(run_new), release_text(new.release))
+            if note:
+                found.setdefault(old.label(run_old), note)
+    return [f"{label} {note}" for label, note in found.items()]
+
+
 def _divergence_row(old: ReleaseJob, new: ReleaseJob, edits: pass_edits.EditCache) -> dict:
-    ops = align_passes(old.pass_names(), new.pass_names())
+    ops = align_passes(old.alignment_keys(), new.alignment_keys())
     row = {
         "release_old": old.release,
         "release_new": new.release,
@@ -917,7 +969,7 @@ def _divergence_row(old: ReleaseJob, new: ReleaseJob, edits: pass_edits.EditCach
         "removed_runs": sum(op == REMOVED for op, _, _ in ops),
         "added_runs": sum(op == ADDED for op, _, _ in ops),
     }
-    notes: list[str] = []
+    notes: list[str] = _renamed_passes(old, new, ops)
     if row["kept_runs"] == 0 and len(old.runs) and len(new.runs):
         notes.append("no pass run in common")
     for job in (old, new):

@@ -5,6 +5,7 @@ Snakemake's between-workflow cache (trace_archive)."""
 
 __all__ = [
     "fork_pool",
+    "pass_identity",
     "pass_instrument",
     "run_record",
     "tilelang_trace",

@@ -17,6 +17,7 @@ of passes.csv plus ``seconds``:
     step     execution order, from 0
     phase    see "Phases" below
     pass     the pass name as TileLang's run record spells it (``tl.LowerTileOp`` -> ``LowerTileOp``)
+    pass_id  the pass's identity (pass_identity.py): TVM's full name, or an anonymous pass's factory
     status   changed | noop | failed | codegen
     changed  whether the printed IR text changed (None for failed)
     added, deleted
@@ -82,7 +83,7 @@ import time
 from dataclasses import dataclass
 
 from tilelang_churn.core import ir_archive, line_churn, passes_table
-from tilelang_churn.trace import run_record
+from tilelang_churn.trace import pass_identity, run_record
 
 UNSCOPED_PHASE = "unscoped"  # TL_LOWER_TRACE's label for a pass outside every phase scope
 CODEGEN_PHASE = "codegen"
@@ -321,11 +322,13 @@ class PassRecorder:
                 "step": len(self.rows),
                 "phase": None,
                 "pass": run_record_name(tvm_name),
+                "pass_id": None,
                 "depth": len(self.open_runs),
             }
             self.rows.append(row)
             run = _OpenRun(row=row, tvm_name=tvm_name)
             self.open_runs.append(run)  # first, so that the after-callback pairs even if the rest fails
+            row["pass_id"] = pass_identity.identity(info)
             row["phase"] = self.resolve_phase()
             run.before_text = self._text_of(mod)
             if self.store is not None:
@@ -535,7 +538,7 @@ def run_instrument(
     started = time.perf_counter()
     timed_apart = other_tracer(recorder.time_elsewhere) if other_tracer else contextlib.nullcontext()
     try:
-        with outer_pass_context(tvm, [make_instrument(recorder, knockout)]), timed_apart:
+        with pass_identity.watching(), outer_pass_context(tvm, [make_instrument(recorder, knockout)]), timed_apart:
             with target:
                 artifact = lower(func, target)
     except Exception as exc:  # noqa: BLE001 - a failing pass is data
@@ -562,6 +565,7 @@ def run_instrument(
                 "step": len(rows),
                 "phase": CODEGEN_PHASE,
                 "pass": "codegen",
+                "pass_id": "codegen",
                 "status": passes_table.STATUS_CODEGEN,
                 "changed": True,
                 **run_record.churn_columns(recorder.final_ir_text, kernel_source or ""),

@@ -20,7 +20,7 @@ from tilelang_churn.core import ir_archive, line_churn, pass_configs, passes_tab
 from tilelang_churn.core.job_spec import JobSpec
 from tilelang_churn.grid import kernels
 from tilelang_churn.releases import tilelang_source
-from tilelang_churn.trace import pass_instrument, run_record
+from tilelang_churn.trace import pass_identity, pass_instrument, run_record
 from tilelang_churn.trace.trace_cli import DERIVABLE_PASS_PARAMS
 
 
@@ -64,15 +64,20 @@ def derived_pass_args(spec: JobSpec, target) -> dict:
     return values
 
 
-def resolve_passes(spec: JobSpec, target) -> list[tuple[str, object]]:
-    """(name, Pass) for each name in spec.passes, built by the factory the static catalog names."""
+def resolve_passes(spec: JobSpec, target, identities: dict | None = None) -> list[tuple[str, object]]:
+    """(name, Pass) for each name in spec.passes, built by the factory the static catalog names; IDENTITIES, when
+    given, gets each name's pass identity (pass_identity.py: an anonymous pass's is its factory)."""
     catalog = tilelang_source.pass_catalog(tilelang_source.find_installed_source())
     derived = derived_pass_args(spec, target)
     named = []
-    for name in spec.passes:
-        factory = getattr(importlib.import_module(catalog[name].module), name)
-        kwargs = {p: derived[p] for p in inspect.signature(factory).parameters if p in derived}
-        named.append((name, factory(**kwargs)))
+    with pass_identity.watching():
+        for name in spec.passes:
+            factory = getattr(importlib.import_module(catalog[name].module), name)
+            kwargs = {p: derived[p] for p in inspect.signature(factory).parameters if p in derived}
+            made = factory(**kwargs)
+            named.append((name, made))
+            if identities is not None:
+                identities[name] = pass_identity.identity(made.info)
     return named
 
 
@@ -116,16 +121,25 @@ def _write_ir_archive(info: dict, out_dir: Path) -> dict:
 
 def run_lower_trace(spec: JobSpec, func, target, out_dir: Path, trace_dir: Path):
     """trace-api: tilelang.tools.lower_trace.lower_trace() over the pass list."""
+    identities: dict = {}
     with target:
-        rows, error = run_api_tool("lower_trace", func, resolve_passes(spec, target))
-    return rows, error, {}
+        rows, error = run_api_tool("lower_trace", func, resolve_passes(spec, target, identities))
+    return _with_identities(rows, identities), error, {}
 
 
 def run_pass_diff(spec: JobSpec, func, target, out_dir: Path, trace_dir: Path):
     """pass-diff: tilelang.utils.pass_diff.pass_diff() over the pass list."""
+    identities: dict = {}
     with target:
-        rows, error = run_api_tool("pass_diff", func, resolve_passes(spec, target))
-    return rows, error, {}
+        rows, error = run_api_tool("pass_diff", func, resolve_passes(spec, target, identities))
+    return _with_identities(rows, identities), error, {}
+
+
+def _with_identities(rows: list[dict], identities: dict) -> list[dict]:
+    for row in rows:
+        if row["pass"] in identities:
+            row["pass_id"] = identities[row["pass"]]
+    return rows
 
 
 def run_api_tool(tool_name: str, func, named_passes: list) -> tuple[list[dict], BaseException | None]:
@@ -189,9 +203,15 @@ def run_trace_env(
     before = set(run_record.find_run_dirs(trace_dir))
     error = None
     artifact = None
+    identities: list[tuple[str, str]] = []  # (TVM name, identity) of each pass run, when this lowering is ours alone
     try:
         with target:
-            artifact = lower(func, target) if lower else tilelang.lower(func, target=target)
+            if lower is not None:
+                artifact = lower(func, target)
+            else:
+                watch = pass_instrument.outer_pass_context(tvm, [pass_identity.recording_instrument(identities)])
+                with pass_identity.watching(), watch:
+                    artifact = tilelang.lower(func, target=target)
     except Exception as exc:  # noqa: BLE001 - a failing pass is data
         error = exc
     session = core.get_last_session() if hasattr(core, "get_last_session") else None
@@ -216,6 +236,8 @@ def run_trace_env(
     if error is not None and not any(row["status"] == passes_table.STATUS_FAILED for row in rows):
         rows.append(passes_table.failed_row(len(rows), "tilelang.lower", "lower", error, depth=None))
     info = {"run_record": str(run_dir) if run_dir else None}
+    if lower is None:  # shared with the instrument: run_trace_env_and_instrument takes the identities from its rows
+        info["pass_id_disagreed"] = pass_identity.assign(rows, identities, pass_instrument.run_record_name)
     if artifact is not None:
         info["kernel_source_lines"] = len((artifact.kernel_source or "").splitlines())
     return rows, error, info
@@ -248,6 +270,8 @@ def run_trace_env_and_instrument(spec: JobSpec, served: JobSpec, func, target, o
     if "instrument" not in results:  # the instrument never ran: its lowering's failure is the trace-env job's
         raise trace_env[1] or RuntimeError("the shared lowering did not run")
     rows, error, info = results["instrument"]
+    identities = [(row["pass"], row["pass_id"]) for row in rows if row.get("status") != passes_table.STATUS_CODEGEN]
+    trace_env[2]["pass_id_disagreed"] = pass_identity.assign(trace_env[0], identities, str)
     return trace_env, (rows, error, _write_ir_archive(info, served_out_dir))
 
 
