@@ -233,6 +233,34 @@ def test_pass_alignment_table():
     assert failed["status_new"] == "failed" and pd.isna(failed["churn_delta"]) and failed["added_old"] == 5
 
 
+def with_identities(rows: list[dict], identities: list[str]) -> list[dict]:
+    return [{**row, "pass_id": identity} for row, identity in zip(rows, identities)]
+
+
+def test_passes_align_by_identity_and_a_pass_named_in_the_newer_release_pairs_with_itself():
+    """tl.Simplify and tirx.Simplify share the name Simplify and are two passes; 0.1.12's anonymous pass_fn made by
+    AddWrapperForSingleBufStore is 0.1.14's tl.AddWrapperForSingleBufStore."""
+    old = with_identities(
+        job_rows("0.1.12", [run("pass_fn"), run("Simplify"), run("pass_fn", "noop", 0, 0)]),
+        ["tilelang.transform.AddWrapperForSingleBufStore", "tl.Simplify", "tilelang.transform.HoistBroadcastValues"],
+    )
+    new = with_identities(
+        job_rows("0.1.14", [run("AddWrapperForSingleBufStore"), run("Simplify"), run("pass_fn", "noop", 0, 0)]),
+        ["tl.AddWrapperForSingleBufStore", "tirx.Simplify", "tilelang.transform.HoistBroadcastValues"],
+    )
+    table = cr.pass_alignment(frame(old, new))
+    assert list(zip(table["op"], table["pass_id_old"].fillna(""), table["pass_id_new"].fillna(""))) == [
+        ("kept", "tilelang.transform.AddWrapperForSingleBufStore", "tl.AddWrapperForSingleBufStore"),
+        ("removed", "tl.Simplify", ""),
+        ("added", "", "tirx.Simplify"),
+        ("kept", "tilelang.transform.HoistBroadcastValues", "tilelang.transform.HoistBroadcastValues"),
+    ]
+    assert list(table["renamed"]) == ["named tl.AddWrapperForSingleBufStore in 0.1.14", "", "", ""]
+    # a table written before identities: each pass is its name, as before
+    plain = cr.pass_alignment(frame(job_rows("0.1.12", [run("Simplify")]), job_rows("0.1.14", [run("Simplify")])))
+    assert list(plain["op"]) == ["kept"] and list(plain["pass_id_old"]) == ["Simplify"]
+
+
 # ------------------------------------------------------------------------------------------ divergence
 
 

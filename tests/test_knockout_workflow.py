@@ -20,7 +20,8 @@ CONFIG = {
     "modes": ["instrument"],
     "job_figures": False,
     # InjectFenceProxy runs for cuda-sm90, not for hip: there its rows say the knockout did not take effect
-    "knockout": {"passes": ["Simplify", "LowerTileOp", "AnnotateEntryFunc", "InjectFenceProxy"]},
+    # tl.Simplify by its full name: Simplify alone is two passes (tl.Simplify and tirx.Simplify), two variants
+    "knockout": {"passes": ["tl.Simplify", "LowerTileOp", "AnnotateEntryFunc", "InjectFenceProxy"]},
 }
 CONFIGURATIONS = [(target, shape) for target in CONFIG["targets"] for shape in ("256x256x256", "rmsnorm")]
 
@@ -191,7 +192,7 @@ def test_every_note_of_a_knockout_figure_stays_on_the_figure(knockout_run, monke
         longest = max((row["error"] or "" for row in rows), key=len) or "x"
         # with the longest pass name of TileLang's pipelines beside it, as the label column is widest
         rows = [dict(row, variant="PlanAndUpdateBufferAllocationLocation", status=statuses.STATUS_LOWER_FAILED,
-                     error=longest * 3) if row["variant"] == "Simplify" else row for row in rows]  # fmt: skip
+                     error=longest * 3) if row["variant"] == "tl.Simplify" else row for row in rows]  # fmt: skip
         knockout_figures.plot_configuration(rows, [])
     assert drawn
     for fig in drawn:
@@ -202,7 +203,7 @@ def test_every_note_of_a_knockout_figure_stays_on_the_figure(knockout_run, monke
             assert box.x1 <= right + 1, (text.get_text()[:60], box.x1, right)
 
 
-@pytest.mark.parametrize("misspelt, closest", [("Simplfy", "Simplify"), ("tl.LowerTileOps", "LowerTileOp")])
+@pytest.mark.parametrize("misspelt, closest", [("Simplfy", "Simplify"), ("tl.LowerTileOps", "tl.LowerTileOp")])
 def test_a_named_pass_that_runs_in_no_baseline_of_the_grid_is_refused_with_the_closest_names(
     knockout_run, tmp_path, capsys, misspelt, closest
 ):

@@ -366,14 +366,14 @@ def test_a_variant_that_aborts_or_hangs_is_its_row_and_the_batch_goes_on(tmp_pat
                 "log": str(tmp_path / f"{mode}.log"),
             }
         )
-    done = run_knockout(tmp_path, jobs, "--passes", "Simplify,LowerTileOp", "--timeout", "5")
+    done = run_knockout(tmp_path, jobs, "--passes", "tl.Simplify,LowerTileOp", "--timeout", "5")
     assert done.returncode == 0, done.stderr + done.stdout
     for mode, status in (("abort", statuses.STATUS_CRASHED), ("sleep", statuses.STATUS_TIMEOUT)):
         rows = rows_by_variant(tmp_path / mode)
         assert rows["baseline"]["status"] == statuses.STATUS_LOWERED
-        for name in ("Simplify", "LowerTileOp"):
+        for name in ("tl.Simplify", "LowerTileOp"):
             assert rows[name]["status"] == status, (mode, rows[name])
-        assert "SIGABRT" in rows["Simplify"]["error"] if mode == "abort" else "5 s" in rows["Simplify"]["error"]
+        assert "SIGABRT" in rows["tl.Simplify"]["error"] if mode == "abort" else "5 s" in rows["tl.Simplify"]["error"]
     summary = knockout_table.summarize(
         knockout_table.gather([tmp_path / m / "knockout.json" for m in ("abort", "sleep")])
     )

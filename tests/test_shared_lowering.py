@@ -92,6 +92,14 @@ def test_each_record_of_one_lowering_is_what_the_job_alone_writes_apart_from_the
     assert gzip.decompress(archives[0].read_bytes()) == gzip.decompress(archives[1].read_bytes())
     assert any(row["status"] == pt.STATUS_FAILED for row in rows) == (case == "llvm")
     assert len(rows) > 10 and run_info(jobs["env"])["run_record"]  # TileLang's own record was read
+    # trace-env keeps TileLang's names in pass and has each step's identity from an instrument of its own lowering
+    # (alone) or of the shared one: the instrument job's, step by step, never a bare pass_fn
+    env_rows = pt.read_rows(out(jobs["env_alone"]) / "passes.csv")
+    identity = {(row["step"], row["pass"]): row["pass_id"] for row in rows}
+    runs = [row for row in env_rows if row["status"] in (pt.STATUS_CHANGED, pt.STATUS_NOOP)]
+    assert runs and [row["pass_id"] for row in runs] == [identity[row["step"], row["pass"]] for row in runs]
+    assert run_info(jobs["env_alone"])["pass_id_disagreed"] == run_info(jobs["env"])["pass_id_disagreed"] == 0
+    assert "pass_fn" in {row["pass"] for row in runs} and "pass_fn" not in {row["pass_id"] for row in runs}
 
 
 @pytest.mark.parametrize("case", ["cuda", "llvm"])

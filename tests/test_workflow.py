@@ -414,13 +414,52 @@ def test_alignment_keeps_every_pass_run_of_both_releases(compared_run):
     assert pairs.ngroups >= 2
     for (target, mode, old, new), rows in pairs:
         kept = rows[rows["op"] == "kept"]
-        assert (kept["pass_old"] == kept["pass_new"]).all()
+        # one pass on both sides: the same identity, or the same pass under its name in the newer release
+        same = kept["pass_id_old"] == kept["pass_id_new"]
+        assert (same | (kept["renamed"] != "")).all() and (
+            kept.loc[same, "pass_old"] == kept.loc[same, "pass_new"]
+        ).all()
         for release, side, op in ((old, "old", "removed"), (new, "new", "added")):
             job = churn[(churn["tilelang_version"] == release) & (churn["target_name"] == target)]
             pass_runs = (*passes_table.CHURN_STATUSES, passes_table.STATUS_FAILED)
             job = job[(job["mode"] == mode) & job["status"].isin(pass_runs)]
             mine = rows[rows["op"].isin(["kept", op])]
             assert list(mine[f"pass_{side}"]) == list(job["pass"]), (target, mode, release)
+
+
+def test_a_pass_anonymous_in_one_release_and_named_in_the_next_pairs_with_itself(compared_run):
+    """0.1.12 makes AddWrapperForSingleBufStore as a bare ``pass_fn``; 0.1.14 gives it a name. The pair aligns it with
+    itself (kept, "named ... in 0.1.14"), not as a pass_fn removed and another pass added. The names are TileLang's
+    own: each release's factory asked for its pass's name in that release's environment."""
+    import pandas as pd
+    from tilelang_churn.releases import release_process
+
+    names = {}
+    for release in ("0.1.12", "0.1.14"):
+        python = REPO / ".envs" / f"tilelang-{release}" / "bin" / "python"
+        asked = "import tilelang.transform as t; print(t.AddWrapperForSingleBufStore().info.name)"
+        done = subprocess.run([str(python), "-c", asked], capture_output=True, text=True, timeout=300,
+                              env=release_process.release_environ(), check=True)  # fmt: skip
+        names[release] = done.stdout.strip().splitlines()[-1]
+    assert names["0.1.12"] == "pass_fn" and "." in names["0.1.14"]
+    alignment = pd.read_csv(compared_run / "results/compare/pass_alignment.csv", keep_default_na=False)
+    pair = alignment[(alignment["release_old"] == "0.1.12") & (alignment["release_new"] == "0.1.14")]
+    pair = pair[pair["mode"] == "instrument"]
+    row = pair[pair["pass_id_new"] == names["0.1.14"]]
+    assert list(row["op"]) == ["kept"] and list(row["pass_old"]) == ["pass_fn"]
+    assert list(row["pass_id_old"]) == ["tilelang.transform.AddWrapperForSingleBufStore"]
+    assert list(row["renamed"]) == [f"named {names['0.1.14']} in 0.1.14"]
+    assert (
+        not pair.loc[pair["op"] != "kept", ["pass_id_old", "pass_id_new"]]
+        .apply(lambda column: column.str.contains("AddWrapperForSingleBufStore"))
+        .any()
+        .any()
+    )
+    divergence = pd.read_csv(compared_run / "results/compare/divergence.csv", keep_default_na=False)
+    notes = divergence[(divergence["release_new"] == "0.1.14") & (divergence["mode"] == "instrument")]["note"]
+    assert notes.str.contains(f"AddWrapperForSingleBufStore named {names['0.1.14']} in 0.1.14", regex=False).all()
+    # every anonymous run of both releases has its factory, never a bare pass_fn
+    assert not (alignment[["pass_id_old", "pass_id_new"]] == "pass_fn").any().any()
 
 
 def test_divergence_reads_the_kept_ir_of_the_instrument_jobs(compared_run):
@@ -613,7 +652,9 @@ def test_an_older_release_knocks_out_passes_in_its_lowering_and_its_compile(comp
     joined = knockout_table.read_configuration(record, gpu.with_suffix(".json"))
     rows = {row["variant"]: row for row in joined}
     assert {row["tilelang_version"] for row in rows.values()} == {"0.1.12"}
-    for name in ("Simplify", "AnnotateEntryFunc"):
+    # "Simplify" names two passes of 0.1.12 (tl.Simplify, tirx.Simplify): a variant each
+    assert len(rows) == 4 and {row["knocked_pass"] for row in rows.values()} == {"", "Simplify", "AnnotateEntryFunc"}
+    for name in [name for name in rows if name != "baseline"]:
         assert rows[name]["skipped_runs"] >= 1 and rows[name]["status"] == statuses.STATUS_LOWERED
         assert rows[name]["compile_hook"] == pass_knockout.HOOK_PASS_CONTEXT, rows[name]["gpu_error"]
         assert rows[name]["compile_skipped_runs"] >= 1

@@ -100,7 +100,8 @@ def configuration_page(summary: dict, sources: dict[str, str | None], figure_hre
         gpu_error = f'<div class="yes">GPU: {_esc(row["gpu_error"])}</div>' if row.get("gpu_error") else ""
         switch = _switch_note(row)
         trs.append(
-            f'<tr id="v{i}"><td>{_esc(row["variant"])}</td><td class="num">{_num(row["pipeline_step"])}</td>'
+            f'<tr id="v{i}"><td title="{_esc(row.get("knocked_pass_id") or "")}">{_esc(row["variant"])}</td>'
+            f'<td class="num">{_num(row["pipeline_step"])}</td>'
             f'<td class="num">{runs}</td>'
             f'<td class="{STATUS_CLASS.get(row["status"], "")}">{_esc(row["status"])}</td>'
             f'<td class="num">{_source_change(row)}</td>{diff_cell}'

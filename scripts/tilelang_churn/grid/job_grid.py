@@ -991,7 +991,8 @@ def resolve_api_passes(cfg: dict, modes: tuple[str, ...]) -> tuple[str, ...]:
 
 
 KNOCKOUT_DEFAULTS = {"passes": "changed", "occurrence": "all", "timeout_s": 120}
-_PASS_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+# a short name, a full name, a factory's path, or an identity by place (pass_fn@tilelang.engine.lower:95)
+_PASS_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*(@[A-Za-z_][A-Za-z0-9_.]*:[0-9]+)?")
 
 
 def resolve_knockout(cfg: dict) -> dict | None:
@@ -1005,7 +1006,8 @@ def resolve_knockout(cfg: dict) -> dict | None:
             if not _PASS_NAME.fullmatch(name):
                 raise ConfigError(
                     f"config knockout.passes[{i}]: {name!r} is not a pass name (a TVM or TileLang pass as "
-                    "passes.csv names it, e.g. LowerTileOp or tl.LowerTileOp)"
+                    "passes.csv's pass or pass_id names it, e.g. LowerTileOp, tl.LowerTileOp or "
+                    "tilelang.transform.HoistBroadcastValues)"
                 )
         settings["passes"] = list(dict.fromkeys(settings["passes"]))
     return settings
