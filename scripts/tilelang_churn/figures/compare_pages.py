@@ -757,7 +757,7 @@ def difference_matrix(entries: Sequence[dict], links: Mapping | None = None) -> 
             mark = MARKS.get(difference, "")
             css = {"I": "yes", "A": "no", "≠": "yes"}.get(mark, "na")
             cells.append(f'<td class="{css}" title="{html.escape(difference or "equal")}">{mark}</td>')
-        link = _newest_link(name, links)
+        link = _newest_link(pass_names.short_name(name), links)  # links are kept by short name (tl.Simplify's too)
         title = html.escape(name)
         if link is not None:
             url, kind = link

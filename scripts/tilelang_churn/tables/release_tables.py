@@ -999,7 +999,8 @@ def _first_divergent_edit(old: ReleaseJob, new: ReleaseJob, ops: list, edits_old
             run = (edits_old if op == REMOVED else edits_new).get(int(job.run_list()[index]["step"]))
             if first is None and run is not None and (run.edit is None or not run.edit.empty):
                 size = run.edit.size() if run.edit is not None else "edit unknown"
-                gap.append(f"{op} {run.name} ({release_text(job.release)} step {run.step}, {size})")
+                label = job.label(job.run_list()[index])
+                gap.append(f"{op} {label} ({release_text(job.release)} step {run.step}, {size})")
             continue
         run_old = edits_old.get(int(old.run_list()[i]["step"]))
         run_new = edits_new.get(int(new.run_list()[j]["step"]))
@@ -1010,6 +1011,7 @@ def _first_divergent_edit(old: ReleaseJob, new: ReleaseJob, ops: list, edits_old
             out["edit_differs_runs"] += 1
             if first is None:
                 first = (run_old, run_new)
+                first_label = new.label(new.run_list()[j])
                 if gap:
                     notes.append("first divergent edit follows " + ", ".join(gap))
         elif first is None and not (run_old.edit is not None and run_old.edit.empty):
@@ -1017,7 +1019,7 @@ def _first_divergent_edit(old: ReleaseJob, new: ReleaseJob, ops: list, edits_old
     if first is not None:
         run_old, run_new = first
         out.update(
-            first_divergent_edit=run_old.name,
+            first_divergent_edit=first_label,
             first_divergent_edit_step_old=run_old.step,
             first_divergent_edit_step_new=run_new.step,
         )
