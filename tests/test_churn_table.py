@@ -100,6 +100,19 @@ def test_top_pass_tie_takes_earliest_step(tmp_path):
     assert (r["top_pass"], r["top_pass_step"], r["top_pass_churn"]) == ("LayoutInference", 3, 10)
 
 
+def test_top_pass_is_named_by_its_identity_where_its_short_name_is_shared(tmp_path):
+    rows = [
+        {**row(1, "Simplify", "changed", 1, 0), "pass_id": "tl.Simplify"},
+        {**row(2, "Simplify", "changed", 9, 9), "pass_id": "tirx.Simplify"},
+        {**row(3, "pass_fn", "changed", 1, 0), "pass_id": "tilelang.transform.HoistBroadcastValues"},
+    ]
+    r = churn_table.summarize(churn_table.gather([write(tmp_path, "s", rows)])).iloc[0]
+    assert (r["top_pass"], r["top_pass_step"]) == ("tirx.Simplify", 2)
+    rows[2] = {**rows[2], "added": 40}
+    r = churn_table.summarize(churn_table.gather([write(tmp_path, "h", rows)])).iloc[0]
+    assert (r["top_pass"], r["top_pass_step"]) == ("HoistBroadcastValues", 3)
+
+
 def test_no_churn_job_has_empty_top_pass(tmp_path):
     rows = [row(1, "BindTarget", "noop", 0, 0), row(2, "Simplify", "failed", error="boom")]
     r = churn_table.summarize(churn_table.gather([write(tmp_path, "n", rows)])).iloc[0]

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tilelang_churn.core import files
+from tilelang_churn.core import files, pass_names
 from tilelang_churn.core import passes_table as pt
 from tilelang_churn.core.jobs import group_rows
 from tilelang_churn.tables import frames
@@ -88,7 +88,10 @@ def summarize_job(rows: list[dict]) -> dict:
     per_step = [a + d for a, d in zip(added, deleted)]
     if per_step and max(per_step) > 0:
         top = per_step.index(max(per_step))  # first maximum; rows are sorted by step, so the earliest step
-        out.update(top_pass=churn[top]["pass"], top_pass_step=churn[top]["step"], top_pass_churn=per_step[top])
+        # named as the figures name it: the short name, the identity where another pass of the job shares it
+        shown = pass_names.display_names(row.get("pass_id") or row["pass"] for row in rows)
+        top_pass = shown[churn[top].get("pass_id") or churn[top]["pass"]]
+        out.update(top_pass=top_pass, top_pass_step=churn[top]["step"], top_pass_churn=per_step[top])
     failed = [row for row in rows if row["status"] == pt.STATUS_FAILED]
     if failed:
         out["first_error"] = failed[0]["error"]
