@@ -372,3 +372,21 @@ def test_a_long_kernel_label_wraps_so_that_its_column_stays_narrow():
     assert target == "cuda-sm90" and len(lines) > 1
     assert max(len(line) for line in lines) <= plot_churn.LABEL_LINE_CHARS
     assert " ".join(lines) == label
+
+
+def test_many_configurations_stand_their_labels_upright_so_the_heatmap_fits_a_screen(tmp_path):
+    """The default grid's heatmap was 7943 px wide (33 columns under labels written across). Beyond
+    MAX_ACROSS_WIDTH_IN of columns the labels stand upright and a column is as wide as a cell's number: 33
+    configurations of a long kernel label take less than a third of the width they took."""
+    label = "example_gemm_autotune(" + ", ".join(f"block_{i}={i * 64}" for i in range(6)) + ")"
+    rows = []
+    for k in range(33):
+        params = f'{{"block_0": {k}}}'
+        job = [dict(row, **other_kernel("example_gemm_autotune", params, f"{label} #{k}")) for row in job_rows(12)]
+        job[0]["added"] = k + 1  # each configuration its own column (identical ones would share one)
+        rows += job
+    path = tmp_path / "heatmap.png"
+    plot_churn.plot_configuration_heatmap(pd.DataFrame(rows), [path])
+    width = mpimg.imread(path).shape[1]
+    across = plot_churn.LABEL_LINE_CHARS * 0.068 + 0.2  # a column under a label written across, in inches
+    assert width / plot_churn.DPI < 33 * across / 3
