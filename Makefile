@@ -43,10 +43,10 @@ run: $(STAMP)
 static: $(STAMP)
 	$(WRITE_BYTECODE) $(VENV)/bin/snakemake --cores $(CORES) static
 
-# make bench: the performance goals (minutes); numbers to results/bench/*.csv and README.md's table
+# make bench: the performance goals (minutes); numbers to results/bench/*.csv and docs/performance.md's table
 bench: $(STAMP)
 	$(WRITE_BYTECODE) $(PY) -m pytest -q -n 0 -p no:cacheprovider benchmarks
-	$(PY) benchmarks/bench_table.py README.md
+	$(PY) benchmarks/bench_table.py docs/performance.md
 
 clean-results:
 	rm -rf results .snakemake/log

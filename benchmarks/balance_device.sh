@@ -1,5 +1,5 @@
 #!/bin/bash
-# The default grid's wall time against its floor on the lent machine (issue 28; README "Performance"), from the
+# The default grid's wall time against its floor on the lent machine (issue 28; docs/performance.md), from the
 # repository root there:
 #   [SNAKEMAKE_ARGS=...] bash benchmarks/balance_device.sh TREE[:LABEL] ... -- CORES ...
 # Each TREE (a checkout: its Snakefile, workflow/, scripts/) runs the default config from an empty folder at each

@@ -1,13 +1,13 @@
-"""Write the numbers of results/bench/*.csv into README.md, between its bench-table markers (`make bench`).
+"""Write the numbers of results/bench/*.csv into docs/performance.md, between its bench-table markers (`make bench`).
 
-    python benchmarks/bench_table.py [README.md]
+    python benchmarks/bench_table.py [docs/performance.md]
 
 scale.csv (benchmarks/test_scale.py) gives one row per number: goal, what, value, unit, limit, met. A number
 over its limit (met=no) is recorded, then fails the benchmark that measured it (benchmarks/conftest.py).
 
-The README's table is the record across machines (results/ is not committed, and each session starts on a new
-machine): a number of scale.csv replaces the README's row of the same goal and what in place, a new one is added
-after its goal's rows, and every number that scale.csv lacks keeps the README's value. Running some benchmarks
+docs/performance.md's table is the record across machines (results/ is not committed, and each session starts on a new
+machine): a number of scale.csv replaces that table's row of the same goal and what in place, a new one is added
+after its goal's rows, and every number that scale.csv lacks keeps the value there. Running some benchmarks
 updates their rows only.
 """
 
@@ -61,7 +61,7 @@ def table(rows: list[dict]) -> str:
 
 
 def readme_rows(readme: Path) -> list[dict]:
-    """The rows of README's table (as table() wrote them), or [] where it has none."""
+    """The rows of the performance table (as table() wrote them), or [] where it has none."""
     text = readme.read_text(encoding="utf-8")
     if START not in text or END not in text:
         return []
@@ -103,7 +103,7 @@ def rewrite(readme: Path, rows: list[dict]) -> None:
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    readme = Path(argv[0]) if argv else REPO / "README.md"
+    readme = Path(argv[0]) if argv else REPO / "docs" / "performance.md"
     with open(BENCH / "scale.csv", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     kept = readme_rows(readme)

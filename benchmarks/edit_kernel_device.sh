@@ -1,5 +1,5 @@
 #!/bin/bash
-# Editing one user kernel on the lent machine (issue 28; README "Performance"), from the repository root there:
+# Editing one user kernel on the lent machine (issue 28; docs/performance.md), from the repository root there:
 #   bash benchmarks/edit_kernel_device.sh TREE[:LABEL] ... -- CORES ...
 # Each TREE (a checkout: its Snakefile, workflow/, scripts/) runs the default config plus one single-configuration
 # user kernel (a copy of the shipped RMSNorm, as benchmarks/test_rerun_speed.py) from an empty folder at each

@@ -1,6 +1,6 @@
 #!/bin/bash
 # A grid traced again in the same folder, its batches ordered by the model (TREE_A) or by what the first run's
-# run.json recorded (TREE_B), alternated, on the lent machine (issue 28; README "Performance"), from the repository
+# run.json recorded (TREE_B), alternated, on the lent machine (issue 28; docs/performance.md), from the repository
 # root there:
 #   [SNAKEMAKE_ARGS=...] bash benchmarks/rerun_order_device.sh TREE_A:LABEL TREE_B:LABEL CORES ROUNDS
 # One run of the default config from an empty folder (TREE_B), then ROUNDS x (A, B), each with --forceall; Snakemake

@@ -8,7 +8,7 @@
 - (e) a fresh set-up: the Makefile's .venv from requirements.txt, then pytest collecting the tests;
 - disk: bytes per job of each mode, all files and what config job_files: tables keeps.
 Every number goes to results/bench/scale.csv (goal, what, value, unit, limit, met); benchmarks/bench_table.py
-turns the CSV files of results/bench/ into the README's table.
+turns the CSV files of results/bench/ into docs/performance.md's table.
 """
 
 from __future__ import annotations

@@ -40,14 +40,25 @@ def test_a_name_that_does_not_exist_is_caught(tmp_path):
     assert [name for _, name in named if name not in defined_tests(tmp_path / "test_x.py")] == ["test_gone"]
 
 
-# ------------------------------------------------------------------------------- README.md's layout section
+# --------------------------------------------------------------------------------- docs/architecture.md's layout
 REPO = TESTS.parent
 PACKAGE = REPO / "scripts" / "tilelang_churn"
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 
 
 def layout_section() -> str:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    return text[text.index("\n## Layout\n") : text.index("\n## ", text.index("\n## Layout\n") + 1)]
+    return (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+
+
+def test_every_link_of_the_readme_and_the_docs_leads_to_a_file():
+    """README.md and docs/*.md link each other, config/README.md and the repository's files by relative paths."""
+    broken = []
+    for doc in DOCS:
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", doc.read_text(encoding="utf-8")):
+            if "://" not in target and not (doc.parent / target).exists():
+                broken.append(f"{doc.relative_to(REPO)}: {target}")
+    assert not broken, broken
+    assert len((REPO / "README.md").read_bytes()) < 10_000  # the front door: what, a figure, the commands, links
 
 
 def layer_paragraphs(section: str) -> dict[str, str]:
@@ -81,9 +92,9 @@ def test_the_layout_names_every_module_entry_file_and_rule_file():
     unnamed += [
         f"workflow/rules/{stem}.smk" for stem in sorted(rules) if stem not in words and f"{stem}.smk" not in words
     ]
-    assert not unnamed, "README.md's layout section does not name: " + ", ".join(unnamed)
+    assert not unnamed, "docs/architecture.md does not name: " + ", ".join(unnamed)
     drawing = section[section.index("scripts/\n") :]
     drawing = drawing[: drawing.index("```")]  # the package drawing: every .py it names is a file
     named_scripts = set(re.findall(r"\b(\w+\.py)\b", drawing))
     gone = sorted(name for name in named_scripts if not list((REPO / "scripts").rglob(name)))
-    assert not gone, f"README.md's layout section names files that do not exist: {gone}"
+    assert not gone, f"docs/architecture.md names files that do not exist: {gone}"

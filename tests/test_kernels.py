@@ -48,7 +48,7 @@ SMALL = {
 MODES = ["trace-env", "trace-api", "pass-diff", "instrument"]
 
 
-# the user's kernel as README writes it: a path relative to the working directory (here to a folder beside it)
+# the user's kernel as docs/own-kernel.md writes it: a path relative to the working directory (a folder beside it)
 USER_FILE = "../my kernels/scale.py"
 
 
@@ -87,7 +87,7 @@ def test_every_kernel_runs_in_every_mode_with_its_own_columns(kernels_run):
     assert churn[["M", "block_M", "threads"]].isna().all().all() and (churn["dtype"] == "").all()  # the GEMM's
     causal = churn[churn["params"] == kernels.canonical({"seq_q": 128, "seq_kv": 128, "is_causal": True})]
     assert set(causal["kernel_label"]) == {"flash_attention(seq_q=128, seq_kv=128, is_causal=True)"}
-    # a pandas user selects rows by one kernel parameter in one line (README)
+    # a pandas user selects rows by one kernel parameter in one line (docs/own-kernel.md)
     selected = churn[churn["params"].map(json.loads).str.get("is_causal") == True]  # noqa: E712
     assert selected.equals(causal)
     summary = pd.read_csv(workdir / "results" / "churn_summary.csv")
@@ -96,7 +96,7 @@ def test_every_kernel_runs_in_every_mode_with_its_own_columns(kernels_run):
     )
     for status in ("failed", "unsupported"):
         assert not (churn["status"] == status).any(), churn[churn["status"] == status][["kernel", "error"]]
-    # the relative path was resolved against the Snakemake working directory, as README says
+    # the relative path was resolved against the Snakemake working directory, as docs/own-kernel.md says
     (run,) = (workdir / "results" / "runs").glob("*/cuda-sm90/scale_M256_N512/instrument/run.json")
     assert json.loads(run.read_text())["spec"]["kernel_file"] == str(user_file.resolve())
     # each batch runs under config job_timeout_s (its default): the first line of a batch log is its command
@@ -462,7 +462,7 @@ def test_the_signature_is_read_without_importing_the_file(tmp_path):
 
 def test_tilelangs_own_report_of_every_kernel_is_where_the_readme_says(kernels_run):
     workdir, _ = kernels_run
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "running.md").read_text()
     (row,) = [line for line in readme.splitlines() if line.startswith("| `runs/<version>/<target>/<shape>/trace-env/")]
     inside = row.split("`")[1].rstrip("/").split("/")[5:]  # below runs/<version>/<target>/<shape>/trace-env/
     jobs = list((workdir / "results" / "runs").glob("*/*/*/trace-env"))

@@ -1,7 +1,7 @@
-"""The workflow on a real Slurm cluster, through the Slurm profile (workflow/profiles/slurm), as README.md says.
+"""The workflow on a real Slurm cluster, through the Slurm profile (workflow/profiles/slurm), as docs/cluster.md says.
 
 A one-node cluster runs on this machine (tests/slurm_cluster.py: munged, slurmctld and slurmd as root, on
-127.0.0.1, accounting off). The profile is copied and edited as the README tells a user to (the partition
+127.0.0.1, accounting off). The profile is copied and edited as docs/cluster.md tells a user to (the partition
 set, the account line deleted: this cluster has no accounts), and a small grid runs through it. The trace
 and static-check jobs must have gone through sbatch (Slurm's own job history, kept by squeue for MinJobAge,
 and the executor's per-job logs), the local rules must not have, the jobs must have run the workflow's venv
@@ -76,7 +76,7 @@ def snakemake(workdir: Path, *args: str, env: dict | None = None) -> subprocess.
 
 
 def copy_profile(dest: Path) -> Path:
-    """The Slurm profile, copied and edited as README.md says: partition set, account line deleted."""
+    """The Slurm profile, copied and edited as docs/cluster.md says: partition set, account line deleted."""
     shutil.copytree(PROFILE, dest)
     config_file = dest / "config.yaml"
     lines = config_file.read_text().splitlines(keepends=True)
@@ -95,7 +95,7 @@ def copy_profile(dest: Path) -> Path:
 
 
 def test_the_profile_holds_the_cluster_settings_and_the_rules_their_resources():
-    """The profile: the executor and the two settings README.md says to edit; the rules: what each job needs."""
+    """The profile: the executor and the two settings docs/cluster.md says to edit; the rules: what each job needs."""
     profile = yaml.safe_load((PROFILE / "config.yaml").read_text())
     assert profile["executor"] == "slurm"
     assert profile["default-resources"] == {"slurm_account": PLACEHOLDER, "slurm_partition": PLACEHOLDER}

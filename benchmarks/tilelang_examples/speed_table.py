@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The examples' table of README's GPU section, made from a GPU stage's kernel_speed.csv:
+"""The examples' table of docs/gpu-stage.md, made from a GPU stage's kernel_speed.csv:
 
     python3 benchmarks/tilelang_examples/speed_table.py tests/data/gpu/kernel_speed_h200_examples_0.1.13.csv
 

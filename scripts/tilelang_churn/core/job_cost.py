@@ -42,7 +42,7 @@ RELEASE_FACTOR = {"0.1.8": 1.65, "0.1.9": 2.5, "0.1.10": 1.28, "0.1.11": 1.27, "
 # nothing: 0.008-0.016 s, 0.011 s on average (0.1.12's 33 trace-env jobs of the default grid, this machine,
 # 2026-12-03); costed as a lowering, 0.1.12's made three batches of what takes a fraction of one
 UNSUPPORTED_SECONDS = 0.011
-# a trace batch's process imports TileLang before its first job: 2-4.5 s on this machine (README "Performance" (b))
+# a trace batch's process imports TileLang before its first job: 2-4.5 s on this machine (docs/performance.md, (b))
 IMPORT_SECONDS = 3.0
 
 

@@ -17,7 +17,7 @@ multi-GB install, not to be repeated per release), so the GPU stage layers each 
 Run it with the Python of the GPU machine (or one of the same minor version: the site holds that version's
 wheels). Rule gpu_release_site runs it on the submitting machine (pip needs the package index, which GPU nodes
 often cannot reach). The H200 machine of this project had no index at all: its sites were the same wheels,
-carried and unpacked by hand (README, "The GPU stage").
+carried and unpacked by hand (docs/gpu-stage.md).
 """
 
 from __future__ import annotations
