@@ -26,7 +26,7 @@ from tilelang_churn.tables import kernel_speed
 DATA = REPO / "tests" / "data" / "gpu"
 SPEED = DATA / "kernel_speed_h200.csv"
 SUMMARY = DATA / "churn_summary_h200.csv"
-README = REPO / "config" / "README.md"
+README = REPO / "docs" / "outputs.md"
 NO_DEVICE_LINE = re.compile(r"^gpu stage: config gpu: true needs a CUDA device, and none is visible here \(.+\);")
 
 

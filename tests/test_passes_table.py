@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from tilelang_churn.core import files, passes_table
 
-README = Path(__file__).resolve().parents[1] / "config" / "README.md"
+README = Path(__file__).resolve().parents[1] / "docs" / "outputs.md"
 
 
 def test_round_trip_keeps_types_and_empty_cells(tmp_path):

@@ -12,7 +12,7 @@ from tilelang_churn.figures import compare_pages
 from tilelang_churn.tables import kernel_speed, speed_attribution
 
 DATA = Path(__file__).parent / "data" / "gpu"
-README = Path(__file__).resolve().parents[1] / "config" / "README.md"
+README = Path(__file__).resolve().parents[1] / "docs" / "outputs.md"
 SPEED = kernel_speed.read_csv(DATA / "kernel_speed_h200.csv")  # the default grid's sm_90 GPU jobs, 0.1.14 and 0.1.15
 KNOCKOUT = knockout_rows.read_rows(DATA / "knockout_h200_0.1.15.csv")  # the same grid's knockout on 0.1.15
 

@@ -1,5 +1,5 @@
 """One status vocabulary (core/statuses.py): no module spells a status as a literal, and the vocabulary is what
-config/README.md documents for passes.csv's and kernel_speed.csv's ``status``."""
+docs/outputs.md documents for passes.csv's and kernel_speed.csv's ``status``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from tilelang_churn.core import statuses
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 PACKAGE = SCRIPTS / "tilelang_churn"
 VOCABULARY_MODULE = PACKAGE / "core" / "statuses.py"
-README = Path(__file__).resolve().parents[1] / "config" / "README.md"
+README = Path(__file__).resolve().parents[1] / "docs" / "outputs.md"
 VOCABULARY = frozenset(statuses.STATUSES + statuses.GPU_STATUSES + statuses.KNOCKOUT_STATUSES)
 
 
@@ -131,7 +131,7 @@ def f(row, run, df):
 
 
 def _documented_values(section_heading: str) -> list[str]:
-    """The back-quoted words of the ``status`` row's leading value list in a config/README.md table: each
+    """The back-quoted words of the ``status`` row's leading value list in a docs/outputs.md table: each
     value the cell names, as ``x`` followed by ':' or '(' or ',' or 'or'."""
     text = README.read_text(encoding="utf-8")
     section = text[text.index(section_heading) :]

@@ -118,8 +118,8 @@ def test_the_jobs_of_a_batch_share_one_import_of_tilelang(finished_run):
 
 
 def documented_run_json_keys() -> dict[str, str]:
-    """config/README.md's run.json table: each key and its row."""
-    text = (REPO / "config" / "README.md").read_text()
+    """docs/outputs.md's run.json table: each key and its row."""
+    text = (REPO / "docs" / "outputs.md").read_text()
     section = text[text.index("### run.json") :]
     section = section[: section.index("\n## ", 1)]
     return {key: row for row, key in re.findall(r"^(\| `([a-z_]+)` \|.*)$", section, re.M)}
@@ -127,7 +127,7 @@ def documented_run_json_keys() -> dict[str, str]:
 
 def test_every_run_json_key_is_documented_in_config_readme(finished_run, trace_runs):
     """Every key of real run.json files (the test grid's batch jobs; an instrument job alone, keeping its IR) is in
-    config/README.md's table, as is every key of `process`; every key the table names is one the code writes."""
+    docs/outputs.md's table, as is every key of `process`; every key the table names is one the code writes."""
     runs = [json.loads(p.read_text()) for p in sorted((finished_run / "results" / "runs").glob("*/*/*/*/run.json"))]
     proc, out = trace_runs.get("--mode", "instrument", "--shape", "256,256,256", "--keep-ir")
     assert proc.returncode == 0, proc.stderr

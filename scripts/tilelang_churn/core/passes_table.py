@@ -1,7 +1,7 @@
 """The row model of passes.csv, churn.csv and churn_summary.csv: columns, statuses, one reader, one writer.
 
 One row per pass step of one trace job. ``passes.csv`` (one job) and ``results/churn.csv`` (all jobs) share
-``COLUMNS``; ``churn_summary.csv`` (one row per job) has ``SUMMARY_COLUMNS``. config/README.md documents every
+``COLUMNS``; ``churn_summary.csv`` (one row per job) has ``SUMMARY_COLUMNS``. docs/outputs.md documents every
 column and a test keeps that document in step. Reading and writing need only the standard library; the
 The DataFrame view of a table is tables/frames.py. The readers refuse a table changed since it was written: a
 passes.csv against its run.json, churn.csv against churn.json (``write_manifest``, by churn_table.py).
@@ -128,7 +128,7 @@ TOTAL_COLUMNS = (
     "deleted_stripped_total",
     "churn_stripped_total",
 )
-# churn_summary.csv: the job's provenance, then its counts (meanings in config/README.md and churn_table.py).
+# churn_summary.csv: the job's provenance, then its counts (meanings in docs/outputs.md and churn_table.py).
 SUMMARY_COUNT_COLUMNS = [
     "pass_steps",
     "churn_steps",

@@ -2,7 +2,7 @@
 constant of this module (tests/test_statuses.py refuses a status spelled as a literal anywhere else).
 
 Plain ``str`` constants, so a cell is written as the very same bytes and the modules that import this one run
-under every Python a release environment has. config/README.md documents both vocabularies (a test keeps it in
+under every Python a release environment has. docs/outputs.md documents both vocabularies (a test keeps it in
 step). Standard library only.
 """
 

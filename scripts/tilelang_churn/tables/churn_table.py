@@ -11,7 +11,7 @@ churn.csv (``passes_table.read_table``) refuses a churn.csv that no longer match
 ``churn_summary.csv`` has one row per job (``passes_table.SUMMARY_COLUMNS``), jobs in order of first
 appearance; a job is told apart by ``core.jobs.JOB_KEY``. Churn counts only rows whose status is in
 ``passes_table.CHURN_STATUSES``: codegen rows (TIR -> generated source) are never churn, failed rows are
-counted but carry no churn. Every column is documented in config/README.md.
+counted but carry no churn. Every column is documented in docs/outputs.md.
 """
 
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file

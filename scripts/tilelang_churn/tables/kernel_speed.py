@@ -4,7 +4,7 @@ that table joined with ``churn_summary.csv`` into ``results/gpu/churn_vs_speed.c
     python3 scripts/kernel_speed.py --summary results/churn_summary.csv --mode instrument \\
         --speed results/gpu/kernel_speed.csv --joined results/gpu/churn_vs_speed.csv SPEED_JSON...
 
-``SPEED_COLUMNS`` and ``JOINED_COLUMNS`` are the schemas, each column with its meaning (config/README.md shows
+``SPEED_COLUMNS`` and ``JOINED_COLUMNS`` are the schemas, each column with its meaning (docs/outputs.md shows
 the same text; a test keeps them in step). The join pairs a GPU row with the trace job of the same release
 (``tilelang_version``, compared without a local ``+...`` suffix), ``target_name``, ``kernel`` and ``params``, in
 one trace mode (``--mode``: the workflow passes ``instrument`` when it is configured, the mode of every release,
