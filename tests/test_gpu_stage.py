@@ -338,6 +338,24 @@ def test_readmes_table_of_tilelang_examples_is_what_the_recorded_h200_table_make
     assert made in readme
     assert len(made.splitlines()) == len(rows) + 2
     assert {row["status"] for row in rows} <= set(statuses.SPEED_STATUSES)
-    said = " ".join(readme[readme.index("## TileLang's own examples on an H200") :].split()[:200])
-    for status in ("ok", "wrong", "launch_failed", "compile_failed", "timeout"):
-        assert f"{sum(row['status'] == status for row in rows)} `{status}`" in said, status
+    section = " ".join(readme[readme.index("## TileLang's own examples on an H200") :].split())
+    said = " ".join(section.split()[:200])
+    counts = {status: sum(row["status"] == status for row in rows) for status in statuses.SPEED_STATUSES}
+    for status, count in counts.items():
+        if count:
+            assert f"{count} `{status}`" in said, status
+    for check in ("reference", "launch-only", "reference-failed"):
+        count = sum(row["status"] == statuses.STATUS_OK and row["check"] == check for row in rows)
+        assert f"{count} " in said and check.split("-")[0] in said, check
+    # TileLang's own timing beside the stage's: the counts the page gives are the recorded file's
+    own = [json.loads(line) for line in (DATA / "own_timing_h200_examples_0.1.13.jsonl").read_text().splitlines()]
+    timed = [row for row in own if row.get("do_bench_ms")]
+    within = [row for row in timed if abs(row["do_bench_ms"] / row["stage_latency_ms"] - 1) <= 0.10]
+    assert f"{len(timed)} of the {len(own)} timed kernels" in section
+    assert f"{len(within)} are within 10 %" in section
+    faster = [row for row in timed if row not in within and row["do_bench_ms"] < row["stage_latency_ms"]]
+    slower = [row for row in timed if row not in within and row["do_bench_ms"] > row["stage_latency_ms"]]
+    assert f"{len(faster) - 1} are faster under `do_bench`" in section  # less dynamic_shape, told apart
+    assert f"{len(slower)} are slower under `do_bench`" in section
+    assert max(row["stage_latency_ms"] for row in timed if row not in within and "dynamic" not in row["kernel"]) < 0.04
+    assert min(row["stage_latency_ms"] for row in within) >= 0.06

@@ -180,6 +180,35 @@ def test_the_tables_recorded_on_the_h200_hold_their_schema_and_their_own_arithme
     assert gemm[0]["variant"] == knockout_rows.BASELINE and gemm[0]["gpu_status"] == statuses.STATUS_OK
 
 
+def test_the_knockout_of_three_of_tilelangs_examples_on_the_h200_is_what_docs_gpu_stage_says():
+    """tests/data/gpu/PROVENANCE.md, 2026-12-05 (knockout_v0.1.13.yaml, passes changed, gpu): the table's own
+    arithmetic, tl.Simplify and tirx.Simplify as two variants, and each ratio and status the page states, read from
+    the table."""
+    rows = knockout_rows.read_rows(DATA / "knockout_h200_examples_0.1.13.csv")
+    page = " ".join((Path(__file__).resolve().parents[1] / "docs" / "gpu-stage.md").read_text().split())
+    by = {(row["kernel"].split("_example_")[-1], row["variant"]): row for row in rows}
+    for row in rows:
+        if row["latency_ratio"] is not None:
+            assert row["latency_ratio"] == pytest.approx(row["latency_ms"] / row["baseline_latency_ms"])
+        if row["gpu_status"] == statuses.STATUS_WRONG:
+            assert row["max_rel_error"] != row["max_rel_error"] or row["max_rel_error"] > row["tolerance"]
+    simplify = [by["gqa_fwd_bshd", name] for name in ("tl.Simplify", "tirx.Simplify")]
+    assert [row["knocked_pass"] for row in simplify] == ["Simplify", "Simplify"]
+    assert [row["source_equal"] for row in simplify] == [True, False]  # one name, two passes, two outcomes
+    regalloc = by["gqa_fwd_bshd", "AnnotateWarpGroupRegAlloc"]
+    assert regalloc["gpu_status"] == statuses.STATUS_OK and f"{regalloc['latency_ratio']:.2f}x" == "0.78x"
+    assert f"{regalloc['latency_ms']:.3f} ms, 0.78x" in page
+    launch = by["gemm_intrinsics", "MaterializeKernelLaunch"]
+    assert launch["gpu_status"] == statuses.STATUS_OK and f"{launch['latency_ratio']:.1f}x slower" in page
+    assert by["gemm_intrinsics", "ThreadSync"]["gpu_status"] == statuses.STATUS_WRONG
+    same_source = [
+        row["latency_ratio"]
+        for (kernel, _), row in by.items()
+        if kernel == "dequant_gemm_w4a8" and row["source_equal"] and row["latency_ratio"] is not None
+    ]
+    assert f"range from {min(same_source):.2f}x to {max(same_source):.2f}x" in page
+
+
 def test_the_attribution_run_knocked_out_passes_of_both_releases_beside_the_official_switch():
     """tests/data/gpu/PROVENANCE.md, 2026-12-02 (knockout_h200_attribution.yaml): each release's knockout on the GPU,
     a variant that never finishes on the GPU a timeout row, and the warp-specialization passes beside TileLang's
