@@ -40,7 +40,9 @@ def test_one_configuration_every_changed_pass_within_one_and_a_half_its_floor(tm
     written = json.loads((out / "knockout.json").read_text())
     floor = (written["lower_cpu_seconds"] + written["process"]["import_seconds"]) / cores
     variants = len(written["variants"]) - 1
-    record(REPORT, "k", f"knockout of the reference GEMM on cuda-sm90: {variants} changed passes, wall", wall, "s")
+    # the count in a row of its own: the table keys a row by its text, which must not change with the count
+    record(REPORT, "k", "knockout of the reference GEMM on cuda-sm90: changed passes knocked out", variants, "passes")
+    record(REPORT, "k", "knockout of the reference GEMM on cuda-sm90: every changed pass, wall", wall, "s")
     record(REPORT, "k", "its floor: the lowerings' CPU seconds plus one import, over the cores", floor, "s")
     record(REPORT, "k", f"knockout wall over its floor ({cores} cores)", wall / floor, "x", MAX_RATIO)
 
