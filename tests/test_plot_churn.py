@@ -376,8 +376,9 @@ def test_a_long_kernel_label_wraps_so_that_its_column_stays_narrow():
 
 def test_many_configurations_stand_their_labels_upright_so_the_heatmap_fits_a_screen(tmp_path):
     """The default grid's heatmap was 7943 px wide (33 columns under labels written across). Beyond
-    MAX_ACROSS_WIDTH_IN of columns the labels stand upright and a column is as wide as a cell's number: 33
-    configurations of a long kernel label take less than a third of the width they took."""
+    MAX_ACROSS_WIDTH_IN of columns the labels stand upright in one line and a column is as wide as a cell's number
+    (1421 px for the default grid): 33 configurations of a long kernel label take less than a third of the width
+    they took."""
     label = "example_gemm_autotune(" + ", ".join(f"block_{i}={i * 64}" for i in range(6)) + ")"
     rows = []
     for k in range(33):

@@ -54,7 +54,8 @@ CBAR_LABEL = "lines changed (+added + -deleted)"
 # a heatmap wider than this is unreadable: merge_configurations folds the rest into fewer columns
 MAX_HEATMAP_COLUMNS = 40
 MAX_ACROSS_WIDTH_IN = 14.0  # column labels written across up to this many inches of columns, upwards beyond
-MIN_UPRIGHT_COLUMN_IN = 0.42  # a column under an upright label: room for a four-digit count
+UPRIGHT_COLUMN_IN = 0.27  # a column under an upright label: a line of text, a four-digit count at 6 points
+UPRIGHT_CELLS = heatmap.CellStyle(value_fontsize=6.0, failed_text="\u2715", failed_fontsize=7.0)
 SYMLOG_SPREAD = 100  # bars: symlog y when largest/smallest nonzero bar exceeds this
 # a job's bars, one of hundreds: zlib level 3 deflates them in half the time of level 6, 22% larger
 JOB_PNG_COMPRESSION = 3
@@ -439,12 +440,6 @@ def _wrapped(label: str) -> list[str]:
     return textwrap.wrap(label, LABEL_LINE_CHARS, break_on_hyphens=False) or [label]
 
 
-def _two_lines(label: str) -> str:
-    """A column label's first line (the target), then the rest on one line."""
-    first, *rest = label.split("\n")
-    return "\n".join([first, " ".join(rest)]) if rest else first
-
-
 def _pass_ids(rows: pd.DataFrame) -> pd.Series:
     """Each row's pass identity (a frame made without the column: its pass names)."""
     if "pass_id" not in rows.columns:
@@ -551,19 +546,18 @@ def plot_configuration_heatmap(df, paths, mode: str = "trace-env", measure: str 
     # labels written across would make the figure wider than a screen: written upwards, a column is as wide as
     # its label's lines and its cell's number
     upright = col_w * ncols > MAX_ACROSS_WIDTH_IN
-    if upright:  # in two lines: the target, then the rest (a column is as wide as its label's lines)
-        col_labels = [_two_lines(label) for label in col_labels]
-        col_chars = max(len(line) for label in col_labels for line in label.split("\n"))
-        col_lines = max(label.count("\n") + 1 for label in col_labels)
-        col_w = max(MIN_UPRIGHT_COLUMN_IN, 0.15 * col_lines + 0.05)
+    if upright:  # in one line: a column is as wide as a line of text and its cell's number
+        col_labels = [" ".join(label.split("\n")) for label in col_labels]
+        col_chars = max(len(label) for label in col_labels)
+        col_w = UPRIGHT_COLUMN_IN
     label_height = 0.068 * col_chars + 0.1 if upright else 0.15 * col_lines
     width = 1.2 + 0.075 * label_chars + col_w * ncols + 1.6
     height = 2.6 + 0.2 * nrows + 2 * label_height  # the column labels above and below the cells
     fig, ax = plt.subplots(figsize=(max(6.0, width), max(4.0, height)), layout="constrained")
 
-    mesh, norm = heatmap.draw_cells(ax, values, failed)
+    mesh, norm = heatmap.draw_cells(ax, values, failed, UPRIGHT_CELLS if upright else heatmap.CellStyle())
     fs.matrix_axes(
-        ax, row_labels, col_labels, row_fontsize=8, col_fontsize=8.5, col_rotation=90 if upright else None
+        ax, row_labels, col_labels, row_fontsize=8, col_fontsize=8, col_rotation=90 if upright else None
     )  # fmt: skip  (first pass on top)
     ax.tick_params(axis="x", top=True, labeltop=True, bottom=True, labelbottom=True)
     ax.set_ylabel("pass occurrence (execution order of the longest job)")
