@@ -24,6 +24,13 @@ NAMESPACE_ALIASES = {"tirx": "tir"}
 FACTORY_NAMESPACES = {"tilelang.": "tl", "tvm.": "tir"}
 
 
+def identity_of(row) -> str:
+    """A row's pass identity: its ``pass_id``, or its ``pass`` where it has none (a row that is no pass run, a
+    table or frame made without the column; pandas' missing value included)."""
+    identity = row.get("pass_id")
+    return identity if isinstance(identity, str) and identity else str(row["pass"])
+
+
 def is_factory(identity: str) -> bool:
     """Whether IDENTITY names an anonymous function pass by its factory."""
     return str(identity).startswith(FACTORY_PACKAGES)
@@ -77,8 +84,8 @@ def matches(given: str, identity: str, spelling: str | None = None) -> bool:
     """Whether a name a user gave (a config's ``knockout.passes``) names the pass IDENTITY, spelt SPELLING in the
     ``pass`` column: the identity itself or its name in another release (``tir.Simplify`` is 0.1.15's
     ``tirx.Simplify``), its short name (``Simplify`` names both ``tl.Simplify`` and ``tirx.Simplify``), or the run
-    record's spelling (``pass_fn`` names every anonymous pass). knockout_batch refuses a name that matches more
-    than one identity."""
+    record's spelling (``pass_fn`` names every anonymous pass). A name that matches several identities is one
+    knockout variant per identity (pass_knockout.plan_variants)."""
     given = str(given)
     if given in (str(identity), spelling):
         return True

@@ -194,7 +194,7 @@ def pass_totals(job: list[dict]) -> dict[str, dict]:
     for row in job:
         if row["status"] == pt.STATUS_CODEGEN or row["status"] == pt.STATUS_UNSUPPORTED:
             continue
-        entry = totals.setdefault(row.get("pass_id") or row["pass"], {"lines": 0, "runs": 0, "failed": False})
+        entry = totals.setdefault(pass_names.identity_of(row), {"lines": 0, "runs": 0, "failed": False})
         entry["runs"] += 1
         if row["status"] == pt.STATUS_FAILED:
             entry["failed"] = True
@@ -301,7 +301,7 @@ def plot_reference(job: list[dict], out_dir: Path, language: str, width_cm: floa
             entries.append(("pass", row))
     if not entries:
         raise BookError("the reference job has no pass row")
-    shown_names = pass_names.display_names(row.get("pass_id") or row["pass"] for row in job)
+    shown_names = pass_names.display_names(map(pass_names.identity_of, job))
     weights = [1.0 if kind == "pass" else 0.62 for kind, _ in entries]
     y = np.cumsum([0.0] + weights[:-1]) + np.array(weights) / 2
     total_rows = float(sum(weights))
@@ -326,7 +326,7 @@ def plot_reference(job: list[dict], out_dir: Path, language: str, width_cm: floa
                         ax.text(a + widest * 0.01, yy, f"+{a}", va="center", ha="left", fontsize=5.5)
                     if d:
                         ax.text(-d - widest * 0.01, yy, f"\u2212{d}", va="center", ha="right", fontsize=5.5)
-                name = shown_names[item.get("pass_id") or item["pass"]]
+                name = shown_names[pass_names.identity_of(item)]
                 labels.append((f"{item['step']}  {name}", "black" if item["changed"] else fs.FAILED_COLOR))
             elif kind == pt.STATUS_NOOP:
                 n = len(item)

@@ -269,7 +269,7 @@ class LineTable:
 def _link_names(job) -> dict[str, str]:
     """{the label a run is shown by: the name its pass link is kept under (its short name: an anonymous pass's
     factory)}."""
-    return {job.label(run): pass_names.short_name(release_tables.run_identity(run)) for run in job.run_list()}
+    return {job.label(run): pass_names.short_name(pass_names.identity_of(run)) for run in job.run_list()}
 
 
 def _side(run, edit: pass_edits.RunEdit | None, table: LineTable, job) -> dict | None:
@@ -353,7 +353,6 @@ def _run_cells(side: str, run, job, renamed: str = "") -> str:
     name = f"{nest}{int(run['step'])} {html.escape(job.label(run))}"
     if renamed:
         name += f' <span class="renamed">({html.escape(renamed)})</span>'
-
     ms = "" if _na(run.get("seconds")) else f"{float(run['seconds']) * 1000:.2f}"
     return f'<td class="{side}">{name}</td><td class="{side}c num">{counts}</td><td class="{side}c num">{ms}</td>'
 
@@ -380,12 +379,7 @@ def pair_page(
         edit_new = edits_new.get(int(run_new["step"])) if run_new is not None else None
         same = pass_edits.same_edit(edit_old, edit_new) if op == KEPT else None
         sides = {"old": _side(run_old, edit_old, table, old), "new": _side(run_new, edit_new, table, new)}
-        renamed = ""
-        if op == KEPT:
-            renamed = pass_names.renamed_note(
-                release_tables.run_identity(run_old), release_tables.run_identity(run_new), n
-            )
-            sides["new"]["renamed"] = renamed or None
+        renamed = release_tables.renamed_note(run_old, run_new, new) if op == KEPT else ""
         data_rows.append({"op": op, **sides, "same": same, "state": state["difference"]})
         run_phase = str((run_new if run_new is not None else run_old).get("phase") or "")
         if run_phase and run_phase != phase:

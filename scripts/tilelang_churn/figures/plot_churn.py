@@ -246,11 +246,12 @@ def plot_job_bars(rows_or_df, path, measure: str = "raw") -> None:
             markeredgewidth=mpl.rcParams["xtick.major.width"], color=mpl.rcParams["xtick.color"],
             transform=axis_below, clip_on=False)  # fmt: skip
     label_at = mtransforms.offset_copy(axis_below, fig=fig, y=-(tick_size + tick_pad), units="points")
-    shown = pass_names.display_names(_pass_ids(df))
+    pass_ids = _pass_ids(df)
+    shown = pass_names.display_names(pass_ids)
     pass_labels = [
         ax.text(xi, 0, f"{step} {shown[str(pass_id)]}", transform=label_at, rotation=90, ha="center", va="top",
                 fontsize=9 if n <= 60 else 8, **PASS_LABEL_STYLE.get(st, {}))
-        for xi, step, pass_id, st in zip(x, df["step"], _pass_ids(df), status)
+        for xi, step, pass_id, st in zip(x, df["step"], pass_ids, status)
     ]  # fmt: skip
     ax.set_xlim(-0.7, n - 0.3)
     xlabel = fig.supxlabel("pass step (execution order)", fontsize=mpl.rcParams["axes.labelsize"])
@@ -268,7 +269,7 @@ def plot_job_bars(rows_or_df, path, measure: str = "raw") -> None:
         fi = int(np.flatnonzero(failed)[0])
         err = _shorten(df.at[fi, "error"] or "(no error text)", 300)
         wrap = max(40, int(width_in * 9))
-        text = f"failed at step {df.at[fi, 'step']} {_pass_ids(df).at[fi]}:\n" + textwrap.fill(err, wrap)
+        text = f"failed at step {df.at[fi, 'step']} {pass_ids.at[fi]}:\n" + textwrap.fill(err, wrap)
         ax.text(
             0.01,
             0.98,

@@ -162,6 +162,13 @@ def record(config: Configuration, version: str, settings: dict, process: dict) -
     sources = knockout_rows.write_sources(
         config.out / knockout_rows.SOURCES, [v.name for v in config.variants], results
     )
+    ran = dict(
+        sorted(
+            (run["pass_id"], run["pass"])
+            for run in baseline.get("runs") or []
+            if run["status"] in statuses.PASS_RUN_STATUSES
+        )
+    )
     files.write_json(
         config.out / RECORD,
         {
@@ -171,16 +178,8 @@ def record(config: Configuration, version: str, settings: dict, process: dict) -
             "variants": [variant.as_dict() for variant in config.variants],
             # every pass that ran in the baseline, {identity: spelling}: a named pass that runs in no baseline of
             # the grid is refused (baseline_passes: the spellings, as records before identities had them)
-            "baseline_pass_ids": dict(
-                sorted(
-                    (run["pass_id"], run["pass"])
-                    for run in baseline.get("runs") or []
-                    if run["status"] in statuses.PASS_RUN_STATUSES
-                )
-            ),
-            "baseline_passes": sorted(
-                {run["pass"] for run in baseline.get("runs") or [] if run["status"] in statuses.PASS_RUN_STATUSES}
-            ),
+            "baseline_pass_ids": ran,
+            "baseline_passes": sorted(set(ran.values())),
             "statuses": counts,
             "sources": sources,
             "process": process,

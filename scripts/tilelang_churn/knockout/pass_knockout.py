@@ -125,7 +125,7 @@ def plan_variants(runs: list[dict], passes, occurrence: str) -> list[Variant]:
     by_id: dict[str, list[dict]] = {}
     for run in runs:
         if run["status"] in statuses.PASS_RUN_STATUSES:
-            by_id.setdefault(run.get("pass_id") or run["pass"], []).append(run)
+            by_id.setdefault(pass_names.identity_of(run), []).append(run)
     labels = pass_names.display_names(by_id)
     if passes == CHANGED_PASSES:
         chosen = [pass_id for pass_id, found in by_id.items() if any(_changed(run) for run in found)]
@@ -227,7 +227,7 @@ def lower(spec, variant: Variant | None) -> dict:
             {
                 "step": row["step"],
                 "pass": row["pass"],
-                "pass_id": row.get("pass_id") or row["pass"],
+                "pass_id": pass_names.identity_of(row),
                 "status": row["status"],
             }
             for row in rows

@@ -89,8 +89,8 @@ def summarize_job(rows: list[dict]) -> dict:
     if per_step and max(per_step) > 0:
         top = per_step.index(max(per_step))  # first maximum; rows are sorted by step, so the earliest step
         # named as the figures name it: the short name, the identity where another pass of the job shares it
-        shown = pass_names.display_names(row.get("pass_id") or row["pass"] for row in rows)
-        top_pass = shown[churn[top].get("pass_id") or churn[top]["pass"]]
+        shown = pass_names.display_names(map(pass_names.identity_of, rows))
+        top_pass = shown[pass_names.identity_of(churn[top])]
         out.update(top_pass=top_pass, top_pass_step=churn[top]["step"], top_pass_churn=per_step[top])
     failed = [row for row in rows if row["status"] == pt.STATUS_FAILED]
     if failed:

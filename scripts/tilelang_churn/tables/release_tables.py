@@ -292,21 +292,23 @@ class ReleaseJob:
 
     def alignment_keys(self) -> tuple[str, ...]:
         """What pairs each pass run with the other release's (core/pass_names.alignment_key of its identity)."""
-        return tuple(pass_names.alignment_key(run_identity(run)) for run in self.run_list())
+        return tuple(pass_names.alignment_key(pass_names.identity_of(run)) for run in self.run_list())
 
     def label(self, run) -> str:
         """The name shown for a run: its short name where no other pass of this job shares it, else its
         identity (``tl.Simplify`` beside ``tirx.Simplify``)."""
         labels = self.__dict__.get("_labels")
         if labels is None:
-            labels = self.__dict__["_labels"] = pass_names.display_names(run_identity(r) for r in self.run_list())
-        return labels[run_identity(run)]
+            labels = self.__dict__["_labels"] = pass_names.display_names(map(pass_names.identity_of, self.run_list()))
+        return labels[pass_names.identity_of(run)]
 
 
-def run_identity(run) -> str:
-    """A run's pass identity (its ``pass`` where the table has none)."""
-    identity = run.get("pass_id")
-    return str(run["pass"]) if identity is None or identity is pd.NA or identity == "" else str(identity)
+def renamed_note(run_old, run_new, new: ReleaseJob) -> str:
+    """How a pass paired across a release pair changed its identity, "" when it did not ("named
+    tl.AddWrapperForSingleBufStore in 0.1.14": core/pass_names.renamed_note)."""
+    return pass_names.renamed_note(
+        pass_names.identity_of(run_old), pass_names.identity_of(run_new), release_text(new.release)
+    )
 
 
 @dataclass
@@ -617,7 +619,7 @@ def _run_fields(run, suffix: str) -> dict:
     return {
         f"step_{suffix}": int(run["step"]),
         f"pass_{suffix}": run["pass"],
-        f"pass_id_{suffix}": run_identity(run),
+        f"pass_id_{suffix}": pass_names.identity_of(run),
         f"status_{suffix}": run["status"],
         f"changed_{suffix}": run["changed"],
         f"added_{suffix}": run["added"],
@@ -655,11 +657,7 @@ def align_jobs(old: ReleaseJob, new: ReleaseJob, edits: pass_edits.EditCache | N
                 "churn_delta": delta,
                 "edit_same": _edit_same(op, run_old, run_new, edits_old, edits_new),
                 **states[position],
-                "renamed": pass_names.renamed_note(
-                    run_identity(run_old), run_identity(run_new), release_text(new.release)
-                )
-                if op == KEPT
-                else "",
+                "renamed": renamed_note(run_old, run_new, new) if op == KEPT else "",
             }
         )
     return rows
@@ -954,7 +952,7 @@ def _renamed_passes(old: ReleaseJob, new: ReleaseJob, ops: list) -> list[str]:
     for op, i, j in ops:
         if op == KEPT:
             run_old, run_new = old.run_list()[i], new.run_list()[j]
-            note = pass_names.renamed_note(run_identity(run_old), run_identity(run_new), release_text(new.release))
+            note = renamed_note(run_old, run_new, new)
             if note:
                 found.setdefault(old.label(run_old), note)
     return [f"{label} {note}" for label, note in found.items()]

@@ -16,7 +16,7 @@ from pathlib import Path
 import tilelang
 from tilelang import tvm
 
-from tilelang_churn.core import ir_archive, line_churn, pass_configs, passes_table
+from tilelang_churn.core import ir_archive, line_churn, pass_configs, pass_names, passes_table
 from tilelang_churn.core.job_spec import JobSpec
 from tilelang_churn.grid import kernels
 from tilelang_churn.releases import tilelang_source
@@ -270,7 +270,9 @@ def run_trace_env_and_instrument(spec: JobSpec, served: JobSpec, func, target, o
     if "instrument" not in results:  # the instrument never ran: its lowering's failure is the trace-env job's
         raise trace_env[1] or RuntimeError("the shared lowering did not run")
     rows, error, info = results["instrument"]
-    identities = [(row["pass"], row["pass_id"]) for row in rows if row.get("status") != passes_table.STATUS_CODEGEN]
+    identities = [
+        (row["pass"], pass_names.identity_of(row)) for row in rows if row["status"] != passes_table.STATUS_CODEGEN
+    ]
     trace_env[2]["pass_id_disagreed"] = pass_identity.assign(trace_env[0], identities, str)
     return trace_env, (rows, error, _write_ir_archive(info, served_out_dir))
 
