@@ -374,6 +374,93 @@ def test_a_page_whose_ir_holds_html_opens_in_chromium_and_a_pass_can_be_chosen(t
     assert index_width <= 1400, index_width
 
 
+def script_pair(tmp_path: Path) -> Path:
+    """A pair page made for its script (compare_page.js): the frontend's IR differs in one line's indent and one
+    line the newer release adds; P0 makes the same edit in both releases; P1 adds ten lines both releases add and
+    one each that differ in a word; P2 runs in the newer release alone."""
+    shared = "".join(f"\ns{k} = {k}" for k in range(10))
+    old_init, new_init = "def f():\n  x = 1\n  y = 2", "def f():\n    x = 1\n  y = 2\n  w = 3"
+    old = job_rows("0.1.14", [run("P0"), run("P1", added=11)], mode="instrument")
+    new = job_rows("0.1.15", [run("P0"), run("P1", added=11), run("P2")], mode="instrument")
+    old_afters = [old_init + "\nz = 0", old_init + "\nz = 0" + shared + "\nr = a + b"]
+    new_afters = [new_init + "\nz = 0", new_init + "\nz = 0" + shared + "\nr = a + c"]
+    archives = {
+        cr.job_key(old[0]): write_archive(tmp_path / "o.gz", old_init, old_afters, names=["P0", "P1"]),
+        cr.job_key(new[0]): write_archive(
+            tmp_path / "n.gz", new_init, [*new_afters, new_afters[-1] + "\nq"], names=["P0", "P1", "P2"]
+        ),
+    }
+    churn = frame(old, new)
+    edits = compare_pages.pass_edits.EditCache(archives)
+    written = compare_pages.write_pages(
+        cr.configurations(churn), cr.divergence(churn, archives, edits), edits, tmp_path / "compare"
+    )
+    return written[1]
+
+
+@pytest.mark.slow  # a browser
+def test_the_pair_pages_script_draws_each_view_and_follows_keys_toggles_and_permalinks(tmp_path):
+    """What compare_page.js does, as the DOM shows it: the page opens on the first divergent edit with its
+    permalink; the third view folds the lines both edits add and highlights the word each changes; the keys step
+    to the previous pass and to the passes that edit differently; a pass one release alone runs says so; hiding
+    alike passes hides P0; ignoring whitespace shows the frontend's re-indented line once, as a 'w' line."""
+    path = script_pair(tmp_path)
+    seen = {}
+    with chromium_page({"width": 1400, "height": 900}) as (page, errors):
+        page.goto(path.as_uri())
+        page.wait_for_load_state("load")
+
+        def selected():
+            return page.evaluate("document.querySelector('#seq tbody tr.sel').dataset.k")
+
+        seen["opened"] = (selected(), page.evaluate("location.hash"), page.inner_text("#verdict"))
+        seen["titles"] = (page.inner_text("#old-title"), page.inner_text("#new-title"))
+        seen["edit"] = view_lines(page, "edit-diff")
+        page.keyboard.press("k")
+        seen["after_k"] = (selected(), page.inner_text("#verdict"), page.inner_text("#edit-title"))
+        page.keyboard.press("n")
+        seen["after_n"] = selected()
+        page.keyboard.press("n")
+        seen["after_n_n"] = (selected(), page.inner_text("#old-diff"), page.inner_text("#edit-diff"))
+        page.check("#opt-hide")
+        seen["hidden"] = page.evaluate("[...document.querySelectorAll('#seq tbody tr[data-k]')].map(t => t.hidden)")
+        page.uncheck("#opt-hide")
+        seen["frontend"] = [line["cls"] for line in view_lines(page, "initial-diff")]
+        page.check("#opt-ws")
+        seen["frontend_ws"] = [(line["cls"], line["text"]) for line in view_lines(page, "initial-diff")]
+        page.uncheck("#opt-wrap")
+        seen["nowrap"] = page.evaluate("document.body.classList.contains('nowrap')")
+        for ref in ("#pass=P0", "#pos=2", "#pass=%"):
+            page.goto("about:blank")
+            page.goto(path.as_uri() + ref)
+            seen[ref] = selected()
+    assert errors == []
+    assert seen["opened"][:2] == ("1", "#pass=P1") and seen["opened"][2].startswith("the edits differ")
+    assert seen["titles"][0].startswith("0.1.14: P1 step 1") and seen["titles"][1].startswith("0.1.15: P1 step 1")
+    edit = seen["edit"]
+    assert [line["cls"] for line in edit] == ["c", "c", "h", "c", "c", "o", "n"]
+    assert edit[2]["text"] == "@@ 6 lines both edits share @@" and edit[0]["gutter"] == "both"
+    assert (edit[5]["gutter"], edit[5]["words"], edit[6]["gutter"], edit[6]["words"]) == (
+        "0.1.14",
+        ["b"],
+        "0.1.15",
+        ["c"],
+    )
+    assert seen["after_k"][0] == "0" and seen["after_k"][1].startswith("the same edit in both releases")
+    assert seen["after_k"][2] == "the two edits, line by line: the same"
+    assert seen["after_n"] == "1"
+    assert seen["after_n_n"] == (
+        "2",
+        "no run of this pass in 0.1.14",
+        "only 0.1.15 runs this pass: its edit above is the whole difference",
+    )
+    assert seen["hidden"] == [True, False, False]
+    assert seen["frontend"] == ["c", "d", "a", "c", "a"]
+    assert seen["frontend_ws"] == [("c", " def f():"), ("w", "~    x = 1"), ("c", "   y = 2"), ("a", "+  w = 3")]
+    assert seen["nowrap"] is True
+    assert (seen["#pass=P0"], seen["#pos=2"], seen["#pass=%"]) == ("0", "2", "1")  # a bad one: the first edit
+
+
 def row_cells(index: str, column: int | None = None):
     """The first row's cells of the index's table as text (one cell, by column)."""
     row = re.search(r'<table id="pairs">.*?<tbody>\s*<tr[^>]*>(.*?)</tr>', index, re.S).group(1)
