@@ -33,7 +33,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
-from tilelang_churn.core import job_cost  # noqa: E402
+from tilelang_churn.batching import job_cost  # noqa: E402
 from tilelang_churn.core import passes_table as pt  # noqa: E402
 
 

@@ -32,7 +32,7 @@ sys.path.insert(0, str(SCRIPTS))
 def plan(args) -> int:
     import yaml
     from tilelang_churn.gpu import gpu_bench
-    from tilelang_churn.grid import job_grid
+    from tilelang_churn.grid import config_checks, job_grid
 
     cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     for extra in args.configfile or []:
@@ -40,7 +40,7 @@ def plan(args) -> int:
     cfg.update(json.loads(args.config_json or "{}"))
     cfg["targets"] = [args.target]
     cfg["modes"] = [args.mode]
-    grid = job_grid.build_grid(job_grid.validate_config(cfg))
+    grid = job_grid.build_grid(config_checks.validate_config(cfg))
     trace = [
         {
             "args": _without_release_env(job.args),

@@ -28,7 +28,7 @@ from test_scale import record, timed_snakemake
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 import compare_bench  # noqa: E402
-from tilelang_churn.core import job_cost  # noqa: E402  (scripts/ on sys.path: compare_bench)
+from tilelang_churn.batching import job_cost  # noqa: E402  (scripts/ on sys.path: compare_bench)
 
 ENVS = REPO / ".envs"
 # a kernel of the user's, one configuration: the shipped RMSNorm under another name, in a file of the user's

@@ -137,7 +137,7 @@ def rule_counts(output: str) -> dict[str, int]:
 
 
 def trace_batch_counts(output: str) -> dict[str, int]:
-    """Jobs of the trace batch rules (trace_..., job_grid.batch_name) in Snakemake's job table."""
+    """Jobs of the trace batch rules (trace_..., batches.batch_name) in Snakemake's job table."""
     return {rule: n for rule, n in rule_counts(output).items() if rule.startswith("trace_")}
 
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import REPO, make_workdir, rule_counts, snakemake
-from tilelang_churn.grid import job_grid
-from tilelang_churn.grid.job_grid import ConfigError
+from tilelang_churn.grid import config_checks, job_grid
+from tilelang_churn.grid.config_checks import ConfigError
 from tilelang_churn.releases import release_envs
 
 HOSTILE = "x y;touch /tmp/tlchurn-pwned;$(touch /tmp/tlchurn-pwned2)`id`"
@@ -141,7 +141,7 @@ def test_shell_text_in_a_string_key_is_refused_naming_the_key_or_never_reaches_a
     if key in ACCEPTED:
         if key == "release_env_dir":  # another release, so that jobs and rule release_env use the folder
             cfg["versions"] = [OTHER_RELEASE, "0.1.15"]
-        grid = job_grid.build_grid(job_grid.validate_config(cfg), installed="0.1.15")
+        grid = job_grid.build_grid(config_checks.validate_config(cfg), installed="0.1.15")
         if key == "targets[].target.arch":  # the whole JSON target stays one argument
             (job,) = grid.jobs.values()
             assert any(HOSTILE in arg for arg in job.args)
@@ -164,7 +164,7 @@ def test_shell_text_in_a_string_key_is_refused_naming_the_key_or_never_reaches_a
             assert "book_figures_render" not in rule_counts(proc.stdout) and "all" in rule_counts(proc.stdout)
         return
     with pytest.raises(ConfigError) as refused:
-        job_grid.build_grid(job_grid.validate_config(cfg), installed="0.1.15")
+        job_grid.build_grid(config_checks.validate_config(cfg), installed="0.1.15")
     message = str(refused.value)
     first = key.split("[")[0].split(".")[0]
     assert message.startswith(f"config {first}"), message

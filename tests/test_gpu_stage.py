@@ -20,7 +20,7 @@ from conftest import REPO, make_workdir, require_tilelang, snakemake
 from tilelang_churn.core import passes_table, statuses
 from tilelang_churn.figures import speed_figures
 from tilelang_churn.gpu import gpu_bench, gpu_site
-from tilelang_churn.grid import job_grid, kernels
+from tilelang_churn.grid import config_checks, job_grid, kernels
 from tilelang_churn.tables import kernel_speed
 
 DATA = REPO / "tests" / "data" / "gpu"
@@ -142,7 +142,7 @@ def test_the_gpu_jobs_of_a_grid_are_its_cuda_configurations_of_the_gpus_arch():
     import yaml
 
     cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
-    grid = job_grid.build_grid(job_grid.validate_config(cfg))
+    grid = job_grid.build_grid(config_checks.validate_config(cfg))
     every = gpu_bench.gpu_jobs(grid)
     on_h200 = gpu_bench.gpu_jobs(grid, "sm_90")
     assert {target for _, target, _ in every} == {"cuda-sm80", "cuda-sm90"}

@@ -1,4 +1,5 @@
-"""scripts/job_grid.py on its own: the jobs a config asks for, and every validation message."""
+"""The job grid on its own (grid/job_grid.py, grid/config_checks.py, batching/: scripts/job_grid.py): the jobs and
+batches a config asks for, and every validation message."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ import shlex
 
 import pytest
 from conftest import entry
-from tilelang_churn.core import job_cost, trace_modes
+from tilelang_churn.batching import batches, job_cost
+from tilelang_churn.core import trace_modes
 from tilelang_churn.core.job_spec import JobSpec
-from tilelang_churn.grid import job_grid
-from tilelang_churn.grid.job_grid import ConfigError
+from tilelang_churn.grid import config_checks, job_grid
+from tilelang_churn.grid.config_checks import ConfigError
 from tilelang_churn.trace import trace_batch, trace_cli
 
 INSTALLED = "0.1.15"
@@ -21,7 +23,7 @@ INSTALLED = "0.1.15"
 def grid_of(installed=INSTALLED, **overrides):
     cfg = {"shapes": [{"M": 256, "N": 256, "K": 256}], "targets": ["cuda-sm90"], "modes": ["trace-env"]}
     cfg.update(copy.deepcopy(overrides))
-    return job_grid.build_grid(job_grid.validate_config(cfg), installed=installed)
+    return job_grid.build_grid(config_checks.validate_config(cfg), installed=installed)
 
 
 def refused(**overrides) -> str:
@@ -111,7 +113,7 @@ def test_a_grid_without_trace_env_has_no_trace_env_batch_and_the_default_size_is
 
 
 def test_batches_hold_at_most_trace_batch_seconds_of_expected_lowering():
-    """60 GEMM jobs of the API modes on cuda-sm90, 0.71 x 1.25 s each (core/job_cost.py): 20 s (the default) is
+    """60 GEMM jobs of the API modes on cuda-sm90, 0.71 x 1.25 s each (batching/job_cost.py): 20 s (the default) is
     22 of them, so three batches, cut evenly (not 22, 22 and 16); a job above the limit is a batch of its own; the
     cut depends on the config alone, not on the cores a run is given."""
     shapes = [{"M": 64 * (i + 1), "N": 64, "K": 64} for i in range(30)]
@@ -206,8 +208,8 @@ def test_a_batch_is_ordered_by_what_its_jobs_recorded_and_the_model_where_a_reco
     records[3].write_text(json.dumps({"out_dir": "/b", "wall_seconds": None}))
     records[4].write_text(json.dumps({"out_dir": "/c", "wall_seconds": 0.25}))
     expected = 4.5 + 0.0 + sum(batch.job_seconds[2:4]) + 0.25 + sum(batch.job_seconds[5:])
-    assert job_grid.learned_seconds(batch, records) == pytest.approx(expected)
-    assert job_grid.learned_seconds(batch, [tmp_path / "none.json"] * 8) == pytest.approx(batch.expected_seconds)
+    assert batches.learned_seconds(batch, records) == pytest.approx(expected)
+    assert batches.learned_seconds(batch, [tmp_path / "none.json"] * 8) == pytest.approx(batch.expected_seconds)
 
 
 def test_each_release_has_batches_of_its_own():
@@ -310,7 +312,7 @@ def test_versions_default_to_the_installed_release_which_needs_no_environment():
 
 def test_without_an_installed_release_the_pinned_one_gets_an_environment():
     grid = job_grid.build_grid(
-        job_grid.validate_config({"targets": ["hip"], "modes": ["instrument"]}), installed=""
+        config_checks.validate_config({"targets": ["hip"], "modes": ["instrument"]}), installed=""
     )  # "" = metadata found no tilelang
     assert grid.versions == (job_grid.pinned_release(),)
     assert grid.release_env(grid.versions[0]) == f".envs/tilelang-{job_grid.pinned_release()}"
@@ -432,7 +434,7 @@ def test_the_config_check_refuses_what_the_trace_script_would(overrides, key, va
     grid_args = message.split(": ", 1)[1].split(" (the job of shape")[0]
     cfg = {"shapes": [{"M": 8, "N": 8, "K": 8}], "targets": ["cuda-sm90"], "modes": ["trace-env"]}
     cfg.update(copy.deepcopy(overrides))
-    shape = next(iter(job_grid.resolve_shapes(job_grid.validate_config(cfg)).values()))
+    shape = next(iter(job_grid.resolve_shapes(config_checks.validate_config(cfg)).values()))
     target = trace_cli.TARGETS["cuda-sm90"]
     spec = JobSpec(**job_grid.gemm_fields(shape), target_name="cuda-sm90", target=target, mode="trace-env")
     args = trace_cli.job_argv(spec)
@@ -509,9 +511,9 @@ def test_a_long_parameter_gets_a_short_stable_folder_and_keeps_its_full_value(tm
     assert [grid.kernel_configs[f].params["tag"] for f in folders[:2]] == [long_a, long_b]
     job = grid.job(INSTALLED, "cuda-sm90", folders[0], "trace-env")
     assert json.loads(job.args[job.args.index("--params") + 1]) == {"tag": long_a}
-    for path in job_grid.NAMED_PATHS:
+    for path in config_checks.NAMED_PATHS:
         for part in path.format(**job.wildcards, kernel="k").split("/"):
-            assert len(part.encode()) <= job_grid.MAX_NAME_BYTES
+            assert len(part.encode()) <= config_checks.MAX_NAME_BYTES
 
 
 def kernel_module():
@@ -532,7 +534,7 @@ def kernel_module():
 )
 def test_a_value_too_long_for_a_file_name_is_refused_at_the_config_check(overrides, message):
     text = refused(**overrides)
-    assert text.startswith(message) and f"file names may have at most {job_grid.MAX_NAME_BYTES}" in text
+    assert text.startswith(message) and f"file names may have at most {config_checks.MAX_NAME_BYTES}" in text
 
 
 def test_a_kernel_name_or_folder_too_long_is_refused_naming_its_key(tmp_path):
@@ -593,7 +595,7 @@ def test_every_schema_pattern_refuses_a_final_newline():
 
     import yaml
 
-    schema = yaml.safe_load(job_grid.SCHEMA.read_text())
+    schema = yaml.safe_load(config_checks.SCHEMA.read_text())
     patterns = list(_patterns(schema))
     assert len(patterns) >= 4
     for where, pattern in patterns:
@@ -618,23 +620,23 @@ def test_file_and_shipped_both_is_said_in_words(tmp_path):
 def test_every_boolean_key_takes_true_and_false_from_the_command_line():
     import yaml
 
-    schema = yaml.safe_load(job_grid.SCHEMA.read_text())
+    schema = yaml.safe_load(config_checks.SCHEMA.read_text())
     booleans = [key for key, spec in schema["properties"].items() if spec.get("type") == "boolean"]
     assert {"gpu", "fail_on_pass_error", "job_figures"} <= set(booleans)
     for key in booleans:
         for text, value in (("true", True), ("False", False)):
             cfg = {key: text, "figure_language": "true"}  # not a boolean key: left for the schema to judge
-            assert job_grid.coerce_booleans(cfg, {key: text}) == {key: value, "figure_language": "true"}
-            assert job_grid.validate_config(job_grid.coerce_booleans({key: text}))[key] is value
+            assert config_checks.coerce_booleans(cfg, {key: text}) == {key: value, "figure_language": "true"}
+            assert config_checks.validate_config(config_checks.coerce_booleans({key: text}))[key] is value
     # a string in a config file (not given on the command line) stays the schema's to refuse
-    assert job_grid.coerce_booleans({"job_figures": "false"}, {}) == {"job_figures": "false"}
+    assert config_checks.coerce_booleans({"job_figures": "false"}, {}) == {"job_figures": "false"}
     assert refused(job_figures="no").startswith("config job_figures: 'no' is not of type 'boolean'")
 
 
 def test_a_long_list_in_a_message_is_its_count_and_the_first_few():
-    assert job_grid.some(["a", "b"], "shapes") == "shapes ['a', 'b']"
+    assert config_checks.some(["a", "b"], "shapes") == "shapes ['a', 'b']"
     names = [f"{64 * (i + 1)}x64x64" for i in range(10_000)]
-    text = job_grid.some(names, "shapes")
+    text = config_checks.some(names, "shapes")
     assert text == "10000 shapes, the first 5 ['64x64x64', '128x64x64', '192x64x64', '256x64x64', '320x64x64']"
 
 
@@ -681,9 +683,9 @@ def test_a_duration_longer_than_the_timers_can_wait_is_refused_naming_key_and_va
         ({"gpu_timeout_s": 1.0e300}, "gpu_timeout_s"),
     ]:
         with pytest.raises(ConfigError, match=rf"config {key}: .* is greater than the maximum of 604800"):
-            job_grid.validate_config(copy.deepcopy({**SMALL, **overrides}))
-    job_grid.validate_config(copy.deepcopy({**SMALL, "job_timeout_s": jobs.LONGEST_TIMEOUT_S}))
-    schema = yaml.safe_load(job_grid.SCHEMA.read_text())["properties"]
+            config_checks.validate_config(copy.deepcopy({**SMALL, **overrides}))
+    config_checks.validate_config(copy.deepcopy({**SMALL, "job_timeout_s": jobs.LONGEST_TIMEOUT_S}))
+    schema = yaml.safe_load(config_checks.SCHEMA.read_text())["properties"]
     assert schema["job_timeout_s"]["maximum"] == jobs.LONGEST_TIMEOUT_S
     assert schema["gpu_timeout_s"]["maximum"] == jobs.LONGEST_TIMEOUT_S
     knockout = next(branch for branch in schema["knockout"]["oneOf"] if "properties" in branch)
@@ -697,7 +699,7 @@ def test_a_duration_longer_than_the_timers_can_wait_is_refused_naming_key_and_va
 def test_an_empty_grid_is_refused_at_the_config_check(knockout):
     """shapes: [] and kernels: [] raised IndexError while the DAG was built (with the knockout), or failed later in
     churn_table ("no passes.csv given")."""
-    cfg = job_grid.validate_config({"shapes": [], "kernels": [], "knockout": knockout})
+    cfg = config_checks.validate_config({"shapes": [], "kernels": [], "knockout": knockout})
     with pytest.raises(ConfigError, match=r"config shapes and kernels: the grid is empty"):
         job_grid.build_grid(cfg, installed="0.1.15")
 
@@ -707,14 +709,14 @@ def test_a_mapping_on_the_command_line_reaches_the_schema_for_every_key():
     line's values were coerced: a key whose type is a list of types. Every key of the schema, given a mapping."""
     import yaml
 
-    properties = yaml.safe_load(job_grid.SCHEMA.read_text())["properties"]
+    properties = yaml.safe_load(config_checks.SCHEMA.read_text())["properties"]
     for key in properties:
         given = {key: {"mode": "instrument", "timeout_s": "30"}}
-        job_grid.coerce_booleans(copy.deepcopy(given), given)  # no crash, whatever the key's type
-    cfg = job_grid.validate_config(copy.deepcopy({**SMALL, "release_heatmap": {"mode": "instrument"}}))
+        config_checks.coerce_booleans(copy.deepcopy(given), given)  # no crash, whatever the key's type
+    cfg = config_checks.validate_config(copy.deepcopy({**SMALL, "release_heatmap": {"mode": "instrument"}}))
     assert cfg["release_heatmap"]["mode"] == "instrument"
     given = {"knockout": {"timeout_s": "30"}}  # a number's text inside a mapping still becomes the number
-    assert job_grid.coerce_booleans(copy.deepcopy(given), given)["knockout"]["timeout_s"] == 30.0
+    assert config_checks.coerce_booleans(copy.deepcopy(given), given)["knockout"]["timeout_s"] == 30.0
 
 
 def test_a_number_inside_a_command_line_mapping_is_a_number_wherever_it_sits():
@@ -732,12 +734,12 @@ def test_a_number_inside_a_command_line_mapping_is_a_number_wherever_it_sits():
         ]
     )
     assert given["kernels"][0]["params"][0]["seq_q"] == "128"  # what Snakemake hands over
-    cfg = job_grid.coerce_booleans(copy.deepcopy(given), given)
+    cfg = config_checks.coerce_booleans(copy.deepcopy(given), given)
     assert cfg["kernels"][0]["params"] == [{"seq_q": 128, "dtype": "float16", "is_causal": True}]
     assert cfg["kernels"][0]["folders"] == ["128"] and cfg["shapes"][0]["name"] == "256"  # names stay text
     assert cfg["defaults"]["stages"] == 2 and cfg["defaults"]["block"] == [64, 64, 32]
     assert cfg["defaults"]["pass_configs"] == [{"tl.config_index_bitwidth": 32}]
-    grid = job_grid.build_grid(job_grid.validate_config({**SMALL, **cfg}), installed="0.1.15")
+    grid = job_grid.build_grid(config_checks.validate_config({**SMALL, **cfg}), installed="0.1.15")
     (kernel,) = [spec for (_, _, shape), spec in grid.lowerings.items() if spec.kernel == "k"]
     assert kernel.params == {"seq_q": 128, "dtype": "float16", "is_causal": True}
 

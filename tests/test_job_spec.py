@@ -14,7 +14,7 @@ import yaml
 from tilelang_churn.core import jobs, passes_table, trace_modes
 from tilelang_churn.core.job_spec import JobSpec
 from tilelang_churn.gpu import gpu_bench
-from tilelang_churn.grid import job_grid
+from tilelang_churn.grid import config_checks, job_grid
 from tilelang_churn.trace import trace_cli
 
 REPO = Path(__file__).resolve().parents[1]
@@ -49,7 +49,7 @@ def every_axis(tmp_path) -> dict:
 def grid(request, tmp_path, monkeypatch):
     monkeypatch.chdir(REPO)
     cfg = default_config() if request.param == "default" else every_axis(tmp_path)
-    return job_grid.build_grid(job_grid.validate_config(copy.deepcopy(cfg)), installed=INSTALLED)
+    return job_grid.build_grid(config_checks.validate_config(copy.deepcopy(cfg)), installed=INSTALLED)
 
 
 def test_the_trace_script_parses_every_job_back_into_its_spec(grid, tmp_path):
@@ -86,7 +86,9 @@ def test_a_spec_names_its_files_and_keys_as_the_grid_and_the_tables_do(grid):
 
 
 def test_jobs_of_one_lowering_pair_and_others_do_not():
-    gemm = job_grid.gemm_fields(job_grid.resolve_shapes(job_grid.validate_config(default_config()))["1024x1024x1024"])
+    gemm = job_grid.gemm_fields(
+        job_grid.resolve_shapes(config_checks.validate_config(default_config()))["1024x1024x1024"]
+    )
     base = JobSpec(**gemm, target_name="cuda-sm90", target=trace_cli.TARGETS["cuda-sm90"], mode=None, release="0.1.15")
     env, served = base.with_mode("trace-env", keep="tables"), base.with_mode("instrument", keep_ir=True)
     assert env.lowering == served.lowering
@@ -102,7 +104,7 @@ def test_the_rows_a_traced_job_wrote_carry_its_spec(finished_run, monkeypatch):
     spec its arguments parse into, and run.json holds that spec's record."""
     cfg = default_config() | yaml.safe_load((REPO / "config" / "test_config.yaml").read_text())
     monkeypatch.chdir(finished_run)
-    grid = job_grid.build_grid(job_grid.validate_config(cfg))
+    grid = job_grid.build_grid(config_checks.validate_config(cfg))
     assert len(grid.jobs) == 12
     for job in grid.jobs.values():
         out = finished_run / job.run_dir

@@ -20,7 +20,7 @@ from conftest import REPO, make_workdir, require_tilelang, snakemake, trace_batc
 from test_trace_env import report_passes, report_view
 from tilelang_churn.core import passes_table
 from tilelang_churn.core.job_spec import JobSpec
-from tilelang_churn.grid import job_grid, kernel_probe, kernel_source, kernels
+from tilelang_churn.grid import config_checks, job_grid, kernel_probe, kernel_source, kernels
 from tilelang_churn.tables import frames
 
 DATA = REPO / "tests" / "data" / "kernel_styles"
@@ -145,7 +145,7 @@ def test_a_module_the_kernel_imports_is_part_of_it(styles_run, monkeypatch):
     cfg = yaml.safe_load((REPO / "config" / "test_config.yaml").read_text())
     cfg.update(yaml.safe_load((workdir / "config" / "styles.yaml").read_text()))
     monkeypatch.chdir(workdir)  # the files' relative paths, as the workflow reads them
-    grid = job_grid.build_grid(job_grid.validate_config(cfg))
+    grid = job_grid.build_grid(config_checks.validate_config(cfg))
     helper = f"{USER_DIR}/styles_tiles.py"
     mine = {batch.name for batch in grid.batches if helper in batch.kernel_files}
     assert mine and all(f"{USER_DIR}/styles.py" in batch.kernel_files for batch in grid.batches if batch.name in mine)
@@ -216,7 +216,7 @@ def test_a_computed_setting_is_read_by_importing_the_file(tmp_path, monkeypatch)
     assert found["pass_configs"] == kernels.own_pass_configs(built, func) == {"tl.disable_tma_lower": True}
     cfg = {"shapes": [], "targets": ["cuda-sm90"], "modes": ["instrument"],
            "kernels": [{"name": "c", "file": str(file), "function": "eager_matmul", "params": [MATMUL]}]}  # fmt: skip
-    grid = job_grid.build_grid(job_grid.validate_config(cfg), installed="0.1.15")
+    grid = job_grid.build_grid(config_checks.validate_config(cfg), installed="0.1.15")
     ((key, spec),) = grid.lowerings.items()
     assert spec.pass_configs == {"tl.disable_tma_lower": True} and key[2].endswith("+disable_tma_lower")
 

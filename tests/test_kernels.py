@@ -23,8 +23,8 @@ from conftest import REPO, make_workdir, require_tilelang, rule_counts, run_scri
 from test_trace_env import report_passes, report_view
 from tilelang_churn.core import passes_table
 from tilelang_churn.core.jobs import JOB_KEY
-from tilelang_churn.grid import job_grid, kernels
-from tilelang_churn.grid.job_grid import ConfigError
+from tilelang_churn.grid import config_checks, job_grid, kernels
+from tilelang_churn.grid.config_checks import ConfigError
 from tilelang_churn.tables import frames
 
 # A user's kernel: C = A * scale, row by row (a file outside the repository).
@@ -171,7 +171,7 @@ def test_editing_a_users_kernel_retraces_exactly_its_jobs(kernels_run, monkeypat
     cfg = yaml.safe_load((REPO / "config" / "test_config.yaml").read_text())
     cfg.update(yaml.safe_load((workdir / "config" / "kernels.yaml").read_text()))
     monkeypatch.chdir(workdir)  # the file's relative path, as the workflow reads it
-    grid = job_grid.build_grid(job_grid.validate_config(cfg))
+    grid = job_grid.build_grid(config_checks.validate_config(cfg))
     mine = {batch.name for batch in grid.batches if batch.kernel_files == [USER_FILE]}
     assert len(mine) == 2  # trace-env apart: the user's file has batches of its own
     assert all(batch.kernel_files == [] for batch in grid.batches if batch.name not in mine)
@@ -198,7 +198,7 @@ def refused(tmp_path, entry: dict) -> str:
     cfg = {"shapes": [{"M": 64, "N": 64, "K": 64}], "targets": ["cuda-sm90"], "modes": ["instrument"]}
     cfg["kernels"] = [entry]
     with pytest.raises(ConfigError) as caught:
-        job_grid.build_grid(job_grid.validate_config(copy.deepcopy(cfg)), installed="0.1.15")
+        job_grid.build_grid(config_checks.validate_config(copy.deepcopy(cfg)), installed="0.1.15")
     return str(caught.value)
 
 
@@ -320,10 +320,10 @@ def test_a_bad_declaration_in_a_kernel_file_is_named_with_its_line_before_any_jo
 
 def test_the_gemm_is_named_only_by_its_file_and_where_the_book_names_it():
     """The book's GEMM is an ordinary kernel: its file declares its columns and cost, and no module of the
-    package spells its name but kernels.BOOK_KERNEL, which only the book's script's options (trace_cli) and
-    config shapes (job_grid: the book's configurations) use."""
+    package spells its name but kernels.BOOK_KERNEL, which only the book's script's options (trace_cli), config
+    shapes (job_grid: the book's configurations) and config kernels (kernel_configs: none takes its name) use."""
     package = REPO / "scripts" / "tilelang_churn"
-    book_modules = {"grid/kernels.py", "grid/job_grid.py", "trace/trace_cli.py"}
+    book_modules = {"grid/kernels.py", "grid/job_grid.py", "grid/kernel_configs.py", "trace/trace_cli.py"}
     spelled, used = {}, {}
     for path in sorted(package.rglob("*.py")):
         name = path.relative_to(package).as_posix()
@@ -387,12 +387,12 @@ def test_a_duplicate_kernel_or_parameter_set_is_refused(tmp_path):
         {"name": "r", "shipped": "rmsnorm", "params": [{"N": 8}]},
     ]
     with pytest.raises(ConfigError, match=r"config kernels\[1\].name: 'r' is also the name of kernels\[0\]"):
-        job_grid.build_grid(job_grid.validate_config(cfg), installed="0.1.15")
+        job_grid.build_grid(config_checks.validate_config(cfg), installed="0.1.15")
     cfg["kernels"] = [{"name": "r", "shipped": "rmsnorm", "params": [{"N": 8}, {"N": 8}]}]
     with pytest.raises(
         ConfigError, match=r"config kernels\[0\].params\[1\]: kernel 'r': .* the two jobs would be identical"
     ):
-        job_grid.build_grid(job_grid.validate_config(cfg), installed="0.1.15")
+        job_grid.build_grid(config_checks.validate_config(cfg), installed="0.1.15")
 
 
 @pytest.mark.slow  # two TileLang imports, in make test only: make check keeps its 3 minutes

@@ -118,17 +118,17 @@ def test_a_missing_entry_point_is_named_with_the_modes_it_takes_away(tmp_path):
 
 
 def test_the_config_check_stops_only_a_mode_that_needs_a_missing_entry_point(tmp_path):
-    from tilelang_churn.grid import job_grid
+    from tilelang_churn.grid import config_checks, job_grid
     from tilelang_churn.releases import tilelang_source
 
     source = tilelang_source.SourceTree.from_path(copy_with_pass_diff_renamed(tmp_path))
     cfg = {"shapes": [{"M": 64, "N": 64, "K": 64}], "targets": ["cuda-sm90"]}
 
     def grid(modes, versions=None):
-        config = job_grid.validate_config(dict(cfg, modes=modes, versions=versions))
+        config = config_checks.validate_config(dict(cfg, modes=modes, versions=versions))
         return job_grid.build_grid(config, installed="0.1.15", source=source)
 
-    with pytest.raises(job_grid.ConfigError) as caught:
+    with pytest.raises(config_checks.ConfigError) as caught:
         grid(["instrument", "pass-diff"])
     assert str(caught.value) == (
         f"config modes[1]: mode 'pass-diff' needs what TileLang 0.1.15 installed beside the workflow ({tmp_path}) "

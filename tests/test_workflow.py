@@ -156,7 +156,7 @@ def batch_priorities(workdir: Path, *args: str) -> dict:
 
 def test_a_batch_that_runs_again_is_ordered_by_what_its_jobs_took(finished_run):
     """A batch run again gets as its priority the seconds its jobs' run.json recorded (a job served by another's
-    lowering: none of its own), not the model's guess (job_grid.learned_seconds)."""
+    lowering: none of its own), not the model's guess (batches.learned_seconds)."""
     release = version_of(finished_run)
     batches = [p.stem for p in (finished_run / "results" / "benchmarks" / "trace" / release).glob("*.tsv")]
     priority = batch_priorities(finished_run, "--forcerun", *batches)
@@ -264,10 +264,12 @@ def test_the_default_config_asks_for_132_trace_jobs_the_static_check_and_the_boo
     release = release_envs.installed_release().replace(".", "_")
     # (5 GEMM shapes + 3 FlashAttention + 3 RMSNorm parameter sets) x 3 targets: 33 trace-env jobs, each with the
     # instrument job its lowering serves (share_lowering), in four batches, the 66 of trace-api and pass-diff in
-    # four (at most trace_batch_seconds, 18, each; the grid's own cut, job_grid.make_batches, names them)
-    from tilelang_churn.grid import job_grid
+    # four (at most trace_batch_seconds, 18, each; the grid's own cut, batches.make_batches, names them)
+    from tilelang_churn.grid import config_checks, job_grid
 
-    grid = job_grid.build_grid(job_grid.validate_config(yaml.safe_load((REPO / "config" / "config.yaml").read_text())))
+    grid = job_grid.build_grid(
+        config_checks.validate_config(yaml.safe_load((REPO / "config" / "config.yaml").read_text()))
+    )
     expected = {batch.name: 1 for batch in grid.batches}
     assert len(expected) == 8 and sum(1 for name in expected if name.startswith(f"trace_env_instrument_{release}")) == 4
     assert trace_batch_counts(proc.stdout) == expected

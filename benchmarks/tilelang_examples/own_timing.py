@@ -36,9 +36,11 @@ sys.path.insert(0, str(REPO / "scripts"))
 def configurations(speed_csv: str, config_path: str) -> list[dict]:
     """The stage's timed rows, each with its kernel entry's file, function, params, reference and pass configs."""
     import yaml
-    from tilelang_churn.grid import job_grid
+    from tilelang_churn.grid import config_checks, job_grid
 
-    grid = job_grid.build_grid(job_grid.validate_config(yaml.safe_load(Path(config_path).read_text(encoding="utf-8"))))
+    grid = job_grid.build_grid(
+        config_checks.validate_config(yaml.safe_load(Path(config_path).read_text(encoding="utf-8")))
+    )
     specs = {}
     for (_, target, _), spec in grid.lowerings.items():
         if "cuda" in target:

@@ -10,7 +10,7 @@ why). scripts/book_figures.py draws them; scripts/tilelang_churn/figures/figure_
 from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
-from tilelang_churn.core import passes_table  # scripts/, on sys.path from common.smk (standard library only)
+from tilelang_churn.grid import book_reference  # scripts/, on sys.path from common.smk
 
 # the stems of scripts/book_figures.py FIGURES (a test keeps the two in step; the script is not imported here:
 # it loads matplotlib, which the DAG does not need)
@@ -19,56 +19,17 @@ BOOK_RELEASES_FIGURE = "fig3_releases"  # only when the config compares releases
 BOOK_VARIANTS_FIGURE = "fig4_variants"  # only when a configuration differs from the reference in one respect
 BOOK_FORMATS = ("png", "svg", "pdf")
 BOOK_DIR = f"results/book/{config['figure_language']}"
-# the reference job: figure 1 is its passes, figure 4 compares against it; the release traced beside the
-# workflow (else the last configured), the heatmap's mode (trace-env when configured) unless that release lacks
-# the mode's tool (trace-env before 0.1.13: one "unsupported" row, no passes to draw), then the first mode it has
-BOOK_VERSION = GRID.installed if GRID.installed in GRID.versions else GRID.versions[-1]
-_BOOK_RELEASE = release_envs.load_releases().get(BOOK_VERSION)
-BOOK_MODES = [
-    mode for mode in dict.fromkeys([HEATMAP_MODE, *GRID.modes]) if _BOOK_RELEASE is None or _BOOK_RELEASE.supports(mode)
-]
-BOOK_MODE = BOOK_MODES[0] if BOOK_MODES else HEATMAP_MODE
-BOOK_REFERENCE = (
-    BOOK_VERSION,
-    config["book_reference"]["target"],
-    config["book_reference"]["shape"],
-    BOOK_MODE,
-)
-if not BOOK_MODES:
-    BOOK_PROBLEM = (
-        f"the book's reference release {BOOK_VERSION} has the tool of none of the configured modes "
-        f"{list(GRID.modes)}; add mode instrument, which every release has."
-    )
-elif BOOK_REFERENCE not in GRID.jobs:
-    BOOK_PROBLEM = (
-        f"the book's reference job (config book_reference: target {BOOK_REFERENCE[1]!r}, shape "
-        f"{BOOK_REFERENCE[2]!r}; release {BOOK_VERSION}, mode {BOOK_MODE}) is not in the job grid: "
-        f"{job_grid.some(GRID.targets, 'targets')}, {job_grid.some(GRID.shapes, 'shapes')}. "
-        "Set book_reference to one of them."
-    )
-else:
-    BOOK_PROBLEM = None
-
-
-def _kernel(target: str, configuration: str) -> dict:
-    """The provenance columns of a grid configuration (of the book's release), which
-    passes_table.differing_axes compares."""
-    return GRID.lowerings[(BOOK_VERSION, target, configuration)].provenance(BOOK_VERSION)
+# the reference job: figure 1 is its passes, figure 4 compares against it (book_reference.resolve: its release,
+# mode, and why the grid cannot have it)
+BOOK = book_reference.resolve(GRID, config["book_reference"], HEATMAP_MODE, release_envs.load_releases())
+BOOK_REFERENCE = BOOK.key
+BOOK_PROBLEM = BOOK.problem
 
 
 def book_has_variants() -> bool:
-    """Whether figure 4 can be drawn: a configuration of the reference's kernel in the grid (the reference's
-    release and mode: every target x configuration) differs from the reference in exactly one respect, as
-    book_figures.py decides from the tables. Otherwise the script says in FIGURES.md and its log that figure 4
-    was not made, and why."""
-    reference = _kernel(BOOK_REFERENCE[1], BOOK_REFERENCE[2])
-    return any(
-        len(passes_table.differing_axes(kernel, reference)) == 1
-        for kernel in (
-            _kernel(target, configuration) for target in GRID.targets for configuration in GRID.configurations
-        )
-        if kernel["kernel"] == reference["kernel"]
-    )
+    """Whether figure 4 can be drawn (book_reference.has_variants). Otherwise the script says in FIGURES.md and its
+    log that figure 4 was not made, and why."""
+    return book_reference.has_variants(GRID, BOOK)
 
 
 def book_stems() -> list:
@@ -115,13 +76,9 @@ def book_figure_outputs(stems: list) -> dict:
 
 
 def book_jobs() -> list:
-    """The jobs the book's figures draw from: its reference's release, mode and kernel, in grid order (churn.csv's)."""
-    kernel = GRID.jobs[BOOK_REFERENCE].spec.kernel
-    return [
-        job
-        for (version, _, _, mode), job in GRID.jobs.items()
-        if version == BOOK_VERSION and mode == BOOK_MODE and job.spec.kernel == kernel
-    ]
+    """The jobs the book's figures draw from: its reference's release, mode and kernel, in grid order
+    (book_reference.reference_jobs)."""
+    return book_reference.reference_jobs(GRID, BOOK)
 
 
 def get_book_inputs(wildcards) -> dict:

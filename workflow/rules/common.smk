@@ -1,7 +1,7 @@
 """Wiring of the tilelang-churn workflow: the config check, the job grid, wildcard constraints, input functions.
 
-The logic lives in scripts/tilelang_churn/grid/job_grid.py (unit-tested on its own): a bad config stops Snakemake here, before
-any job, with a message naming the config key and the bad value.
+The logic lives in scripts/tilelang_churn/grid/ (config_checks.py, job_grid.py; unit-tested on their own): a bad
+config stops Snakemake here, before any job, with a message naming the config key and the bad value.
 """
 
 import os
@@ -14,8 +14,9 @@ from pathlib import Path
 PROJECT = Path(str(workflow.current_basedir)).parents[1]
 SCRIPTS = str(PROJECT / "scripts")
 sys.path.insert(0, SCRIPTS)
-from tilelang_churn.core import job_cost, jobs, scheduler_rounds, trace_modes  # noqa: E402
-from tilelang_churn.grid import job_grid  # noqa: E402
+from tilelang_churn.batching import batches, job_cost, trace_cache  # noqa: E402
+from tilelang_churn.core import jobs, scheduler_rounds, trace_modes  # noqa: E402
+from tilelang_churn.grid import config_checks, job_grid, kernels  # noqa: E402
 from tilelang_churn.releases import release_envs  # noqa: E402
 from tilelang_churn.gpu import gpu_bench  # noqa: E402
 
@@ -28,13 +29,13 @@ else:
     scheduler_rounds.keep_one_reevaluation_pending(JobScheduler)
 
 # `--config gpu=true job_figures=false` arrives as strings: one rule for every boolean key of the schema
-job_grid.coerce_booleans(config, workflow.config_settings.config or {})
+config_checks.coerce_booleans(config, workflow.config_settings.config or {})
 
 try:
-    GRID = job_grid.build_grid(job_grid.validate_config(config))
+    GRID = job_grid.build_grid(config_checks.validate_config(config))
     # --cache with config trace_cache: the cache's folder must be known before a job asks it
-    job_grid.check_output_cache(config, workflow.workflow_settings.cache, os.environ.get("SNAKEMAKE_OUTPUT_CACHE"))
-except job_grid.ConfigError as error:  # say where the config came from: config files and any --config
+    config_checks.check_output_cache(config, workflow.workflow_settings.cache, os.environ.get("SNAKEMAKE_OUTPUT_CACHE"))
+except config_checks.ConfigError as error:  # say where the config came from: config files and any --config
     sources = [str(path) for path in workflow.configfiles]
     sources += ["--config"] if workflow.config_settings.config else []
     raise ValueError(f"{error} (config read from {', '.join(sources)})") from None
@@ -98,7 +99,7 @@ def get_attribution_inputs() -> dict:
         return {}
     return {
         "speed": "results/gpu/kernel_speed.csv",
-        **({"knockout": f"{job_grid.KNOCKOUT_DIR}/knockout.csv"} if GRID.knockout else {}),
+        **({"knockout": f"{jobs.KNOCKOUT_DIR}/knockout.csv"} if GRID.knockout else {}),
     }
 
 

@@ -15,12 +15,12 @@ def gpu_kernel_file(configuration: str) -> list:
     """The user's kernel file of a configuration and the modules it imports from its folder (inputs of its GPU
     jobs), none for the GEMM or a shipped kernel."""
     config_ = GRID.kernel_configs.get(configuration)
-    return job_grid.kernel_files_of([config_.source]) if config_ is not None and config_.user_file else []
+    return kernels.kernel_files_of([config_.source]) if config_ is not None and config_.user_file else []
 
 
 GPU_SITE_MARKER = f"{GRID.release_env_dir}/gpu/tilelang-{{version}}/gpu_site.json"
-GPU_DIR = job_grid.GPU_DIR
-GPU_JOB = job_grid.GPU_JOB  # the config check knows the length of each file name it makes
+GPU_DIR = jobs.GPU_DIR
+GPU_JOB = jobs.GPU_JOB  # the config check knows the length of each file name it makes
 GPU_BENCH = f"{SCRIPTS}/gpu_bench.py"
 
 
@@ -47,7 +47,7 @@ def get_knockout_gpu_records(wildcards) -> list:
     if not (config["gpu"] and GRID.knockout):
         return []
     return [
-        f"{job_grid.KNOCKOUT_DIR}/gpu/{version}/{target}/{shape}/knockout_gpu.json"
+        f"{jobs.KNOCKOUT_DIR}/gpu/{version}/{target}/{shape}/knockout_gpu.json"
         for version, target, shape in gpu_bench.gpu_jobs(GRID, gpu_device_arch())
     ]
 

@@ -29,7 +29,7 @@ rule release_env:
         " --requirements {params.requirements:q} --log {log:q}"
 
 
-# Trace jobs run in batches (scripts/trace_batch.py; job_grid.Batch): one process per batch of at most
+# Trace jobs run in batches (scripts/trace_batch.py; batches.Batch): one process per batch of at most
 # trace_batch_size jobs of one release, trace-env jobs apart (TL_LOWER_TRACE is read at import), imports
 # TileLang once and forks a child per job, at most `threads` at a time. Each job keeps its own passes.csv,
 # run.json and log, as gemm_lower_trace.py alone writes them; a missing or outdated job file reruns its batch.

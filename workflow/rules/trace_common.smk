@@ -1,7 +1,6 @@
 """Input functions and resources of the trace batches (trace.smk, plots.smk): data and getters, no rules."""
 
 import functools
-import hashlib
 import math
 
 from snakemake.exceptions import WorkflowError
@@ -37,13 +36,13 @@ TRACE_BATCHES = {batch.name: batch for batch in GRID.batches}  # rule name -> it
 @functools.cache
 def batch_seconds(name: str) -> float:
     """A batch's seconds: as its jobs' run.json of an earlier run recorded them where present, else as expected
-    (job_grid.learned_seconds; core/job_cost.py); read once, for its priority and its share of the cores. A job on
+    (batches.learned_seconds; batching/job_cost.py); read once, for its priority and its share of the cores. A job on
     a cluster node (remote execution) parses the Snakefile again but schedules nothing, so it takes the expected
     seconds instead of reading every job's record."""
     batch = TRACE_BATCHES[name]
     if workflow.remote_exec:
         return batch.expected_seconds
-    return job_grid.learned_seconds(batch, batch_paths(batch, f"{RUN_DIR}/run.json"))
+    return batches.learned_seconds(batch, batch_paths(batch, f"{RUN_DIR}/run.json"))
 
 
 def batch_priority(batch) -> int:
@@ -71,10 +70,8 @@ def released_versions() -> frozenset:
 @functools.cache
 def tracing_code_digest() -> str:
     """The sha256 of the tracing code (the package and the entry scripts) and the release data (its pins): read
-    once for all batches."""
-    code = sorted(Path(SCRIPTS).glob("*.py")) + sorted((Path(SCRIPTS) / "tilelang_churn").rglob("*.py"))
-    code += [Path(release_envs.RELEASES_FILE)]
-    return hashlib.sha256(b"".join(path.read_bytes() for path in code)).hexdigest()
+    once for all batches (trace_cache.code_digest)."""
+    return trace_cache.code_digest(SCRIPTS, release_envs.RELEASES_FILE)
 
 
 TRACE_CACHE_DIR = "results/trace_cache"  # a cached batch's archive: its jobs' files as one output
@@ -87,7 +84,7 @@ def trace_archive_path(batch) -> str:
 def batch_inputs(batch) -> dict:
     return {
         "release_env": get_release_env(batch.version),
-        # a user's kernel file: editing it retraces its batches (its jobs only: job_grid.make_batches)
+        # a user's kernel file: editing it retraces its batches (its jobs only: batches.make_batches)
         "kernel_files": batch.kernel_files,
     }
 
@@ -112,24 +109,9 @@ def batch_params(batch) -> dict:
 
 def trace_cache_key(batch) -> dict:
     """What decides a cached batch's files besides its jobs' arguments (in the key as params): the release, the
-    tracing code (the package and the entry scripts), the release data (its pins), every kernel file traced."""
-    return {
-        "release": batch.version,
-        "code": tracing_code_digest(),
-        "kernels": {name: hashlib.sha256(path.read_bytes()).hexdigest() for name, path in kernel_sources(batch)},
-    }
-
-
-def kernel_sources(batch) -> list:
-    """(name, file) of every kernel file a batch builds: a user's file as configured and the modules it imports from
-    its folder, a shipped one by its name (its path differs between checkouts, its content does not)."""
-    found = {}
-    for job in batch.jobs:
-        if job.kernel_file:
-            found.update({name: Path(name) for name in job_grid.kernel_files_of([job.kernel_file])})
-        else:
-            found[f"shipped {job.spec.source}"] = kernels.shipped(job.spec.source)
-    return sorted(found.items())
+    tracing code (the package and the entry scripts), the release data (its pins), every kernel file traced
+    (trace_cache.cache_key)."""
+    return trace_cache.cache_key(batch, tracing_code_digest())
 
 
 def batch_jobs_param(batch) -> list:
@@ -193,7 +175,7 @@ def batch_runtime(jobs: int, seconds_per_job: float, floor_minutes: int):
 
 
 # The pass knockout (knockout.smk): its folders, one per configuration x target x release
-KNOCKOUT_DIR = job_grid.KNOCKOUT_DIR
+KNOCKOUT_DIR = jobs.KNOCKOUT_DIR
 
 
 def knockout_threads(wildcards) -> int:
@@ -219,7 +201,7 @@ def get_knockout_tables(wildcards=None) -> list:
 def knockout_figure_paths() -> list:
     """(job, figure) of every knockout configuration."""
     return [
-        (job, job_grid.KNOCKOUT_FIGURE.format(**job.wildcards)) for batch in GRID.knockout_batches for job in batch.jobs
+        (job, jobs.KNOCKOUT_FIGURE.format(**job.wildcards)) for batch in GRID.knockout_batches for job in batch.jobs
     ]
 
 

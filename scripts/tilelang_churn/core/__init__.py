@@ -4,7 +4,6 @@ __all__ = [
     "files",
     "interrupt",
     "ir_archive",
-    "job_cost",
     "job_spec",
     "jobs",
     "knockout_rows",

@@ -5,10 +5,10 @@ which release (``release``: the job must import it; ``release_env``: the environ
 target (its table name and TVM dict); in which trace mode (``None``: a GPU timing job, which lowers under no
 tracer) and with which of the mode's options (``passes``, ``keep_ir``, ``keep``).
 
-The grid makes specs (grid/job_grid.py: a ``Job`` is a spec and the wildcard values that name its files), and
-the trace script's command line (trace/trace_cli.py) is the process boundary both ways: ``job_argv`` writes a
-spec's arguments, the one place the batch, GPU and knockout jobs get theirs from, and ``parse_args`` reads them
-back into the same spec. ``provenance`` gives the columns every row of the job carries, ``key`` the job key the
+The grid makes specs (grid/job_grid.py; grid/grid_job.py: a ``Job`` is a spec and the wildcard values that name
+its files), and the trace script's command line (trace/trace_cli.py) is the process boundary both ways: ``job_argv``
+writes a spec's arguments, the one place the batch, GPU and knockout jobs get theirs from, and ``parse_args`` reads
+them back into the same spec. ``provenance`` gives the columns every row of the job carries, ``key`` the job key the
 tables group those rows by (core/jobs.py), and ``record`` the spec as run.json holds it. Standard library only.
 """
 

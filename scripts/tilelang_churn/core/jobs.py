@@ -2,9 +2,10 @@
 
 Its spec and its grid face live in core/job_spec.py; here are what both share with the tables: the paths of a
 job's folder and files (``RUN_DIR``, ``TRACE_LOG``, ``JOB_FIGURE``, from its wildcard values: release, target,
-configuration folder, mode) and, in a table, the rows that share its key (``JOB_KEY``: release, the parameter
-columns, kernel, params, target name and mode); ``group_rows`` is the one way rows become jobs, and
-``config_label`` the one name of a configuration (a job less its release). Standard library only.
+configuration folder, mode), those of a configuration's GPU job and knockout (``GPU_DIR``, ``KNOCKOUT_RUN_DIR``,
+...) and, in a table, the rows that share its key (``JOB_KEY``: release, the parameter columns, kernel, params,
+target name and mode); ``group_rows`` is the one way rows become jobs, and ``config_label`` the one name of a
+configuration (a job less its release). Standard library only.
 """
 
 from __future__ import annotations
@@ -21,6 +22,15 @@ TRACE_LOG = f"logs/trace/{JOB_PATH}.log"
 # far past any lowering, and within what the batches' timers (select, SIGALRM, time_t) can wait
 LONGEST_TIMEOUT_S = 7 * 24 * 3600
 JOB_FIGURE = f"results/figures/churn/{JOB_PATH}.png"
+# the GPU stage's files of a configuration (workflow/rules/gpu.smk)
+GPU_DIR = "results/gpu"
+GPU_JOB = "{version}/{target}/{shape}"
+# the pass knockout's files of a configuration (workflow/rules/knockout.smk)
+KNOCKOUT_DIR = "results/knockout"
+KNOCKOUT_JOB = "{version}/{target}/{shape}"
+KNOCKOUT_RUN_DIR = f"{KNOCKOUT_DIR}/runs/{KNOCKOUT_JOB}"
+KNOCKOUT_LOG = f"logs/knockout/{KNOCKOUT_JOB}.log"
+KNOCKOUT_FIGURE = f"{KNOCKOUT_DIR}/figures/{KNOCKOUT_JOB}.png"
 
 # A job is told apart by its provenance: target_name names the target dict and mode fixes the source;
 # kernel_label is derived from kernel and params.

@@ -1,6 +1,18 @@
-"""The job grid: the config expanded into jobs (job_grid) and the kernels it names (kernels: loading and building a
-kernel file's kernel; kernel_source: every style TileLang defines a kernel in, read from the source; kernel_probe:
-the settings a source computes, read by importing it; pass_config_options: the pass config options and their types
-that the installed TileLang's TVM registers)."""
+"""The job grid: the config checked (config_checks: its schema and every check of a value, errors naming key and
+value), expanded into jobs (job_grid: shapes, targets, releases, modes; grid_job: one job; kernel_configs: config
+kernels, one configuration per parameter set) and the kernels it names (kernels: loading and building a kernel
+file's kernel; kernel_source: every style TileLang defines a kernel in, read from the source; kernel_probe: the
+settings a source computes, read by importing it; pass_config_options: the pass config options and their types
+that the installed TileLang's TVM registers), and the book's reference job in it (book_reference)."""
 
-__all__ = ["job_grid", "kernel_probe", "kernel_source", "kernels", "pass_config_options"]
+__all__ = [
+    "book_reference",
+    "config_checks",
+    "grid_job",
+    "job_grid",
+    "kernel_configs",
+    "kernel_probe",
+    "kernel_source",
+    "kernels",
+    "pass_config_options",
+]

@@ -228,6 +228,15 @@ def local_modules(file: str | Path) -> list[str]:
     return list(_local_modules(str(file)))
 
 
+def kernel_files_of(paths) -> list[str]:
+    """Each user kernel file, then the modules it imports from its own folder (local_modules), once each."""
+    found: dict[str, None] = {}
+    for file in paths:
+        found[file] = None
+        found.update(dict.fromkeys(local_modules(file)))
+    return list(found)
+
+
 @functools.cache
 def _local_modules(file: str) -> tuple[str, ...]:
     root = Path(file).parent

@@ -10,7 +10,7 @@ of a job's run) is paid once per process instead of once per job; the child inhe
 copy-on-write.
 
 TL_LOWER_TRACE is read when tilelang is imported, so one process runs either trace-env jobs or no trace-env job;
-the job grid (job_grid.py) makes its batches that way. A trace-env batch may also hold instrument jobs, each of
+the grid's batches (batching/batches.py) are cut that way. A trace-env batch may also hold instrument jobs, each of
 the same lowering as one of its trace-env jobs (its job spec but the mode and the files it keeps): one
 child lowers once for both, TileLang writing its run record while the pass instrument watches, and each job gets
 its own record and log (trace_job.serve; run.json's ``lowering`` names the job that lowered). Exit status: 0 when

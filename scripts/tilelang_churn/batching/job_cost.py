@@ -1,6 +1,6 @@
 """What a trace job is expected to cost: seconds of one core in its forked child, by mode, kernel and target.
 
-The grid cuts its batches by it (job_grid.make_batches: at most config trace_batch_seconds each), so that there
+The grid cuts its batches by it (batches.make_batches: at most config trace_batch_seconds each), so that there
 are enough of them to keep the cores busy whatever the order they finish in. A model, not a measure: the mode's
 seconds are the means of the book's GEMM's jobs in the default grid (TileLang 0.1.15, this project's 2-core
 machine, 2026-12-02, ``run.json``'s ``wall_seconds``), scaled by the kernel's lowering cost against the GEMM's
@@ -10,7 +10,7 @@ as an instrument job on an average target, a release it does not know as 0.1.15,
 lacks as the one row it writes. Standard library only.
 
 An earlier run's record of a job (its ``run.json``) says what the job took: ``recorded_seconds``. The grid orders
-batches that run again by it (job_grid.learned_seconds), never cuts them by it.
+batches that run again by it (batches.learned_seconds), never cuts them by it.
 """
 
 from __future__ import annotations

@@ -1,0 +1,83 @@
+"""The book's reference job (config book_reference): the job whose passes figure 1 draws and against which figure 4
+compares the configurations that differ from it in one respect, and why the book's figures cannot be made when the
+grid lacks it. Read by the workflow's book wiring (workflow/rules/book_common.smk) as the DAG is built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from tilelang_churn.core import passes_table
+from tilelang_churn.grid.config_checks import some
+from tilelang_churn.grid.grid_job import Job
+from tilelang_churn.grid.job_grid import Grid
+from tilelang_churn.releases import release_envs
+
+
+@dataclass(frozen=True)
+class BookReference:
+    key: tuple[str, str, str, str]  # (release, target, configuration folder, mode): a key of Grid.jobs when in the grid
+    problem: str | None  # why the book's figures cannot be made; None: the grid holds the reference job
+
+    @property
+    def version(self) -> str:
+        return self.key[0]
+
+    @property
+    def mode(self) -> str:
+        return self.key[3]
+
+
+def resolve(
+    grid: Grid, reference: Mapping, heatmap_mode: str, releases: Mapping[str, release_envs.Release]
+) -> BookReference:
+    """config book_reference (its target and shape) as a job of the grid: the release traced beside the workflow
+    (else the last configured), the heatmap's mode (``heatmap_mode``) unless that release lacks the mode's tool
+    (trace-env before 0.1.13: one "unsupported" row, no passes to draw), then the first mode it has (``releases``:
+    the release data)."""
+    version = grid.installed if grid.installed in grid.versions else grid.versions[-1]
+    release = releases.get(version)
+    modes = [mode for mode in dict.fromkeys([heatmap_mode, *grid.modes]) if release is None or release.supports(mode)]
+    key = (version, reference["target"], reference["shape"], modes[0] if modes else heatmap_mode)
+    if not modes:
+        problem = (
+            f"the book's reference release {version} has the tool of none of the configured modes "
+            f"{list(grid.modes)}; add mode instrument, which every release has."
+        )
+    elif key not in grid.jobs:
+        problem = (
+            f"the book's reference job (config book_reference: target {key[1]!r}, shape "
+            f"{key[2]!r}; release {version}, mode {key[3]}) is not in the job grid: "
+            f"{some(grid.targets, 'targets')}, {some(grid.shapes, 'shapes')}. "
+            "Set book_reference to one of them."
+        )
+    else:
+        problem = None
+    return BookReference(key, problem)
+
+
+def has_variants(grid: Grid, reference: BookReference) -> bool:
+    """Whether figure 4 can be drawn: a configuration of the reference's kernel in the grid (the reference's release
+    and mode: every target x configuration) differs from the reference in exactly one respect, as book_figures.py
+    decides from the tables (passes_table.differing_axes of their provenance columns)."""
+
+    def kernel(target: str, configuration: str) -> dict:
+        return grid.lowerings[(reference.version, target, configuration)].provenance(reference.version)
+
+    own = kernel(reference.key[1], reference.key[2])
+    return any(
+        len(passes_table.differing_axes(other, own)) == 1
+        for other in (kernel(target, configuration) for target in grid.targets for configuration in grid.configurations)
+        if other["kernel"] == own["kernel"]
+    )
+
+
+def reference_jobs(grid: Grid, reference: BookReference) -> list[Job]:
+    """The jobs the book's figures draw from: its reference's release, mode and kernel, in grid order (churn.csv's)."""
+    kernel = grid.jobs[reference.key].spec.kernel
+    return [
+        job
+        for (version, _, _, mode), job in grid.jobs.items()
+        if version == reference.version and mode == reference.mode and job.spec.kernel == kernel
+    ]

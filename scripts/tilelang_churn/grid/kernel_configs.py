@@ -1,0 +1,320 @@
+"""Config `kernels` resolved: one ``KernelConfig`` per parameter set of each kernel (and each pass-config set),
+checked against the function's signature read from its file (grid/kernels.py's contract): a missing file or
+function, a parameter it does not take, a name or folder that is not unique, an @autotune search space too large.
+Also the pass-config sets of a config shape or kernel entry (``resolve_pass_configs``) and a job spec's kernel
+fields (``kernel_fields``). Every problem raises ``ConfigError`` naming the config key and the value.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tilelang_churn.core import pass_configs
+from tilelang_churn.grid import kernel_probe, kernel_source, kernels
+from tilelang_churn.grid.config_checks import ConfigError, check_name_length, check_path
+
+
+@dataclass(frozen=True)
+class KernelConfig:
+    """One parameter set of a kernel of config `kernels` (scripts/tilelang_churn/grid/kernels.py's contract)."""
+
+    kernel: str
+    source: str  # a shipped kernel's name (workflow/kernels/<source>.py), or the user's file as configured
+    function: str
+    params: dict
+    user_file: bool  # source is a file of the user's (an input of its jobs), not a kernel shipped with the workflow
+    pass_configs: dict = field(default_factory=dict)  # TileLang's PassConfigKey options ({}: its defaults)
+    reference: str | None = None  # the GPU stage's reference: a function of the file, called (*inputs)
+
+    @property
+    def file(self) -> Path:
+        return Path(self.source) if self.user_file else kernels.shipped(self.source)
+
+    def kernel_fields(self) -> dict:
+        """Its kernel's fields of a job spec (core/job_spec.py)."""
+        fields = kernel_fields(self.kernel, self.source, self.file, self.function, self.params, self.user_file,
+                               self.pass_configs)  # fmt: skip
+        return fields | ({"reference": self.reference} if self.reference else {})
+
+
+def resolve_pass_configs(entry: dict, key: str, defaults: dict) -> list[tuple[dict, str]]:
+    """The pass-config sets of a shape or kernel entry (its own ``pass_configs``, else ``defaults.pass_configs``),
+    each with the config key it comes from; checked (pass_configs.check) and distinct."""
+    own = entry.get("pass_configs")
+    sets, where = (
+        (own, f"{key}.pass_configs") if own is not None else (defaults["pass_configs"], "defaults.pass_configs")
+    )
+    resolved: list[tuple[dict, str]] = []
+    seen: dict[str, str] = {}
+    folders: dict[str, tuple[dict, str]] = {}  # folder suffix -> the set that has it
+    for j, configs in enumerate(sets):
+        set_key = f"{where}[{j}]"
+        try:
+            pass_configs.check(configs)
+        except pass_configs.PassConfigError as error:
+            raise ConfigError(f"config {set_key}: {error}") from None
+        spelled = pass_configs.canonical(configs)
+        if spelled in seen:
+            raise ConfigError(f"config {set_key}: {configs!r} is also {seen[spelled]}; the jobs would be identical")
+        seen[spelled] = set_key
+        suffix = pass_configs.folder_suffix(configs)
+        if suffix in folders:
+            other, other_key = folders[suffix]
+            raise ConfigError(
+                f"config {set_key}: {configs!r} gets the folder of {other_key} ({other!r}): a folder names a key "
+                "without its namespace (tir., tirx., tl.) and without the characters a folder cannot hold, so the "
+                "two sets would share one; keep one of them"
+            )
+        folders[suffix] = (configs, set_key)
+        resolved.append((configs, set_key))
+    return resolved
+
+
+def resolve_kernels(cfg: dict, shapes: dict) -> dict[str, KernelConfig]:
+    """Folder id -> KernelConfig of every parameter set of config `kernels`, checked against the function's
+    signature (read from its file, not imported): a missing or unparsable file, a missing function, a parameter
+    it does not take, a name that is not unique, two parameter sets on one folder. An entry of several functions
+    (``function: [a, b]`` or ``all``) is one kernel per function, named ``<name>.<function>``."""
+    configs: dict[str, KernelConfig] = {}
+    where: dict[str, str] = {shape: f"shapes[{i}]" for i, shape in enumerate(shapes)}
+    full: dict[str, tuple] = {}  # folder id -> its parameter set, function defaults filled in, and pass configs
+    names: dict[str, str] = {}
+    for i, entry in enumerate(cfg["kernels"]):
+        key = f"kernels[{i}]"
+        file, user_file = _kernel_file(entry, key)
+        found = _entry_kernels(entry, key, file)
+        several = not _one_function(entry)
+        if several:
+            _check_shared_defaults(entry, key, file, [function for _, function, _, _ in found])
+        for name, function, param_sets, params_key in found:
+            if name in names or name == kernels.BOOK_KERNEL:
+                also = names.get(name, "the GEMM of config shapes")
+                raise ConfigError(f"config {key}.name: {name!r} is also the name of {also}; give each kernel its own")
+            names[name] = key
+            check_name_length(name, "kernel", f"{key}.name")
+            try:
+                signature = kernels.read_signature(file, function)
+            except kernels.KernelError as error:
+                raise ConfigError(f"config {key}: kernel {name!r}: {error}") from None
+            fixed = signature.ordered(_entry_defaults(entry, key, function, signature, several))
+            if param_sets == AUTOTUNE:
+                param_sets = _autotune_sets(entry, key, name, signature, fixed)
+            folders = entry.get("folders")
+            if folders is not None and len(folders) != len(param_sets):
+                raise ConfigError(
+                    f"config {key}.folders: {len(folders)} folder names for {len(param_sets)} parameter sets; "
+                    "give one per set of params, null for a derived folder"
+                )
+            own = _own_pass_configs(signature, key, name, fixed)
+            sets = resolve_pass_configs(entry, key, cfg["defaults"])
+            for config_set, configs_key in sets:
+                won = [k for k in config_set if k in own and config_set[k] != own[k]]
+                if won:
+                    print(f"job_grid: {configs_key} sets {', '.join(f'{k}={config_set[k]!r}' for k in won)} over "
+                          f"kernel {name!r}'s own pass_configs ({signature.file}); the config's value wins",
+                          file=sys.stderr)  # fmt: skip
+            for j, params in enumerate(param_sets):
+                params = signature.ordered({**fixed, **params})
+                problem = signature.problem(params)
+                if problem:
+                    raise ConfigError(f"config {params_key}[{j}]: kernel {name!r}: {problem}")
+                named = folders[j] if folders is not None else None
+                base_id = named or kernels.folder_id(name, params, signature.defaults())
+                filled = {**signature.defaults(), **params}
+                for config_set, configs_key in sets:
+                    pass_config_set = {**own, **config_set}
+                    set_key = f"{key}.folders[{j}]" if named else f"{params_key}[{j}]"
+                    set_key += f" with {configs_key}" if config_set else ""
+                    config_id = base_id + pass_configs.folder_suffix(pass_config_set)
+                    check_name_length(config_id, "shape", set_key)
+                    if config_id in where:
+                        other = where[config_id]
+                        if full.get(config_id) == (filled, pass_config_set):
+                            raise ConfigError(
+                                f"config {set_key}: kernel {name!r}: {params!r} is the same parameter set as {other} "
+                                "(function defaults included); the two jobs would be identical"
+                            )
+                        raise ConfigError(
+                            f"config {set_key}: kernel {name!r}: {params!r} gets the folder {config_id!r}, as "
+                            f"{other} does; name one of them with {key}.folders (a folder name per parameter set, "
+                            "null: the derived one)"
+                        )
+                    where[config_id] = f"{params_key}[{j}]" + (f" with {configs_key}" if config_set else "")
+                    full[config_id] = (filled, pass_config_set)
+                    source = entry["file"] if user_file else entry["shipped"]
+                    configs[config_id] = KernelConfig(
+                        name, source, function, params, user_file, pass_config_set, _reference(entry, key, function)
+                    )
+    return configs
+
+
+def _reference(entry: dict, key: str, function: str) -> str | None:
+    """The entry's ``reference`` for FUNCTION: one name for all its functions, or a mapping per function."""
+    reference = entry.get("reference")
+    if isinstance(reference, dict):
+        reference = reference.get(function)
+    if reference is not None and not (isinstance(reference, str) and reference.isidentifier()):
+        raise ConfigError(f"config {key}.reference: {reference!r} is not a function name of the kernel's file")
+    return reference
+
+
+AUTOTUNE = "autotune"  # params: autotune, the kernel's own @autotune configs as its parameter sets
+
+
+def _kernel_file(entry: dict, key: str) -> tuple[Path, bool]:
+    """The entry's kernel file and whether it is the user's (not shipped); a ConfigError naming a missing one."""
+    name = entry["name"]
+    if entry.get("shipped") is not None:
+        file = kernels.shipped(entry["shipped"])
+        if not file.is_file():
+            raise ConfigError(
+                f"config {key}.shipped: kernel {name!r}: no shipped kernel {entry['shipped']!r}; shipped kernels "
+                f"are {', '.join(kernels.shipped_names())} (workflow/kernels/)"
+            )
+        return file, False
+    # braces would be read as wildcards in the batch rule's input
+    check_path(entry["file"], f"{key}.file", "a kernel file path")
+    file = Path(entry["file"])
+    if not file.is_file():
+        raise ConfigError(
+            f"config {key}.file: kernel {name!r}: {entry['file']!r} is not a file "
+            f"(relative to the working directory {Path.cwd()})"
+        )
+    return file, True
+
+
+def _entry_kernels(entry: dict, key: str, file: Path) -> list[tuple[str, str, list | str, str]]:
+    """(kernel name, function, its parameter sets or AUTOTUNE, their config key) of each function the entry names:
+    one function keeps the entry's name; several (a list, or ``all``: every kernel the file defines with
+    TileLang's decorators) are ``<name>.<function>`` each, with ``params`` for all or a mapping per function."""
+    function, params = entry["function"], entry["params"]
+    if function == "all":
+        try:
+            functions = kernels.kernel_functions(file)
+        except kernels.KernelError as error:
+            raise ConfigError(f"config {key}: kernel {entry['name']!r}: {error}") from None
+        if not functions:
+            raise ConfigError(
+                f"config {key}.function: kernel {entry['name']!r}: all, but {file} defines no kernel with "
+                "@tilelang.jit, @autotune or @T.prim_func; name its function"
+            )
+    else:
+        functions = [function] if isinstance(function, str) else list(function)
+    if len(set(functions)) != len(functions):
+        raise ConfigError(f"config {key}.function: {function!r} names a function twice")
+    found = []
+    for name in functions:
+        kernel = entry["name"] if _one_function(entry) else f"{entry['name']}.{name}"
+        if isinstance(params, dict):
+            unknown = sorted(set(params) - set(functions))
+            if unknown:
+                raise ConfigError(
+                    f"config {key}.params: {unknown[0]!r} is not a function of this entry ({', '.join(functions)})"
+                )
+            sets, params_key = params.get(name, [{}]), f"{key}.params.{name}"
+        else:
+            sets, params_key = params, f"{key}.params"
+        found.append((kernel, name, sets, params_key))
+    return found
+
+
+def _one_function(entry: dict) -> bool:
+    """Whether an entry names one function (its kernel keeps the entry's name), not a list or ``all``."""
+    return isinstance(entry["function"], str) and entry["function"] != "all"
+
+
+def _entry_defaults(entry: dict, key: str, function: str, signature, several: bool) -> dict:
+    """The entry's ``defaults`` for FUNCTION: all of them for an entry of one function; for an entry of several,
+    those the function takes (an eager kernel's M, N, K and a lazy one's block sizes can share one entry)."""
+    defaults = dict(entry["defaults"])
+    if not several or signature.takes_any:
+        return defaults
+    return {name: value for name, value in defaults.items() if name in signature.params}
+
+
+def _check_shared_defaults(entry: dict, key: str, file: Path, functions: list[str]) -> None:
+    """An entry of several functions: each of its defaults must be taken by one of them at least (a typo would
+    otherwise reach none and say nothing)."""
+    taken: set[str] = set()
+    for function in functions:
+        try:
+            signature = kernels.read_signature(file, function)
+        except kernels.KernelError as error:
+            raise ConfigError(f"config {key}: kernel {entry['name']!r}: {error}") from None
+        if signature.takes_any:
+            return
+        taken |= set(signature.params)
+    unknown = [name for name in entry["defaults"] if name not in taken]
+    if unknown:
+        raise ConfigError(
+            f"config {key}.defaults: {unknown[0]!r} is a parameter of none of {', '.join(functions)} in {file}"
+        )
+
+
+def _own_pass_configs(signature, key: str, name: str, fixed: dict) -> dict:
+    """The pass configs the kernel brings (its @tilelang.jit decorator's, T.annotate_pass_configs): read from its
+    source, else by the import probe; {} where the probe cannot import it (its jobs then fail saying why)."""
+    own = signature.kernel_pass_configs
+    if own == kernel_source.UNREAD:
+        found = kernel_probe.probe(signature.file, signature.function, fixed)
+        own = found.get("pass_configs", {})
+        if "error" in found:
+            print(f"job_grid: config {key}: kernel {name!r}: its pass_configs could not be read: {found['error']}",
+                  file=sys.stderr)  # fmt: skip
+    try:
+        return pass_configs.check(own)
+    except pass_configs.PassConfigError as error:
+        raise ConfigError(f"config {key}: kernel {name!r}: its decorator's pass_configs: {error}") from None
+
+
+def _autotune_sets(entry: dict, key: str, name: str, signature, fixed: dict) -> list[dict]:
+    """``params: autotune``: the kernel's own @autotune configs, each a parameter set over the entry's
+    ``defaults``, at most ``autotune_max``."""
+    configs = signature.autotune_configs
+    if configs is None:
+        raise ConfigError(
+            f"config {key}.params: kernel {name!r}: autotune, but {signature.function}() in {signature.file} has no "
+            "@autotune decorator; give its parameter sets as a list"
+        )
+    if configs == kernel_source.UNREAD:
+        found = kernel_probe.probe(signature.file, signature.function, fixed)
+        if "error" in found:
+            raise ConfigError(f"config {key}.params: kernel {name!r}: autotune: {found['error']}")
+        configs = found["autotune_configs"]
+    limit = entry["autotune_max"]
+    if len(configs) > limit:
+        raise ConfigError(
+            f"config {key}.params: kernel {name!r}: its @autotune search space has {len(configs)} configs, more "
+            f"than {key}.autotune_max ({limit}); raise autotune_max to trace them all, or list the sets to trace"
+        )
+    if not configs:
+        raise ConfigError(f"config {key}.params: kernel {name!r}: its @autotune configs are empty")
+    sets: list[dict] = []
+    for config in configs:  # a fixed parameter wins over the config's, as when a caller of @autotune gives it
+        params = {k: v for k, v in config.items() if k not in fixed}
+        if params not in sets:
+            sets.append(params)
+    return sets
+
+
+def kernel_fields(
+    name: str, source: str, file: Path, function: str, params: dict, user_file: bool, configs: dict
+) -> dict:
+    """A job spec's kernel fields as the trace script derives them (the function's defaults and declarations read
+    from its file, once per file): a kernel whose parameters fill columns of their own holds every one of them."""
+    signature = kernels.read_signature(file, function)
+    if signature.columns:
+        params = {**signature.defaults(), **params}
+    return {
+        "kernel": name,
+        "source": source,
+        "kernel_file": str(file.resolve()),
+        "function": function,
+        "params": params,
+        "kernel_label": kernels.label(name, signature.ordered(params), signature.defaults()),
+        "user_file": user_file,
+        "columns": signature.columns,
+        "pass_configs": configs,
+    }
