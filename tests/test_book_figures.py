@@ -546,10 +546,13 @@ def test_a_pass_config_set_that_fails_at_setup_is_drawn_as_failed_in_the_books_f
     require_tilelang()
     workdir = make_workdir(tmp_path / "wf")
     bad = {"tl.config_index_bitwidth": 10**30}
+    # the book's reference shape alone; the table and the book asked for, not the per-job figures
     sets = {"defaults": {"pass_configs": [{}, {"tl.disable_warp_specialized": True}, bad]},
+            "shapes": [{"M": 256, "N": 256, "K": 256, "block": [64, 64, 32]}],
             "targets": ["cuda-sm90"], "modes": ["trace-env", "instrument"]}  # fmt: skip
     (workdir / "config" / "sets.yaml").write_text(yaml.safe_dump(sets))
-    proc = snakemake(workdir, "--cores", "2", "--configfile", "config/test_config.yaml", "config/sets.yaml")
+    config = ("--configfile", "config/test_config.yaml", "config/sets.yaml")
+    proc = snakemake(workdir, "--cores", "2", *config, "--", "results/churn.csv", "book_figures")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     churn = frames.read_frame(workdir / "results" / "churn.csv")
     failed = churn[churn["pass_configs"] == '{"tl.config_index_bitwidth":1000000000000000000000000000000}']

@@ -33,19 +33,24 @@ def job(root: Path, name: str, *args: str) -> dict:
     return {"args": [*args, "--out", str(root / name)], "log": str(root / "logs" / f"{name}.log")}
 
 
-def pair_and_alone(root: Path, name: str, *args: str) -> dict[str, dict]:
-    """The trace-env and instrument jobs of ARGS: both in one batch (one lowering), and each in a batch alone."""
+def pairs_and_alone(root: Path, cases: dict[str, tuple[str, ...]]) -> dict[str, dict[str, dict]]:
+    """Per case (name -> ARGS), the trace-env and instrument jobs of ARGS: both in one batch (one lowering), and
+    each in a batch without the other. Three batches in all (each imports TileLang once): the pairs of every case,
+    the trace-env jobs alone, the instrument jobs alone; cases differ in their configuration, so only a pair shares."""
     jobs = {
-        "env": job(root, f"{name}/pair_env", "--mode", "trace-env", "--keep", "tables", *args),
-        "instrument": job(root, f"{name}/pair_instrument", "--mode", "instrument", "--keep-ir", *args),
-        "env_alone": job(root, f"{name}/env_alone", "--mode", "trace-env", "--keep", "tables", *args),
-        "instrument_alone": job(root, f"{name}/instrument_alone", "--mode", "instrument", "--keep-ir", *args),
+        name: {
+            "env": job(root, f"{name}/pair_env", "--mode", "trace-env", "--keep", "tables", *args),
+            "instrument": job(root, f"{name}/pair_instrument", "--mode", "instrument", "--keep-ir", *args),
+            "env_alone": job(root, f"{name}/env_alone", "--mode", "trace-env", "--keep", "tables", *args),
+            "instrument_alone": job(root, f"{name}/instrument_alone", "--mode", "instrument", "--keep-ir", *args),
+        }
+        for name, args in cases.items()
     }
-    pair = run_batch([jobs["env"], jobs["instrument"]])
-    assert pair.returncode == 0, pair.stdout + pair.stderr
-    assert "2 job(s), 1 at a time, TL_LOWER_TRACE=1" in pair.stdout
+    pairs = run_batch([case[mode] for case in jobs.values() for mode in ("env", "instrument")])
+    assert pairs.returncode == 0, pairs.stdout + pairs.stderr
+    assert f"{2 * len(cases)} job(s), 1 at a time, TL_LOWER_TRACE=1" in pairs.stdout
     for alone in ("env_alone", "instrument_alone"):
-        proc = run_batch([jobs[alone]])
+        proc = run_batch([case[alone] for case in jobs.values()])
         assert proc.returncode == 0, proc.stdout + proc.stderr
     return jobs
 
@@ -68,13 +73,14 @@ def shared_lowerings(tmp_path_factory):
     root = tmp_path_factory.mktemp("shared")
     broken = root / "broken.py"
     broken.write_text("def build(N=64):\n    raise ValueError(f'no tile fits N={N}')\n")
-    return {
-        "cuda": pair_and_alone(root, "cuda", *KERNEL),
+    cases = {
+        "cuda": KERNEL,
         # a CPU target: a pass fails (no layout for a T.gemm fragment), a row of both records
-        "llvm": pair_and_alone(root, "llvm", *KERNEL, "--target", "llvm"),
+        "llvm": (*KERNEL, "--target", "llvm"),
         # the kernel's build raises: nothing to share; the instrument job then runs on its own in the same child
-        "broken": pair_and_alone(root, "broken", "--kernel-file", str(broken)),
+        "broken": ("--kernel-file", str(broken)),
     }
+    return pairs_and_alone(root, cases)
 
 
 @pytest.mark.parametrize("case", ["cuda", "llvm", "broken"])
