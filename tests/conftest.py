@@ -317,15 +317,12 @@ class WorkflowRun:
 
 
 @pytest.fixture(scope="session")
-def book_run(tmp_path_factory) -> WorkflowRun:
-    import shutil
-
-    require_tilelang()
-    workdir = tmp_path_factory.mktemp("book_run")
-    shutil.copytree(REPO / "config", workdir / "config")
-    (workdir / "config" / "book_test_config.yaml").write_text("modes: [trace-env]\n")
-    run = WorkflowRun(workdir, ["config/test_config.yaml", "config/book_test_config.yaml"])
-    for args in (("--cores", "2", "book_figures"), ("--cores", "2"), ("--report", "results/report.html")):
-        proc = run.snakemake(*args)
-        assert proc.returncode == 0, f"snakemake {' '.join(args)}:\n{proc.stdout[-3000:]}{proc.stderr[-5000:]}"
+def book_run(finished_run, tmp_path_factory) -> WorkflowRun:
+    """The finished test grid (its rule all draws the book), copied, with the Snakemake report made from it: the
+    book's tests change its files, the session's run stays as it is. Grouped with finished_run on one worker
+    (SHARED_FIXTURES lists finished_run first), so that the grid is traced once."""
+    workdir = copy_of_finished_run(finished_run, tmp_path_factory.mktemp("book_run") / "wf")
+    run = WorkflowRun(workdir, ["config/test_config.yaml"])
+    proc = run.snakemake("--report", "results/report.html")
+    assert proc.returncode == 0, f"snakemake --report:\n{proc.stdout[-3000:]}{proc.stderr[-5000:]}"
     return run
