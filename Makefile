@@ -1,5 +1,5 @@
 # make test:  install the system packages the tests need (tests/system_packages.py, as root), create .venv with
-#             the pinned requirements when missing, then run every test.
+#             the pinned requirements and the project (editable) when missing, then run every test.
 # make check: the daily loop (at most 3 minutes on 2 cores): unit tests, one small real TileLang run, lint.
 # make run:   the .venv set-up, then the whole workflow (snakemake --cores 4).
 VENV ?= .venv
@@ -19,11 +19,13 @@ WRITE_BYTECODE := env -u PYTHONDONTWRITEBYTECODE
 
 .PHONY: test check system-packages run bench static clean-results
 
-$(STAMP): requirements.txt
+$(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	# uv itself comes from the pins, then installs the rest in seconds from its cache
 	$(PY) -m pip install --quiet --disable-pip-version-check "$$(grep -E '^uv==' requirements.txt)"
 	$(UV) pip install --quiet --python $(PY) $(UV_FIND_LINKS_ARGS) -r requirements.txt
+	# the project itself (pyproject.toml), editable: the package tilelang_churn importable from anywhere, the pins kept
+	$(UV) pip install --quiet --python $(PY) --no-deps -e .
 	$(WRITE_BYTECODE) $(PY) -c "import torch, sys; sys.exit(0 if torch.__version__.endswith('+cpu') or not torch.version.cuda else 'torch is a CUDA build: ' + torch.__version__)"
 	touch $@
 

@@ -16,7 +16,8 @@ for cores in "$@"; do
     tree=${entry%%:*}; label=${entry#*:}
     work=$(mktemp -d); cp -r "$repo/config" "$work/"
     start=$(date +%s%N)
-    python3 -m snakemake -s "$repo/$tree/Snakefile" --directory "$work" --cores "$cores" ${SNAKEMAKE_ARGS:-} \
+    PYTHONPATH=$PYTHONPATH:$repo/$tree/scripts \
+      python3 -m snakemake -s "$repo/$tree/Snakefile" --directory "$work" --cores "$cores" ${SNAKEMAKE_ARGS:-} \
       > "$out/balance_${label}_$cores.log" 2>&1
     status=$?
     wall=$(( ($(date +%s%N) - start) / 1000000 ))  # ms

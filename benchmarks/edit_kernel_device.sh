@@ -11,7 +11,8 @@ source benchmarks/device_site.sh
 trees=(); while [ "$1" != -- ]; do trees+=("$1"); shift; done; shift
 timed() {  # LOG TREE CORES: seconds of one Snakemake run of $work, its output to LOG
   local start=$(date +%s%N)
-  python3 -m snakemake -s "$repo/$2/Snakefile" --directory "$work" --cores "$3" --configfile "$work/config/with_kernel.yaml" \
+  PYTHONPATH=$PYTHONPATH:$repo/$2/scripts \
+    python3 -m snakemake -s "$repo/$2/Snakefile" --directory "$work" --cores "$3" --configfile "$work/config/with_kernel.yaml" \
     > "$1" 2>&1 || echo "snakemake failed: $1" >&2
   echo $(( ($(date +%s%N) - start) / 1000000 ))
 }

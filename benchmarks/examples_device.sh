@@ -16,7 +16,8 @@ repo=$(pwd)
 examples=$repo/benchmarks/tilelang_examples
 site=tmp/site13
 if [ ! -d "$site/tilelang" ]; then mkdir -p "$site" && tar -xJf "$site.tar.xz" -C "$site"; fi
-export PYTHONPATH=$repo/$site PYTHONUNBUFFERED=1
+# scripts/: the package tilelang_churn, which nothing installs there
+export PYTHONPATH=$repo/$site:$repo/scripts PYTHONUNBUFFERED=1
 log=$out/examples.txt
 stamp() { echo "[$(date +%T)] $*" >> "$log"; }
 {

@@ -3,7 +3,8 @@
 #   [SITES="tmp/site14 tmp/site15"] [WORKDIR=tmp/w14] [SNAKEMAKE_ARGS=...] bash benchmarks/knockout_device.sh CONFIG [PYTEST_ARGS...]
 # SITES: folders put on PYTHONPATH in that order (the first one's TileLang is the workflow's release), each unpacked
 # from DIR.tar.xz carried along (cp312 wheels: TileLang and its pins; tmp/site15 also Snakemake's packages the image
-# lacks) unless a call before, on the same warm machine, left it there. WORKDIR: the run's folder (its config/ a copy).
+# lacks) unless a call before, on the same warm machine, left it there; then scripts/ (the package tilelang_churn,
+# which nothing installs there). WORKDIR: the run's folder (its config/ a copy).
 set -u
 config=$1; shift
 out=${OUT:-/tmp/out}; mkdir -p "$out"
@@ -13,7 +14,7 @@ for site in ${SITES:-tmp/site15}; do
   if [ ! -d "$site/tilelang" ]; then mkdir -p "$site" && tar -xJf "$site.tar.xz" -C "$site"; fi
   path="$path${path:+:}$repo/$site"
 done
-export PYTHONPATH=$path
+export PYTHONPATH=$path:$repo/scripts
 workdir=${WORKDIR:-.}
 if [ "$workdir" != . ]; then mkdir -p "$workdir" && cp -r config "$workdir/"; fi
 name=$(basename "$config" .yaml)${WORKDIR:+_$(basename "$workdir")}

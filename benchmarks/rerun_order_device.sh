@@ -13,7 +13,8 @@ work=$(mktemp -d); cp -r "$repo/config" "$work/"
 run() {  # TREE:LABEL [snakemake args]
   local tree=${1%%:*} label=${1#*:}; shift
   local start=$(date +%s%N)
-  python3 -m snakemake -s "$repo/$tree/Snakefile" --directory "$work" --cores "$cores" ${SNAKEMAKE_ARGS:-} "$@" \
+  PYTHONPATH=$PYTHONPATH:$repo/$tree/scripts \
+    python3 -m snakemake -s "$repo/$tree/Snakefile" --directory "$work" --cores "$cores" ${SNAKEMAKE_ARGS:-} "$@" \
     > "$out/rerun_${label}_$(date +%s).log" 2>&1
   local status=$? wall=$(( ($(date +%s%N) - start) / 1000000 ))
   python3 - "$work" "$cores" "$label" "$wall" "$status" "$*" >> "$out/rerun_order.jsonl" <<'PY'

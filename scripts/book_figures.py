@@ -14,15 +14,11 @@ The figures, FIGURES.md and the exit statuses: tilelang_churn/figures/book_figur
 """
 
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file
-import sys
-from pathlib import Path
+import argparse
+from contextlib import redirect_stderr, redirect_stdout
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
-import argparse  # noqa: E402
-from contextlib import redirect_stderr, redirect_stdout  # noqa: E402
-
-from tilelang_churn.figures import book_figures  # noqa: E402
-from tilelang_churn.figures import figure_style as fs  # noqa: E402
+from tilelang_churn.figures import book_figures
+from tilelang_churn.figures import figure_style as fs
 
 
 def build_parser() -> argparse.ArgumentParser:

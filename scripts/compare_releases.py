@@ -9,13 +9,9 @@ death of its parent stop it in one line, exit 128 + the signal (tilelang_churn/c
 """
 
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file
-import sys
-from pathlib import Path
+import argparse
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
-import argparse  # noqa: E402
-
-from tilelang_churn.core import interrupt  # noqa: E402  (standard library only: before the slow imports)
+from tilelang_churn.core import interrupt  # standard library only: before the slow imports
 
 
 def build_parser() -> argparse.ArgumentParser:

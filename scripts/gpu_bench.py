@@ -9,13 +9,10 @@ The logic: tilelang_churn/gpu/gpu_bench.py.
 """
 
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file
+import argparse
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
-import argparse  # noqa: E402
-
-from tilelang_churn.gpu import gpu_bench  # noqa: E402
+from tilelang_churn.gpu import gpu_bench
 
 
 def build_parser() -> argparse.ArgumentParser:

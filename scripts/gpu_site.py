@@ -8,13 +8,9 @@ The logic: tilelang_churn/gpu/gpu_site.py.
 """
 
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file
-import sys
-from pathlib import Path
+import argparse
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
-import argparse  # noqa: E402
-
-from tilelang_churn.gpu import gpu_site  # noqa: E402
+from tilelang_churn.gpu import gpu_site
 
 
 def build_parser() -> argparse.ArgumentParser:

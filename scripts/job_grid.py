@@ -6,10 +6,8 @@ The logic: tilelang_churn/grid/job_grid.py.
 
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
-from tilelang_churn.grid import job_grid  # noqa: E402
+from tilelang_churn.grid import job_grid
 
 USAGE = "usage: job_grid.py CONFIG.yaml  (checks the config and prints its jobs)"
 

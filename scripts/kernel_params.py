@@ -9,10 +9,8 @@ read. The logic: tilelang_churn/grid/kernels.py.
 
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
-from tilelang_churn.grid import kernels  # noqa: E402
+from tilelang_churn.grid import kernels
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,8 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
-from tilelang_churn.grid import kernel_probe  # noqa: E402
+from tilelang_churn.grid import kernel_probe
 
 
 def main(argv: list[str] | None = None) -> int:

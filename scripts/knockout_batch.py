@@ -8,14 +8,11 @@ The logic, its outputs and exit statuses: tilelang_churn/knockout/knockout_batch
 """
 
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file
+import argparse
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
-import argparse  # noqa: E402
-
-from tilelang_churn.knockout import knockout_batch, pass_knockout  # noqa: E402
-from tilelang_churn.trace import trace_batch  # noqa: E402
+from tilelang_churn.knockout import knockout_batch, pass_knockout
+from tilelang_churn.trace import trace_batch
 
 
 def build_parser() -> argparse.ArgumentParser:

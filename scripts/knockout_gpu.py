@@ -8,13 +8,10 @@ The logic, its outputs and exit statuses: tilelang_churn/gpu/knockout_gpu.py.
 """
 
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file
+import argparse
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
-import argparse  # noqa: E402
-
-from tilelang_churn.gpu import gpu_bench, knockout_gpu  # noqa: E402
+from tilelang_churn.gpu import gpu_bench, knockout_gpu
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -2,13 +2,10 @@
 """The command line of tilelang_churn/tables/knockout_table.py (the knockout rules call it): see its docstring."""
 
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file
+import argparse
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
-import argparse  # noqa: E402
-
-from tilelang_churn.tables import knockout_table  # noqa: E402
+from tilelang_churn.tables import knockout_table
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -8,15 +8,11 @@ The logic: tilelang_churn/figures/plot_churn.py.
 """
 
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file
-import sys
-from pathlib import Path
+import argparse
+from contextlib import redirect_stderr, redirect_stdout
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
-import argparse  # noqa: E402
-from contextlib import redirect_stderr, redirect_stdout  # noqa: E402
-
-from tilelang_churn.core import trace_modes  # noqa: E402
-from tilelang_churn.figures import plot_churn  # noqa: E402
+from tilelang_churn.core import trace_modes
+from tilelang_churn.figures import plot_churn
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -5,13 +5,10 @@ The logic: tilelang_churn/releases/release_envs.py.
 """
 
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file
-import sys
+import argparse
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
-import argparse  # noqa: E402
-
-from tilelang_churn.releases import release_envs  # noqa: E402
+from tilelang_churn.releases import release_envs
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -5,13 +5,9 @@ The logic: tilelang_churn/figures/speed_figures.py.
 """
 
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file
-import sys
-from pathlib import Path
+import argparse
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
-import argparse  # noqa: E402
-
-from tilelang_churn.figures import speed_figures  # noqa: E402
+from tilelang_churn.figures import speed_figures
 
 
 def build_parser() -> argparse.ArgumentParser:

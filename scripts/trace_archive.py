@@ -8,10 +8,8 @@ The logic: tilelang_churn/trace/trace_archive.py.
 
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
-from tilelang_churn.trace import trace_archive  # noqa: E402
+from tilelang_churn.trace import trace_archive
 
 
 def main(argv: list[str] | None = None) -> int:

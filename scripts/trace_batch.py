@@ -7,13 +7,10 @@ The logic and its exit statuses: tilelang_churn/trace/trace_batch.py.
 """
 
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file
+import argparse
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
-import argparse  # noqa: E402
-
-from tilelang_churn.trace import trace_batch  # noqa: E402
+from tilelang_churn.trace import trace_batch
 
 
 def build_parser() -> argparse.ArgumentParser:

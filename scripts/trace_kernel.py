@@ -12,10 +12,8 @@ the book's script's (``gemm_lower_trace.py --help``): the modes, targets, ``--ou
 
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
-from tilelang_churn.trace import trace_job  # noqa: E402
+from tilelang_churn.trace import trace_job
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,11 +7,7 @@ The mode table: tilelang_churn/core/trace_modes.py (MODES).
 """
 
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tilelang_churn package, even under python -I
-from tilelang_churn.core import trace_modes  # noqa: E402
+from tilelang_churn.core import trace_modes
 
 
 def main() -> int:

@@ -7,7 +7,9 @@ command line is an entry file's (its parser, its ``main``), and an entry holds n
 from __future__ import annotations
 
 import ast
+import re
 import sys
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -215,6 +217,42 @@ def test_no_package_module_has_a_command_line():
     assert not problems, "a command line belongs in its entry file, scripts/<name>.py:\n" + "\n".join(problems)
     for name in COMMAND_LINE_MODULES:  # the allowed one is still there, still a command line
         assert command_line_problems((SCRIPTS / PACKAGE / name).read_text(encoding="utf-8"), name), name
+
+
+# The package is installed (pyproject.toml; make and environment.yml install it editable): what edits sys.path is a
+# feature, not package finding: a release's GPU site first (gpu_bench --site), a kernel file's folder first (kernels)
+SYS_PATH_EDITS = {"gpu/gpu_bench.py", "grid/kernels.py"}
+SYS_PATH_EDIT = re.compile(r"sys\.path\s*(\.\s*(insert|append|extend)\s*\(|\+=|=(?!=)|\[[^\]]*\]\s*=(?!=))")
+
+
+def sys_path_edits(source: str, name: str) -> list[str]:
+    return [f"{name}:{number}" for number, line in enumerate(source.splitlines(), 1) if SYS_PATH_EDIT.search(line)]
+
+
+def test_the_package_is_installed_and_nothing_edits_sys_path_to_find_it():
+    """`import tilelang_churn` finds this checkout's package through the install, and no entry file, module or rule
+    file puts scripts/ on sys.path: Python puts a script's folder there, Snakemake's script: adds it."""
+    import tilelang_churn
+
+    assert metadata.version("tilelang-churn")
+    where = Path(tilelang_churn.__file__).resolve()
+    assert where == SCRIPTS / PACKAGE / "__init__.py", f"{where}: the environment's install is another checkout's"
+    files = {path.name: path for path in SCRIPTS.glob("*.py")}
+    files |= {path.relative_to(SCRIPTS / PACKAGE).as_posix(): path for path in (SCRIPTS / PACKAGE).rglob("*.py")}
+    files |= {
+        path.name: path
+        for path in [*(SCRIPTS.parent / "workflow" / "rules").glob("*.smk"), SCRIPTS.parent / "Snakefile"]
+    }
+    edits = [
+        edit
+        for name, path in sorted(files.items())
+        if name not in SYS_PATH_EDITS
+        for edit in sys_path_edits(path.read_text(encoding="utf-8"), name)
+    ]
+    assert not edits, f"sys.path edited to find the package: {edits}"
+    for name in sorted(SYS_PATH_EDITS):  # the features are still there, and found
+        assert sys_path_edits((SCRIPTS / PACKAGE / name).read_text(encoding="utf-8"), name), name
+    assert sys_path_edits("import sys\nsys.path.insert(0, 'x')\nsys.path[:0] = ['y']\n", "a.py") == ["a.py:2", "a.py:3"]
 
 
 # the checks above must be able to fail: a package that breaks each rule

@@ -293,7 +293,7 @@ def test_conda_environments_agree_with_requirements():
     required = pins((REPO / "requirements.txt").read_text().splitlines())
     environment = yaml.safe_load((REPO / "environment.yml").read_text())
     pip_section = next(item["pip"] for item in environment["dependencies"] if isinstance(item, dict))
-    assert pip_section == ["-r requirements.txt"]
+    assert pip_section == ["-r requirements.txt", "-e ."]  # the pins, then the project (pyproject.toml), editable
     assert "python=3.11" in environment["dependencies"]
     rule_env = yaml.safe_load((REPO / "workflow" / "envs" / "tilelang.yaml").read_text())
     rule_pins = pins(next(item["pip"] for item in rule_env["dependencies"] if isinstance(item, dict)))

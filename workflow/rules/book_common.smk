@@ -10,7 +10,7 @@ why). scripts/book_figures.py draws them; scripts/tilelang_churn/figures/figure_
 from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
-from tilelang_churn.grid import book_reference  # scripts/, on sys.path from common.smk
+from tilelang_churn.grid import book_reference
 
 # the stems of scripts/book_figures.py FIGURES (a test keeps the two in step; the script is not imported here:
 # it loads matplotlib, which the DAG does not need)

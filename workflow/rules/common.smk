@@ -6,19 +6,28 @@ config stops Snakemake here, before any job, with a message naming the config ke
 
 import os
 import re
-import sys
 from pathlib import Path
+
+# the package tilelang_churn: installed (editable) in the environment that runs Snakemake (make, environment.yml)
+import tilelang_churn
+from tilelang_churn.batching import batches, job_cost, trace_cache
+from tilelang_churn.core import jobs, scheduler_rounds, trace_modes
+from tilelang_churn.grid import config_checks, job_grid, kernels
+from tilelang_churn.releases import release_envs
+from tilelang_churn.gpu import gpu_bench
 
 # Rules reach their scripts through this file's own location (not workflow.basedir, the main Snakefile's folder),
 # so `-s PATH/Snakefile --directory OTHER` works, and so does this workflow as a module of another project.
 PROJECT = Path(str(workflow.current_basedir)).parents[1]
 SCRIPTS = str(PROJECT / "scripts")
-sys.path.insert(0, SCRIPTS)
-from tilelang_churn.batching import batches, job_cost, trace_cache  # noqa: E402
-from tilelang_churn.core import jobs, scheduler_rounds, trace_modes  # noqa: E402
-from tilelang_churn.grid import config_checks, job_grid, kernels  # noqa: E402
-from tilelang_churn.releases import release_envs  # noqa: E402
-from tilelang_churn.gpu import gpu_bench  # noqa: E402
+# An environment whose editable install is another checkout's (a venv shared between worktrees) would plan this
+# checkout's jobs with that checkout's package while the jobs' entry files import their own: refused
+OWN_PACKAGE = PROJECT / "scripts" / "tilelang_churn"
+if OWN_PACKAGE.is_dir() and Path(tilelang_churn.__file__).resolve().parent != OWN_PACKAGE.resolve():
+    raise ValueError(
+        f"tilelang_churn is imported from {Path(tilelang_churn.__file__).parent}, not from this workflow's "
+        f"{OWN_PACKAGE}: install this checkout in the environment (uv pip install --no-deps -e {PROJECT})"
+    )
 
 # Snakemake's scheduler otherwise adds a chain of rounds per finished job (core/scheduler_rounds.py)
 try:

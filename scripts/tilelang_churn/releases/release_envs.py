@@ -17,7 +17,7 @@ Exit status: 0 done (build prints the marker path); 2 a bad version, one line on
 its verification failed, one line on stderr naming the step and the log file with uv's and Python's
 output (default ROOT/tilelang-<version>.build.log, outside the environment so a rebuild keeps it).
 
-From Python or a Snakefile (put scripts/ on sys.path first):
+From Python or a Snakefile (the project installed: make, environment.yml):
 
     from tilelang_churn.releases import release_envs
     versions = release_envs.check_versions(config["versions"], release_envs.installed_release())
@@ -66,18 +66,21 @@ PIN_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9][A-Za-z0-9.+!]*$")
 TORCH_PIN_RE = re.compile(r"^\s*torch\s*==\s*([A-Za-z0-9.+!]+)\s*(?:#.*)?$")
 RELEASE_FIELDS = ("pins", "has_lower_trace", "has_pass_diff", "hip_lowers")
 
-# Run inside the new environment. Imports may print to stdout, so the result is the line with the prefix.
+# Run inside the new environment, which holds no tilelang_churn: release_process (standard library only) is loaded
+# from its file, after TileLang and torch, and nothing goes on sys.path. Imports may print to stdout, so the result
+# is the line with the prefix.
 VERIFY_PREFIX = "release_envs-verify: "
 VERIFY_CODE = f"""
-import json, sys
+import importlib.util, json, sys
 import tilelang
 import torch
-sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
-from tilelang_churn.releases.release_process import foreign_libraries, native_libraries, own_directories
+spec = importlib.util.spec_from_file_location("release_process", {str(Path(release_process.__file__).resolve())!r})
+rp = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(rp)
 print({VERIFY_PREFIX!r} + json.dumps({{
     "tilelang": tilelang.__version__, "torch": torch.__version__, "torch_cuda": torch.version.cuda,
     "python_version": sys.version.split()[0], "executable": sys.executable,
-    "foreign_libraries": foreign_libraries(native_libraries(), own_directories())}}))
+    "foreign_libraries": rp.foreign_libraries(rp.native_libraries(), rp.own_directories())}}))
 """
 
 
