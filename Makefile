@@ -1,6 +1,7 @@
 # make test:  install the system packages the tests need (tests/system_packages.py, as root), create .venv with
 #             the pinned requirements and the project (editable) when missing, then run every test.
-# make check: the daily loop (at most 3 minutes on 2 cores): unit tests, one small real TileLang run, lint.
+# make check: the daily loop (at most a minute on 2 cores): the base tier of the tests (tables, pages, figures,
+#             config checks, lint), and one real TileLang lowering (tests/README.md: the tiers).
 # make run:   the .venv set-up, then the whole workflow (snakemake --cores 4).
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -33,7 +34,7 @@ test: $(STAMP) system-packages
 	$(WRITE_BYTECODE) $(PY) -m pytest
 
 check: $(STAMP)
-	$(WRITE_BYTECODE) $(PY) -m pytest -m "not slow"
+	$(WRITE_BYTECODE) $(PY) -m pytest -m "smoke or not (slow or integration)"
 
 # root with apt-get: installs what is missing; otherwise says what the tests will skip
 system-packages:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import inspect
 import json
 import re
 import shutil
@@ -18,9 +19,9 @@ SCRIPTS = REPO / "scripts"
 TRACE_SCRIPT = SCRIPTS / "gemm_lower_trace.py"
 
 
-# `make check` leaves out (pytest -m "not slow") every test that needs a whole workflow run, a trace batch, a
-# release environment, a cluster or a browser: these fixtures and modules. Marked here, from what a test uses,
-# so that a new test of that kind is slow without anyone remembering to say so.
+# The top tier (marker `slow`): every test that needs a whole workflow run, a trace batch, a release environment,
+# a cluster or a browser: these fixtures and modules. Marked here, from what a test uses, so that a new test of
+# that kind is slow without anyone remembering to say so.
 SLOW_FIXTURES = {"finished_run", "compared_run", "book_run", "local_run", "slurm_run", "cluster", "api_runs", "browser"}
 SLOW_FIXTURES |= {"kernels_run"}
 SLOW_FIXTURES |= {"built_0_1_14", "uv_bin"}
@@ -39,10 +40,44 @@ SHARED_FIXTURES += ("built_0_1_14", "knockout_run", "gemm_knockout", "shared_low
 SHARED_FIXTURES += ("styles_run",)
 
 
+# The middle tier (marker `integration`): a test that runs TileLang or Snakemake for real, itself or through a
+# fixture it uses, and is not slow: one trace run, a batch, a dry run. Found from the calls in the test's and its
+# fixtures' code, so a new test that lowers joins the tier by itself. `make check` runs the base (neither slow
+# nor integration: tables, pages, figures, checks over data) and the one integration test marked `smoke`.
+INTEGRATION_CALLS = ("require_tilelang(", "run_script(", "run_batch(", "run_knockout(", "snakemake(")
+# fixtures that reach TileLang through code of their own (TraceRuns, a driver script): named here
+INTEGRATION_FIXTURES = {"trace_runs", "instrument_runs"}
+
+
+@functools.cache
+def _calls_for_real(function) -> bool:
+    try:
+        source = inspect.getsource(function)
+    except (OSError, TypeError):
+        return False
+    return any(call in source for call in INTEGRATION_CALLS)
+
+
+def _runs_for_real(item) -> bool:
+    if INTEGRATION_FIXTURES & set(item.fixturenames):
+        return True
+    functions = [item.function]
+    for definitions in item._fixtureinfo.name2fixturedefs.values():
+        functions += [definition.func for definition in definitions]
+    return any(_calls_for_real(function) for function in functions)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "integration: runs TileLang or Snakemake for real (INTEGRATION_CALLS); not slow")
+    config.addinivalue_line("markers", "smoke: the integration test `make check` runs: one real TileLang lowering")
+
+
 def pytest_itemcollected(item):
     """Marked as each test is collected: xdist's own collection hook reads the groups right after."""
     if SLOW_FIXTURES & set(item.fixturenames) or item.module.__name__ in SLOW_MODULES:
         item.add_marker(pytest.mark.slow)
+    elif _runs_for_real(item):
+        item.add_marker(pytest.mark.integration)
     shared = next((name for name in SHARED_FIXTURES if name in item.fixturenames), None)
     if shared:
         item.add_marker(pytest.mark.xdist_group(shared))
