@@ -6,6 +6,7 @@ import functools
 import importlib.util
 import inspect
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -159,6 +160,12 @@ def checkout_copy(dest: Path) -> Path:
             (dest / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, dest / name)
     return dest
+
+
+def checkout_environ(checkout: Path) -> dict[str, str]:
+    """The environment for a copy of the project run with this venv, whose editable install is this checkout's:
+    the copy's own package first (PYTHONPATH), as docs/running.md says for a second checkout sharing one venv."""
+    return {**os.environ, "PYTHONPATH": str(checkout / "scripts")}
 
 
 def version_of(workdir: Path) -> str:

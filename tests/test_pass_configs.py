@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import make_workdir, require_tilelang, snakemake
+from conftest import make_workdir, require_tilelang, run_batch, snakemake
 from test_job_grid import grid_of, refused
 from tilelang_churn.core import knockout_rows, pass_configs, passes_table
 from tilelang_churn.tables import knockout_table
@@ -181,19 +181,15 @@ def traced(tmp_path_factory):
     require_tilelang()
     tmp = tmp_path_factory.mktemp("pass_configs")
     out = {}
-    for mode in ("instrument", "trace-env"):
+    for mode in ("instrument", "trace-env"):  # a batch per mode (trace-env's is read at import): one import each
+        jobs = {}
         for name, configs in (("default", {}), ("no_ws", NO_WS)):
             args = [*GEMM_256, "--pass-configs", json.dumps(configs)]
             args[1] = mode
-            folder = tmp / f"{mode}_{name}"
-            done = subprocess.run(
-                [sys.executable, str(SCRIPTS / "gemm_lower_trace.py"), *args, "--out", str(folder)],
-                capture_output=True,
-                text=True,
-                timeout=600,
-            )
+            jobs[tuple(args)] = name
+        for args, (done, folder) in run_batch(tmp / mode, list(jobs)).items():
             assert done.returncode == 0, done.stderr[-3000:]
-            out[mode, name] = passes_table.read_rows(folder / "passes.csv")
+            out[mode, jobs[args]] = passes_table.read_rows(folder / "passes.csv")
     return out, reference(GEMM_256, [{}, NO_WS, {"tirx.no_such_option": True}])
 
 

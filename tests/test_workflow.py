@@ -20,6 +20,7 @@ from conftest import (  # noqa: F401 - also imported from here by other tests
     REPO,
     SNAKEMAKE,
     checkout_copy,
+    checkout_environ,
     copy_of_finished_run,
     make_workdir,
     require_tilelang,
@@ -337,6 +338,7 @@ def compared_run(tmp_path_factory):
         capture_output=True,
         text=True,
         timeout=1800,
+        env=checkout_environ(checkout),
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
     assert not list(root.glob("canary*")), "config text ran as shell"
@@ -492,7 +494,7 @@ def test_a_comparison_made_again_reruns_figure_3_alone_of_the_book(compared_run)
     proc = subprocess.run(
         [str(SNAKEMAKE), "-n", "--forcerun", "compare_releases", "--configfile", "config/test_config.yaml",
          "config/compare_test_config.yaml", "--config", f"release_env_dir={hostile}"],
-        cwd=compared_run, capture_output=True, text=True, timeout=600,
+        cwd=compared_run, capture_output=True, text=True, timeout=600, env=checkout_environ(compared_run),
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     counts = rule_counts(proc.stdout)

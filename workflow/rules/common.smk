@@ -26,7 +26,8 @@ OWN_PACKAGE = PROJECT / "scripts" / "tilelang_churn"
 if OWN_PACKAGE.is_dir() and Path(tilelang_churn.__file__).resolve().parent != OWN_PACKAGE.resolve():
     raise ValueError(
         f"tilelang_churn is imported from {Path(tilelang_churn.__file__).parent}, not from this workflow's "
-        f"{OWN_PACKAGE}: install this checkout in the environment (uv pip install --no-deps -e {PROJECT})"
+        f"{OWN_PACKAGE}: install this checkout in the environment (uv pip install --no-deps -e {PROJECT}) "
+        f"or put its package first (PYTHONPATH={PROJECT / 'scripts'})"
     )
 
 # Snakemake's scheduler otherwise adds a chain of rounds per finished job (core/scheduler_rounds.py)
