@@ -34,6 +34,7 @@ def styles_config() -> dict:
         "shapes": [],
         "targets": ["cuda-sm90"],
         "modes": ["trace-env", "instrument"],
+        "job_figures": False,  # what is checked here is the rows; the job figures are test_kernels.py's
         "kernels": [
             {
                 "name": "styles",
