@@ -138,10 +138,25 @@ def make_workdir(dest: Path) -> Path:
     return dest
 
 
-def snakemake(workdir: Path, *args: str, env: dict | None = None, python: str | None = None, timeout: int = 1800):
-    """`snakemake -s REPO/Snakefile --directory WORKDIR ARGS`: the workflow run from another folder."""
+def snakemake_command(workdir: Path, *args: str, python: str | None = None, own_snakefile: bool = False) -> list[str]:
+    """`snakemake -s REPO/Snakefile --directory WORKDIR ARGS`: the workflow run from another folder; with
+    own_snakefile, `snakemake ARGS` as a user types it in WORKDIR (a checkout, a project using the workflow)."""
     command = [python, "-m", "snakemake"] if python else [str(SNAKEMAKE)]
-    command += ["-s", str(REPO / "Snakefile"), "--directory", str(workdir), *args]
+    if not own_snakefile:
+        command += ["-s", str(REPO / "Snakefile"), "--directory", str(workdir)]
+    return [*command, *args]
+
+
+def snakemake(
+    workdir: Path,
+    *args: str,
+    env: dict | None = None,
+    python: str | None = None,
+    timeout: int = 1800,
+    own_snakefile: bool = False,
+) -> subprocess.CompletedProcess:
+    """The one way the tests run Snakemake to its end (snakemake_command), in WORKDIR, its output captured."""
+    command = snakemake_command(workdir, *args, python=python, own_snakefile=own_snakefile)
     return subprocess.run(command, cwd=workdir, capture_output=True, text=True, env=env, timeout=timeout)
 
 
@@ -160,6 +175,15 @@ def checkout_copy(dest: Path) -> Path:
             (dest / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, dest / name)
     return dest
+
+
+@pytest.fixture(scope="session")
+def release_envs_dir(tmp_path_factory) -> Path:
+    """Where the tests build the release environments (uv, from its cache): this worker's session folder, never the
+    checkout's .envs. The comparison run and the tests of older releases share it (one xdist group, compared_run)."""
+    root = tmp_path_factory.getbasetemp() / "release_envs"
+    root.mkdir(exist_ok=True)
+    return root
 
 
 def checkout_environ(checkout: Path) -> dict[str, str]:
@@ -349,9 +373,7 @@ class WorkflowRun:
         self.configfiles = configfiles
 
     def snakemake(self, *args: str) -> subprocess.CompletedProcess:
-        command = [str(Path(sys.executable).parent / "snakemake"), "-s", str(REPO / "Snakefile")]
-        command += ["--directory", str(self.workdir), "--configfile", *self.configfiles, *args]
-        return subprocess.run(command, cwd=self.workdir, capture_output=True, text=True, timeout=1800)
+        return snakemake(self.workdir, "--configfile", *self.configfiles, *args)
 
     def job_dir(self, target: str, shape: str, mode: str = "trace-env") -> Path:
         (found,) = (self.workdir / "results" / "runs").glob(f"*/{target}/{shape}/{mode}")

@@ -26,6 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import conftest
 import pytest
 import system_packages
 import yaml
@@ -34,7 +35,6 @@ from slurm_cluster import PARTITION, SlurmCluster, SlurmSetupError
 from tilelang_churn.releases import release_envs
 
 REPO = Path(__file__).resolve().parents[1]
-SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 PROFILE = REPO / "workflow" / "profiles" / "slurm"
 PLACEHOLDER = "EDIT-ME"
 
@@ -70,9 +70,9 @@ def make_workdir(dest: Path) -> Path:
 
 
 def snakemake(workdir: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    command = [str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "--directory", str(workdir)]
-    command += ["--configfile", "config/test_config.yaml", "config/slurm_test_config.yaml", *args]
-    return subprocess.run(command, cwd=workdir, capture_output=True, text=True, env=env, timeout=900)
+    """conftest.snakemake with the small grid's config files."""
+    config = ("--configfile", "config/test_config.yaml", "config/slurm_test_config.yaml")
+    return conftest.snakemake(workdir, *config, *args, env=env, timeout=900)
 
 
 def copy_profile(dest: Path) -> Path:

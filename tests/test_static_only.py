@@ -186,18 +186,18 @@ def test_a_syntax_error_in_the_scripts_fails_py_compile(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def old_release():
-    """A real release without lower_trace: the repository's .envs/tilelang-0.1.12, built there with uv when it is
-    missing or unsound, where the comparison run (test_workflow.compared_run, the same xdist group: never both
-    at once) finds it and builds it no second time. Returns (its python, its site-packages)."""
+def old_release(release_envs_dir):
+    """A real release without lower_trace: tilelang-0.1.12 in the session's release_envs_dir, built there with uv
+    when it is missing or unsound, where the comparison run (test_workflow.compared_run, the same xdist group: never
+    both at once) finds it and builds it no second time. Returns (its python, its site-packages)."""
     from tilelang_churn.releases import release_envs
 
     version = "0.1.12"
-    marker = REPO / ".envs" / f"tilelang-{version}" / "environment.json"
+    marker = release_envs_dir / f"tilelang-{version}" / "environment.json"
     if not marker.is_file() or release_envs.stale_reason(marker):
         if release_envs.find_uv() is None:
             pytest.skip("uv is missing: no release environment can be built")
-        root = REPO / ".envs"
+        root = release_envs_dir
         proc = subprocess.run(
             [sys.executable, str(REPO / "scripts" / "release_envs.py"), "build", "--version", version]
             + ["--root", str(root)],

@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import REPO, SNAKEMAKE, checkout_copy, checkout_environ, make_workdir, require_tilelang, snakemake
+from conftest import REPO, checkout_copy, checkout_environ, make_workdir, require_tilelang, snakemake
 from tilelang_churn.core import passes_table as pt
 
 # one user kernel (a copy of the shipped RMSNorm) on one target in two modes: one trace batch of two jobs
@@ -36,8 +36,8 @@ def checkout(root: Path) -> Path:
 def run(project: Path, cache: Path) -> subprocess.CompletedProcess:
     env = {**checkout_environ(project), "SNAKEMAKE_OUTPUT_CACHE": str(cache)}
     # targets first: --configfile and --cache take every word after them
-    command = [str(SNAKEMAKE), "results/churn.csv", "--cores", "2", "--configfile", "config/cached.yaml", "--cache"]
-    proc = subprocess.run(command, cwd=project, capture_output=True, text=True, env=env, timeout=900)
+    args = ("results/churn.csv", "--cores", "2", "--configfile", "config/cached.yaml", "--cache")
+    proc = snakemake(project, *args, env=env, timeout=900, own_snakefile=True)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc
 

@@ -252,14 +252,15 @@ def test_static_target_runs_with_tilelang_unimportable(tmp_path):
     assert not (workdir / "results" / "runs").exists()
 
 
-def test_lint_reports_nothing():
-    proc = snakemake(REPO, "--lint")
+def test_lint_reports_nothing(tmp_path):
+    proc = snakemake(make_workdir(tmp_path), "--lint")  # its own working directory, not the checkout
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Lints for" not in proc.stdout + proc.stderr
 
 
-def test_the_default_config_asks_for_132_trace_jobs_the_static_check_and_the_book():
-    proc = snakemake(REPO, "-n", "--forceall", "--quiet", "rules")  # whatever results/ holds
+def test_the_default_config_asks_for_132_trace_jobs_the_static_check_and_the_book(tmp_path):
+    workdir = make_workdir(tmp_path)  # the checkout's config, in a working directory of its own
+    proc = snakemake(workdir, "-n", "--forceall", "--quiet", "rules")
     assert proc.returncode == 0, proc.stderr
     counts = rule_counts(proc.stdout)
     release = release_envs.installed_release().replace(".", "_")
@@ -275,7 +276,7 @@ def test_the_default_config_asks_for_132_trace_jobs_the_static_check_and_the_boo
     assert len(expected) == 8 and sum(1 for name in expected if name.startswith(f"trace_env_instrument_{release}")) == 4
     assert trace_batch_counts(proc.stdout) == expected
     assert counts["static_check"] == 1 and counts["book_figures_render"] == 1
-    proc = snakemake(REPO, "-n", "--forceall")
+    proc = snakemake(workdir, "-n", "--forceall")
     jobs = set(re.findall(r"results/runs/[^,\s]+/passes\.csv", proc.stdout))
     assert len(jobs) == 132
     assert len({job for job in jobs if "/flash_attention" in job}) == 3 * 3 * 4
@@ -319,27 +320,20 @@ HOSTILE_DIR_NAME = "envs ü;touch {canary};$(touch {canary}2);`touch {canary}3`"
 
 
 @pytest.fixture(scope="session")
-def compared_run(tmp_path_factory):
+def compared_run(tmp_path_factory, release_envs_dir):
     """The small grid over three real releases, run as a user would from a checkout at a path with spaces and
     non-ASCII characters (`snakemake --cores 2` in that folder), with a release_env_dir named to run commands
-    if any rule let config text reach a shell unquoted. That folder links to the repository's .envs, so the
-    release environments are built once for every test."""
+    if any rule let config text reach a shell unquoted. That folder links to the session's release_envs_dir,
+    where the tests of older releases find the environments built."""
     require_tilelang()
     root = tmp_path_factory.mktemp("compare")
     checkout = checkout_copy(root / "dir with spaces ü" / "tilelang churn")
     canary = root / "canary"
     hostile = root / HOSTILE_DIR_NAME.format(canary=canary.name)
-    (REPO / ".envs").mkdir(exist_ok=True)
-    hostile.symlink_to(REPO / ".envs", target_is_directory=True)
-    proc = subprocess.run(
-        [str(SNAKEMAKE), "--cores", "2", "--configfile", "config/test_config.yaml", "config/compare_test_config.yaml"]
-        + ["--config", f"release_env_dir={hostile}"],
-        cwd=checkout,
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        env=checkout_environ(checkout),
-    )
+    hostile.symlink_to(release_envs_dir, target_is_directory=True)
+    config = ("--configfile", "config/test_config.yaml", "config/compare_test_config.yaml")
+    args = ("--cores", "2", *config, "--config", f"release_env_dir={hostile}")
+    proc = snakemake(checkout, *args, env=checkout_environ(checkout), own_snakefile=True)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
     assert not list(root.glob("canary*")), "config text ran as shell"
     assert not list(checkout.glob("canary*")), "config text ran as shell"
@@ -350,7 +344,7 @@ def compare_config():
     return yaml.safe_load((REPO / "config" / "compare_test_config.yaml").read_text())
 
 
-def test_each_release_ran_in_its_own_environment(compared_run):
+def test_each_release_ran_in_its_own_environment(compared_run, release_envs_dir):
     for run_json in (compared_run / "results" / "runs").glob("*/*/*/*/run.json"):
         version = run_json.relative_to(compared_run / "results" / "runs").parts[0]
         info = json.loads(run_json.read_text())
@@ -358,11 +352,11 @@ def test_each_release_ran_in_its_own_environment(compared_run):
         # the import of each release's batch wrote its own TileLang cache, beside that release's jobs
         cache = Path(info["process"]["tilelang_cache_dir"])
         assert cache.is_dir() and cache.is_relative_to(compared_run / "results" / "runs" / version)
-    envs = {path.parent.name for path in (REPO / ".envs").glob("tilelang-*/environment.json")}
+    envs = {path.parent.name for path in release_envs_dir.glob("tilelang-*/environment.json")}
     assert {"tilelang-0.1.12", "tilelang-0.1.14"} <= envs
 
 
-def test_each_release_lowered_with_its_own_libraries_under_another_s_variables(compared_run):
+def test_each_release_lowered_with_its_own_libraries_under_another_s_variables(compared_run, release_envs_dir):
     """Snakemake ran from this process, which imported the installed TileLang and so exports its TVM_LIBRARY_PATH:
     each job's TVM and TileLang libraries are still those of its own release's install."""
     import tilelang
@@ -372,7 +366,7 @@ def test_each_release_lowered_with_its_own_libraries_under_another_s_variables(c
     for run_json in (compared_run / "results" / "runs").glob("*/*/*/*/run.json"):
         info = json.loads(run_json.read_text())
         version = info["versions"]["tilelang"]
-        home = installed if version == tilelang.__version__ else (REPO / ".envs" / f"tilelang-{version}").resolve()
+        home = installed if version == tilelang.__version__ else (release_envs_dir / f"tilelang-{version}").resolve()
         libraries = [Path(lib).resolve() for lib in info["native_libraries"]]
         assert any(lib.name.startswith("libtilelang") for lib in libraries), run_json
         assert all(lib.is_relative_to(home) for lib in libraries), (run_json, home, libraries)
@@ -431,7 +425,7 @@ def test_alignment_keeps_every_pass_run_of_both_releases(compared_run):
             assert list(mine[f"pass_{side}"]) == list(job["pass"]), (target, mode, release)
 
 
-def test_a_pass_anonymous_in_one_release_and_named_in_the_next_pairs_with_itself(compared_run):
+def test_a_pass_anonymous_in_one_release_and_named_in_the_next_pairs_with_itself(compared_run, release_envs_dir):
     """0.1.12 makes AddWrapperForSingleBufStore as a bare ``pass_fn``; 0.1.14 gives it a name. The pair aligns it with
     itself (kept, "named ... in 0.1.14"), not as a pass_fn removed and another pass added. The names are TileLang's
     own: each release's factory asked for its pass's name in that release's environment."""
@@ -440,7 +434,7 @@ def test_a_pass_anonymous_in_one_release_and_named_in_the_next_pairs_with_itself
 
     names = {}
     for release in ("0.1.12", "0.1.14"):
-        python = REPO / ".envs" / f"tilelang-{release}" / "bin" / "python"
+        python = release_envs_dir / f"tilelang-{release}" / "bin" / "python"
         asked = "import tilelang.transform as t; print(t.AddWrapperForSingleBufStore().info.name)"
         done = subprocess.run([str(python), "-c", asked], capture_output=True, text=True, timeout=300,
                               env=release_process.release_environ(), check=True)  # fmt: skip
@@ -491,11 +485,9 @@ def test_a_comparison_made_again_reruns_figure_3_alone_of_the_book(compared_run)
     """What adding a release reruns of the book: figure 3 reads the comparison's table, the other figures and
     FIGURES.md only the book release's jobs, so a comparison made again redraws figure 3 and leaves them."""
     hostile = compared_run.parents[1] / HOSTILE_DIR_NAME.format(canary="canary")
-    proc = subprocess.run(
-        [str(SNAKEMAKE), "-n", "--forcerun", "compare_releases", "--configfile", "config/test_config.yaml",
-         "config/compare_test_config.yaml", "--config", f"release_env_dir={hostile}"],
-        cwd=compared_run, capture_output=True, text=True, timeout=600, env=checkout_environ(compared_run),
-    )  # fmt: skip
+    args = ("-n", "--forcerun", "compare_releases", "--configfile", "config/test_config.yaml",
+            "config/compare_test_config.yaml", "--config", f"release_env_dir={hostile}")  # fmt: skip
+    proc = snakemake(compared_run, *args, env=checkout_environ(compared_run), timeout=600, own_snakefile=True)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     counts = rule_counts(proc.stdout)
     assert counts.get("compare_releases") == 1 and counts.get("book_releases_figure") == 1, counts
@@ -528,7 +520,7 @@ def test_the_comparison_pages_of_the_real_run(compared_run, tmp_path):
 
 
 @pytest.mark.slow  # a browser
-def test_a_real_pairs_edits_read_at_1000_and_1400_px(compared_run, tmp_path):
+def test_a_real_pairs_edits_read_at_1000_and_1400_px(compared_run, release_envs_dir, tmp_path):
     """The instrument pair 0.1.14 -> 0.1.15 of the real run: the index's reconvergence statement, the third view
     (each release's edit against the other's) without sideways scrolling at both widths, the keys, the toggles and
     the copied finding, against the run's pass_alignment.csv and divergence.csv (tests/test_compare_pages.py)."""
@@ -541,7 +533,7 @@ def test_a_real_pairs_edits_read_at_1000_and_1400_px(compared_run, tmp_path):
     expected = pair.iloc[0].to_dict()
     # the pass links: 0.1.14's from its environment, the installed release's from beside the workflow
     sources = {
-        release: tilelang_source.env_source(release_envs.env_dir(REPO / ".envs", release))
+        release: tilelang_source.env_source(release_envs.env_dir(release_envs_dir, release))
         if release != release_envs.installed_release()
         else tilelang_source.find_installed_source()
         for release in (expected["release_old"], expected["release_new"])
@@ -568,7 +560,7 @@ def test_the_workflow_runs_as_a_module_of_another_project(tmp_path):
         f"module tlchurn:\n    snakefile:\n        {str(REPO / 'Snakefile')!r}\n    config:\n        config\n\n\n"
         "use rule * from tlchurn as tlchurn_*\n"
     )
-    proc = subprocess.run([str(SNAKEMAKE), "--cores", "2"], cwd=host, capture_output=True, text=True, timeout=1800)
+    proc = snakemake(host, "--cores", "2", own_snakefile=True)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
     ran = set(re.findall(r"\(Rule: (\w+)\)", proc.stdout + proc.stderr))
     assert {"tlchurn_static_check", "tlchurn_churn_table", "tlchurn_book_figures_render"} <= ran, ran
@@ -581,14 +573,14 @@ def test_the_workflow_runs_as_a_module_of_another_project(tmp_path):
 
 
 @pytest.mark.slow
-def test_an_environment_that_lost_its_python_is_rebuilt(compared_run, tmp_path):
+def test_an_environment_that_lost_its_python_is_rebuilt(compared_run, release_envs_dir, tmp_path):
     """Its marker survives, but each run checks it (release_envs.stale_reason): rule release_env rebuilds it."""
     root = tmp_path / "envs"
     env = root / "tilelang-0.1.14"
     # what is left of the comparison's real 0.1.14 environment once its python and packages are gone
     (env / "bin").mkdir(parents=True)
     for name in ("environment.json", "pyvenv.cfg"):
-        shutil.copy2(REPO / ".envs" / "tilelang-0.1.14" / name, env / name)
+        shutil.copy2(release_envs_dir / "tilelang-0.1.14" / name, env / name)
     marker = env / "environment.json"
     assert release_envs.stale_reason(marker)
     workdir = make_workdir(tmp_path / "wf")
@@ -625,7 +617,7 @@ def test_the_books_reference_takes_a_mode_its_release_has(tmp_path):
     assert "reference release 0.1.12 has the tool of none of the configured modes" in proc.stdout + proc.stderr
 
 
-def test_an_older_release_knocks_out_passes_in_its_lowering_and_its_compile(compared_run, tmp_path):
+def test_an_older_release_knocks_out_passes_in_its_lowering_and_its_compile(compared_run, release_envs_dir, tmp_path):
     """0.1.12 (the comparison's environment, built by compared_run): no tilelang.instrumentation, so the knockout
     reaches tilelang.compile through every PassContext the compile makes; TVM skips the pass in both paths."""
     from tilelang_churn.core import knockout_rows, statuses
@@ -633,7 +625,7 @@ def test_an_older_release_knocks_out_passes_in_its_lowering_and_its_compile(comp
     from tilelang_churn.releases import release_process
     from tilelang_churn.tables import knockout_table
 
-    env = REPO / ".envs" / "tilelang-0.1.12"  # started clean: this process's TVM_LIBRARY_PATH names another install
+    env = release_envs_dir / "tilelang-0.1.12"  # started clean: this process's TVM_LIBRARY_PATH names another install
     args = ["--mode", "instrument", "--shape", "256,256,256", "--block", "64,64,32", "--target", "cuda-sm90"]
     args += ["--release-env", str(env), "--expect-release", "0.1.12"]
     out = tmp_path / "runs" / "v" / "t" / "c"

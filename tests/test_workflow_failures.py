@@ -17,13 +17,12 @@ from pathlib import Path
 
 import pytest
 from conftest import (
-    REPO,
-    SNAKEMAKE,
     copy_of_finished_run,
     make_workdir,
     require_tilelang,
     rule_counts,
     snakemake,
+    snakemake_command,
     trace_batch_counts,
     version_of,
 )
@@ -100,7 +99,7 @@ def test_an_interrupted_run_resumes_to_the_same_churn_table(finished_run, tmp_pa
         "--",
         "results/churn.csv",
     )
-    command = [str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "--directory", str(workdir), "--cores", "1"]
+    command = snakemake_command(workdir, "--cores", "1")
     # Snakemake started with SIGINT at its default: a SIGINT the test runner's process ignores is ignored by what it
     # starts, and the signal would then stop nothing
     default_sigint = (
@@ -215,7 +214,7 @@ def test_no_batch_outlives_a_snakemake_killed_by_sigkill(tmp_path, knockout):
         "knockout": knockout,
     }
     (workdir / "config" / "hang.yaml").write_text(json.dumps(config))
-    command = [str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "--directory", str(workdir), "--cores", "2"]
+    command = snakemake_command(workdir, "--cores", "2")
     command += ["--configfile", "config/hang.yaml"]
     if knockout:
         command += ["--until", "knockout_table"]
