@@ -36,7 +36,7 @@ SLOW_MODULES |= {"test_shared_lowering"}
 
 # The tests run on three pytest-xdist workers (`-n 3 --dist loadgroup`, pyproject.toml): the tests that share an
 # expensive fixture go to one worker, so it is built once, and the rest spread over all three.
-SHARED_FIXTURES = ("finished_run", "book_run", "compared_run", "kernels_run", "trace_runs", "api_runs", "cluster")
+SHARED_FIXTURES = ("finished_run", "compared_run", "kernels_run", "trace_runs", "api_runs", "cluster")
 SHARED_FIXTURES += ("built_0_1_14", "knockout_run", "gemm_knockout", "shared_lowerings", "two_checkouts")
 SHARED_FIXTURES += ("styles_run",)
 

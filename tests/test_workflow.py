@@ -319,6 +319,12 @@ def test_the_report_builds_with_every_figure(finished_run):
 HOSTILE_DIR_NAME = "envs ü;touch {canary};$(touch {canary}2);`touch {canary}3`"
 
 
+def compare_args(release_env_dir: Path) -> tuple[str, ...]:
+    """The comparison's config files and its release_env_dir, as compared_run runs it."""
+    config = ("--configfile", "config/test_config.yaml", "config/compare_test_config.yaml")
+    return (*config, "--config", f"release_env_dir={release_env_dir}")
+
+
 @pytest.fixture(scope="session")
 def compared_run(tmp_path_factory, release_envs_dir):
     """The small grid over three real releases, run as a user would from a checkout at a path with spaces and
@@ -331,8 +337,7 @@ def compared_run(tmp_path_factory, release_envs_dir):
     canary = root / "canary"
     hostile = root / HOSTILE_DIR_NAME.format(canary=canary.name)
     hostile.symlink_to(release_envs_dir, target_is_directory=True)
-    config = ("--configfile", "config/test_config.yaml", "config/compare_test_config.yaml")
-    args = ("--cores", "2", *config, "--config", f"release_env_dir={hostile}")
+    args = ("--cores", "2", *compare_args(hostile))
     proc = snakemake(checkout, *args, env=checkout_environ(checkout), own_snakefile=True)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
     assert not list(root.glob("canary*")), "config text ran as shell"
@@ -485,8 +490,7 @@ def test_a_comparison_made_again_reruns_figure_3_alone_of_the_book(compared_run)
     """What adding a release reruns of the book: figure 3 reads the comparison's table, the other figures and
     FIGURES.md only the book release's jobs, so a comparison made again redraws figure 3 and leaves them."""
     hostile = compared_run.parents[1] / HOSTILE_DIR_NAME.format(canary="canary")
-    args = ("-n", "--forcerun", "compare_releases", "--configfile", "config/test_config.yaml",
-            "config/compare_test_config.yaml", "--config", f"release_env_dir={hostile}")  # fmt: skip
+    args = ("-n", "--forcerun", "compare_releases", *compare_args(hostile))
     proc = snakemake(compared_run, *args, env=checkout_environ(compared_run), timeout=600, own_snakefile=True)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     counts = rule_counts(proc.stdout)
