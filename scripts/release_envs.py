@@ -17,7 +17,15 @@ def build_parser() -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="validate releases (as the config key `versions`)")
     check.add_argument("versions", nargs="+", metavar="VERSION")
     build = commands.add_parser("build", help="build ROOT/tilelang-VERSION and print its marker path")
-    build.add_argument("--version", required=True)
+    build.add_argument("--version", required=True, help="a release, or with --wheel the name of that wheel's entry")
+    build.add_argument("--wheel", type=Path, help="install this TileLang wheel (a user's build) instead of a release")
+    build.add_argument(
+        "--pin",
+        action="append",
+        default=[],
+        metavar="NAME==VERSION",
+        help="an extra pin instead of those of the nearest listed release (repeatable)",
+    )
     build.add_argument("--root", required=True, type=Path)
     build.add_argument("--requirements", default="requirements.txt", type=Path)
     build.add_argument("--log", type=Path, help="default ROOT/tilelang-VERSION.build.log")
@@ -29,7 +37,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "check":
         return release_envs.print_checked_versions(args.versions)
-    return release_envs.print_built_env(args.version, args.root, args.requirements, args.uv, args.log)
+    return release_envs.print_built_env(
+        args.version, args.root, args.requirements, args.uv, args.log, args.wheel, args.pin or None
+    )
 
 
 if __name__ == "__main__":

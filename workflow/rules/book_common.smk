@@ -21,7 +21,7 @@ BOOK_FORMATS = ("png", "svg", "pdf")
 BOOK_DIR = f"results/book/{config['figure_language']}"
 # the reference job: figure 1 is its passes, figure 4 compares against it (book_reference.resolve: its release,
 # mode, and why the grid cannot have it)
-BOOK = book_reference.resolve(GRID, config["book_reference"], HEATMAP_MODE, release_envs.load_releases())
+BOOK = book_reference.resolve(GRID, config["book_reference"], HEATMAP_MODE)
 BOOK_REFERENCE = BOOK.key
 BOOK_PROBLEM = BOOK.problem
 

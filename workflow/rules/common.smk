@@ -8,12 +8,15 @@ import os
 import re
 from pathlib import Path
 
+from snakemake.logging import logger
+
 # the package tilelang_churn: installed (editable) in the environment that runs Snakemake (make, environment.yml)
 import tilelang_churn
 from tilelang_churn.batching import batches, job_cost, trace_cache
 from tilelang_churn.core import jobs, scheduler_rounds, trace_modes
 from tilelang_churn.grid import config_checks, job_grid, kernels
 from tilelang_churn.releases import release_envs
+from tilelang_churn.tables import version_table
 from tilelang_churn.gpu import gpu_bench
 
 # Rules reach their scripts through this file's own location (not workflow.basedir, the main Snakefile's folder),
@@ -49,6 +52,8 @@ except config_checks.ConfigError as error:  # say where the config came from: co
     sources = [str(path) for path in workflow.configfiles]
     sources += ["--config"] if workflow.config_settings.config else []
     raise ValueError(f"{error} (config read from {', '.join(sources)})") from None
+for warning in GRID.warnings:  # a release the data file does not list: built with the nearest one's pins
+    logger.warning(f"warning: {warning}")
 
 # The heatmap shows one mode: trace-env (every pass of tilelang.lower) when configured, else the first.
 HEATMAP_MODE = "trace-env" if "trace-env" in GRID.modes else GRID.modes[0]
@@ -59,6 +64,7 @@ TRACE_LOG = jobs.TRACE_LOG
 FIGURE_DIR = "results/figures"
 COMPARE_DIR = "results/compare"
 RELEASE_ENV_MARKER = f"{GRID.release_env_dir}/tilelang-{{version}}/environment.json"
+VERSIONS_TABLE = "results/versions.csv"  # one row per entry of config versions: what it is, what it can do
 
 
 TRACE_SCRIPT = f"{SCRIPTS}/gemm_lower_trace.py"
@@ -85,6 +91,7 @@ def get_final_output() -> list:
         *per_job(f"{RUN_DIR}/run.json"),
         "results/churn.csv",
         "results/churn_summary.csv",
+        VERSIONS_TABLE,
         *(per_job(jobs.JOB_FIGURE) if config["job_figures"] else []),
         *get_heatmap_paths(),
         *(get_compare_outputs() if GRID.compares_releases else []),

@@ -1,3 +1,26 @@
+rule version_table:
+    input:
+        lambda wildcards: list(release_env_markers().values()),
+    output:
+        VERSIONS_TABLE,
+    log:
+        "logs/tables/version_table.log",
+    localrule: True
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    params:
+        # each entry of config versions as checked, with what it can do where that was probed before any build
+        entries=lambda wildcards: [
+            {**entry.record(), **version_table.probed_record(GRID.probed.get(name))}
+            for name, entry in GRID.entries.items()
+        ],
+        markers=release_env_markers,
+    script:
+        "../../scripts/version_table.py"
+
+
 rule churn_table:
     input:
         get_all_passes_csv,

@@ -24,9 +24,12 @@ rule release_env:
         script=relative_to_workdir(f"{SCRIPTS}/release_envs.py"),
         root=lambda wildcards, output: str(Path(output[0]).parents[1]),
         requirements=relative_to_workdir(REQUIREMENTS),
+        entry=release_env_args,
+        # a rebuilt wheel (another sha256) rebuilds its environment, and so retraces its jobs
+        identity=lambda wildcards: GRID.entries[wildcards.version].identity,
     shell:
         "python3 {params.script:q} build --version {wildcards.version:q} --root {params.root:q}"
-        " --requirements {params.requirements:q} --log {log:q}"
+        " --requirements {params.requirements:q} --log {log:q} {params.entry}"
 
 
 # Trace jobs run in batches (scripts/trace_batch.py; batches.Batch): one process per batch of at most

@@ -2,9 +2,25 @@
 
 import functools
 import math
+import shlex
 
 from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
+
+
+def release_env_markers(wildcards=None) -> dict:
+    """{version: its environment marker} of every version whose environment rule release_env builds."""
+    return {version: RELEASE_ENV_MARKER.format(version=version) for version in GRID.versions
+            if GRID.builds_environment(version)}  # fmt: skip
+
+
+def release_env_args(wildcards) -> str:
+    """The build's arguments beyond the release: a wheel's file, pins given in the config."""
+    entry = GRID.entries[wildcards.version]
+    args = ["--wheel", str(Path(entry.wheel).absolute())] if entry.kind == "wheel" else []
+    if entry.kind == "wheel" and entry.pins_from is None:
+        args += [arg for pin in entry.pins for arg in ("--pin", pin.requirement)]
+    return shlex.join(args)
 
 
 def get_release_env(version: str):
@@ -14,10 +30,11 @@ def get_release_env(version: str):
     so that rule release_env rebuilds the environment instead of the trace jobs running in it."""
 
     def release_env_marker(wildcards) -> list:
-        if GRID.release_env(version) is None:
+        if not GRID.builds_environment(version):  # the installed release, an environment entry
             return []
         marker = str(Path(RELEASE_ENV_MARKER.format(version=version)))
-        warning = release_envs.drop_stale_marker(marker, version, dry_run=workflow.dryrun)
+        wheel_sha256 = GRID.entries[version].wheel_sha256
+        warning = release_envs.drop_stale_marker(marker, version, dry_run=workflow.dryrun, wheel_sha256=wheel_sha256)
         if warning:
             logger.warning(warning)
         return [marker]
@@ -97,6 +114,8 @@ def batch_params(batch) -> dict:
     params = {
         "jobs": batch_jobs_param(batch),
         "release_env": GRID.release_env(batch.version) or "",
+        # a wheel's sha256, an environment's TileLang version, commit and sources: a change retraces this version
+        **({"identity": GRID.entries[batch.version].identity} if GRID.entries[batch.version].identity else {}),
         # statuses accepted besides 0: 1 (a recorded pass failure), or none
         "tolerate": [] if config["fail_on_pass_error"] else [1],
     }

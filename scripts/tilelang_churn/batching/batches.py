@@ -17,7 +17,7 @@ from tilelang_churn.core import files, trace_modes
 from tilelang_churn.core.job_spec import JobSpec
 from tilelang_churn.grid import kernels
 from tilelang_churn.grid.grid_job import Job
-from tilelang_churn.releases import release_envs
+from tilelang_churn.releases.capabilities import Capabilities
 
 
 @dataclass(frozen=True)
@@ -83,17 +83,19 @@ def batch_name(version: str, lower_trace_env: bool, jobs: list[Job], user_file: 
 
 
 def served_jobs(
-    grid_jobs: Mapping[tuple[str, str, str, str], Job], releases: dict[str, release_envs.Release] | None = None
+    grid_jobs: Mapping[tuple[str, str, str, str], Job], probed: Mapping[str, Capabilities | None] | None = None
 ) -> dict[Job, Job]:
-    """{instrument job: the trace-env job whose lowering also records it} for every configuration x target of a
-    release that has lower_trace (release data, read here unless given): one lowering writes both records
-    (trace_batch.pair_jobs)."""
-    releases = release_envs.load_releases() if releases is None else releases
+    """{instrument job: the trace-env job whose lowering also records it} for every configuration x target: one
+    lowering writes both records (trace_batch.pair_jobs). Not for a version whose probed capabilities (``probed``:
+    version -> Capabilities, known before any environment is built: the installed release, a wheel, an environment)
+    lack lower_trace; a release not probed yet is paired, and its batch lowers the instrument job on its own when the
+    trace-env job finds no lower_trace (trace_job.serve), so that the batches never depend on what was built."""
+    probed = probed or {}
     served = {}
     for (version, target, config_id, mode), job in grid_jobs.items():
-        release = releases.get(version)
+        found = probed.get(version)
         env_job = grid_jobs.get((version, target, config_id, "trace-env"))
-        if mode == trace_modes.SERVED_MODE and env_job is not None and release is not None and release.has_lower_trace:
+        if mode == trace_modes.SERVED_MODE and env_job is not None and (found is None or found.lower_trace):
             served[job] = env_job
     return served
 
@@ -109,6 +111,7 @@ def make_batches(
     size: int,
     seconds: float = float("inf"),
     share_lowering: bool = True,
+    probed: Mapping[str, Capabilities | None] | None = None,
 ) -> list[Batch]:
     """The grid's jobs ((version, target, configuration, mode) -> job) of each release of ``versions``, trace-env
     jobs apart, in grid order, cut into batches of at most size jobs and at most ``seconds`` of expected lowering, as
@@ -117,13 +120,13 @@ def make_batches(
     (served_jobs) follows that job in its batch, never cut from it.
 
     Each is named from what it holds (batch_name), then _<part> where its group needs several batches."""
-    releases = release_envs.load_releases()
-    served = served_jobs(grid_jobs, releases) if share_lowering else {}
+    probed = probed or {}
+    served = served_jobs(grid_jobs, probed) if share_lowering else {}
     serving: dict[Job, Job] = {env_job: job for job, env_job in served.items()}
 
     def seconds_of(job: Job) -> float:
-        release = releases.get(job.version)  # unknown: assumed to have the mode's tool
-        supported = release is None or release.supports(job.mode)
+        found = probed.get(job.version)  # not probed yet: assumed to have the mode's tool
+        supported = found is None or found.supports(job.mode)
         return job_cost.expected_seconds(
             job.mode, lowering_cost(job.spec), job in served, job.target, job.version, supported
         )

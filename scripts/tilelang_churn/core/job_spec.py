@@ -51,7 +51,9 @@ class JobSpec:
     keep_ir: bool = False  # instrument: keep the IR after every pass (ir.json.gz)
     keep: str = "all"  # which files of the run stay (trace_cli.KEEP_CHOICES)
     release: str | None = None  # the TileLang release the job must import; None: whichever is installed
-    release_env: str | None = None  # the release's own environment; None: the one beside the workflow
+    release_env: str | None = None  # the release's own environment (or an interpreter); None: the workflow's
+    # the name of its version entry (config versions) where it is no release: a user's wheel or environment
+    version_name: str | None = None
     reference: str | None = None  # the GPU stage's reference: a function of the kernel's file, called (*inputs)
 
     @property
@@ -72,6 +74,7 @@ class JobSpec:
         """The provenance columns of every row of this job (passes_table.PROVENANCE_COLUMNS)."""
         return {
             "tilelang_version": tilelang_version,
+            "version_name": self.version_name or tilelang_version,
             "target_name": self.target_name,
             "target": self.target_json,
             **{name: self.params[name] if name in self.columns else None for name in passes_table.PARAM_COLUMNS},
@@ -95,7 +98,7 @@ class JobSpec:
         return (
             self.kernel, self.source, self.kernel_file, self.function, canonical(self.params), self.user_file,
             pass_configs.canonical(self.pass_configs), self.target_name, self.target_json, self.passes,
-            self.release, self.release_env,
+            self.release, self.release_env, self.version_name,
         )  # fmt: skip
 
     def with_mode(

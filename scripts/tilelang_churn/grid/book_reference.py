@@ -12,7 +12,6 @@ from tilelang_churn.core import passes_table
 from tilelang_churn.grid.config_checks import some
 from tilelang_churn.grid.grid_job import Job
 from tilelang_churn.grid.job_grid import Grid
-from tilelang_churn.releases import release_envs
 
 
 @dataclass(frozen=True)
@@ -29,16 +28,14 @@ class BookReference:
         return self.key[3]
 
 
-def resolve(
-    grid: Grid, reference: Mapping, heatmap_mode: str, releases: Mapping[str, release_envs.Release]
-) -> BookReference:
+def resolve(grid: Grid, reference: Mapping, heatmap_mode: str) -> BookReference:
     """config book_reference (its target and shape) as a job of the grid: the release traced beside the workflow
     (else the last configured), the heatmap's mode (``heatmap_mode``) unless that release lacks the mode's tool
-    (trace-env before 0.1.13: one "unsupported" row, no passes to draw), then the first mode it has (``releases``:
-    the release data)."""
+    (trace-env before 0.1.13: one "unsupported" row, no passes to draw), then the first mode it has (as probed
+    before any environment is built: Grid.probed; a release not probed yet is taken to have them all)."""
     version = grid.installed if grid.installed in grid.versions else grid.versions[-1]
-    release = releases.get(version)
-    modes = [mode for mode in dict.fromkeys([heatmap_mode, *grid.modes]) if release is None or release.supports(mode)]
+    found = grid.probed.get(version)
+    modes = [mode for mode in dict.fromkeys([heatmap_mode, *grid.modes]) if found is None or found.supports(mode)]
     key = (version, reference["target"], reference["shape"], modes[0] if modes else heatmap_mode)
     if not modes:
         problem = (

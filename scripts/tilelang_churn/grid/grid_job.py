@@ -30,7 +30,7 @@ class Job:
 
     @classmethod
     def of(cls, spec: JobSpec, configuration: str) -> Job:
-        return cls(spec.release, spec.target_name, configuration, spec.mode, spec)
+        return cls(spec.version_name or spec.release, spec.target_name, configuration, spec.mode, spec)
 
     @property
     def release_env(self) -> str | None:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from tilelang_churn.batching import batches
 from tilelang_churn.batching.batches import Batch
-from tilelang_churn.core import jobs, pass_configs, trace_modes
+from tilelang_churn.core import jobs, pass_configs, releases, trace_modes
 from tilelang_churn.core.job_spec import JobSpec
 from tilelang_churn.grid import kernels
 from tilelang_churn.grid.config_checks import (
@@ -37,7 +37,9 @@ from tilelang_churn.grid.config_checks import (
 )
 from tilelang_churn.grid.grid_job import Job
 from tilelang_churn.grid.kernel_configs import KernelConfig, kernel_fields, resolve_kernels, resolve_pass_configs
-from tilelang_churn.releases import release_envs, tilelang_source
+from tilelang_churn.releases import capabilities, release_envs, tilelang_source, version_entries
+from tilelang_churn.releases.capabilities import Capabilities
+from tilelang_churn.releases.version_entries import VersionEntry
 from tilelang_churn.trace import trace_cli
 
 KERNEL_FIELDS = ("dtype", "accum_dtype", "threads", "stages")
@@ -46,7 +48,7 @@ REQUIREMENTS = REPO / "requirements.txt"
 
 @dataclass(frozen=True)
 class Grid:
-    versions: tuple[str, ...]  # TileLang releases, config order
+    versions: tuple[str, ...]  # the names of config versions' entries (a release's is its number), config order
     installed: str | None  # the release installed beside the workflow (needs no environment of its own)
     release_env_dir: str  # where the other releases' environments live
     shapes: dict[str, dict]  # the GEMM's configurations: shape id -> its parameters, config order
@@ -64,6 +66,11 @@ class Grid:
     knockout_batches: list[Batch] = field(default_factory=list)
     # (target, configuration folder, mode) that results/compare/release_heatmap shows; None: the script's default
     release_heatmap: tuple[str, str, str] | None = None
+    # name -> its entry of config versions (a release, the installed one, a wheel, an environment); config order
+    entries: dict[str, VersionEntry] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # what the workflow tells before it runs (a release not listed)
+    # what each version can do, where known before any environment is built (probed_before_build)
+    probed: dict[str, Capabilities] = field(default_factory=dict)
 
     @property
     def configurations(self) -> list[str]:
@@ -78,10 +85,19 @@ class Grid:
         return len(self.versions) > 1
 
     def release_env(self, version: str) -> str | None:
-        """The environment folder of a release, None for the installed one."""
-        if version == self.installed:
+        """Where the jobs of version entry VERSION run: the environment folder of a release or a wheel, the
+        interpreter of an environment entry, None for the release installed beside the workflow."""
+        entry = self.entries.get(version)
+        if entry is not None and entry.kind == "python":
+            return entry.python
+        if version == self.installed or (entry is not None and entry.kind == "installed"):
             return None
         return str(release_envs.env_dir(self.release_env_dir, version))
+
+    def builds_environment(self, version: str) -> bool:
+        """Whether rule release_env builds the environment of VERSION (a release not installed, a wheel)."""
+        entry = self.entries.get(version)
+        return entry.builds_environment if entry is not None else self.release_env(version) is not None
 
 
 def resolve_shapes(cfg: dict, origins: dict | None = None) -> dict[str, dict]:
@@ -207,13 +223,15 @@ def resolve_targets(cfg: dict) -> dict[str, dict]:
     return targets
 
 
-def resolve_versions(cfg: dict, installed: str | None) -> tuple[str, ...]:
-    """config versions, checked against the release data; default: the installed release (or, with none
-    installed, the release requirements.txt pins, which then gets an environment of its own)."""
-    if cfg.get("versions") is None:
-        return (installed or pinned_release(),)
+def resolve_versions(cfg: dict, installed: str | None) -> list[VersionEntry]:
+    """The entries of config versions (version_entries.resolve: releases, wheels, environments), each checked;
+    default: the installed release (or, with none installed, the release requirements.txt pins, which then gets an
+    environment of its own)."""
+    values = cfg.get("versions")
+    if values is None:
+        values = [installed or pinned_release()]
     try:
-        return tuple(release_envs.check_versions(cfg["versions"], installed))
+        return version_entries.resolve(values, installed)
     except release_envs.ReleaseError as error:
         raise ConfigError(str(error)) from None
 
@@ -322,7 +340,8 @@ def build_grid(cfg: dict, installed: str | None = None, source=None) -> Grid:
     tilelang_source.SourceTree (default: found on sys.path).
     """
     installed = installed if installed is not None else release_envs.installed_release()
-    versions = resolve_versions(cfg, installed)
+    entries = {entry.name: entry for entry in resolve_versions(cfg, installed)}
+    versions = tuple(entries)
     shape_origins: dict[str, int] = {}
     shapes = resolve_shapes(cfg, shape_origins)
     targets = resolve_targets(cfg)
@@ -337,19 +356,25 @@ def build_grid(cfg: dict, installed: str | None = None, source=None) -> Grid:
             "a shape or a kernel"
         )
     grid = Grid(versions, installed, cfg["release_env_dir"], shapes, targets, modes, jobs={},
-                knockout=resolve_knockout(cfg))  # fmt: skip
+                knockout=resolve_knockout(cfg), entries=entries)  # fmt: skip
+    grid.warnings.extend(entry.warning for entry in entries.values() if entry.warning)
     grid.kernel_configs.update(kernel_configs)
     # (folder id, its kernel's fields of a job spec) of every configuration, the GEMM's first
     configurations = [(shape, gemm_fields(spec)) for shape, spec in shapes.items()]
     configurations += [(config_id, config_.kernel_fields()) for config_id, config_ in kernel_configs.items()]
     # the comparison of releases needs the IR after every pass; a single release does not
     keep_ir = grid.compares_releases
-    for version in versions:
+    for version, entry in entries.items():
         env = grid.release_env(version)
+        own = {"release": version, "version_name": None}
+        if entry.kind == "wheel":  # its own version exactly (0.1.15+mine); an environment's without a local tag
+            own = {"release": entry.tilelang_version, "version_name": version}
+        elif entry.kind == "python":
+            own = {"release": releases.base_version(entry.tilelang_version), "version_name": version}
         for target_name, target in targets.items():
             for config_id, kernel in configurations:
-                lowering = JobSpec(**kernel, target_name=target_name, target=target, mode=None, release=version,
-                                   release_env=env)  # fmt: skip
+                lowering = JobSpec(**kernel, target_name=target_name, target=target, mode=None, release_env=env,
+                                   **own)  # fmt: skip
                 grid.lowerings[(version, target_name, config_id)] = lowering
                 for mode in modes:
                     spec = lowering.with_mode(mode, api_passes, keep_ir, cfg["job_files"])
@@ -357,10 +382,16 @@ def build_grid(cfg: dict, installed: str | None = None, source=None) -> Grid:
     check_pass_configs(grid, installed, source)
     grid = replace(grid, release_heatmap=resolve_release_heatmap(cfg, grid))
     check_job_arguments(cfg, grid, shape_origins)
+    grid.probed.update(probed_before_build(grid, source))
     grid.batches.extend(
         batches.make_batches(
-            grid.versions, grid.jobs, cfg["trace_batch_size"], cfg["trace_batch_seconds"], cfg["share_lowering"]
-        )
+            grid.versions,
+            grid.jobs,
+            cfg["trace_batch_size"],
+            cfg["trace_batch_seconds"],
+            cfg["share_lowering"],
+            grid.probed,
+        )  # fmt: skip
     )
     if grid.knockout is not None:  # the instrument tracer's lowering of each configuration, every file kept
         knockout_jobs = [
@@ -371,6 +402,18 @@ def build_grid(cfg: dict, installed: str | None = None, source=None) -> Grid:
             batches.make_knockout_batches(grid.versions, knockout_jobs, cfg["trace_batch_size"])
         )
     return grid
+
+
+def probed_before_build(grid: Grid, source=None) -> dict[str, Capabilities]:
+    """What each version can do where that is known before any environment is built: the release installed beside
+    the workflow (from its source, ``source`` or found on sys.path), a wheel, an environment (probed as their entries
+    were checked). A release from the package index is probed when its environment is built (release_envs)."""
+    probed = {name: entry.capabilities for name, entry in grid.entries.items() if entry.capabilities is not None}
+    if grid.installed in grid.versions:
+        source = source if source is not None else tilelang_source.find_installed_source()
+        if source is not None:
+            probed[grid.installed] = capabilities.probe(source)
+    return probed
 
 
 # which config fields each trace-script option comes from

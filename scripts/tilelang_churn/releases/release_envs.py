@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import ast
 import fcntl
+import functools
+import hashlib
 import json
 import os
 import re
@@ -41,20 +43,23 @@ import string
 import subprocess
 import sys
 import time
+import zipfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from email.parser import HeaderParser
 from importlib import metadata
 from pathlib import Path
 from urllib.parse import quote
 
 import yaml
 
-from tilelang_churn.core import files, releases, trace_modes
+from tilelang_churn.core import files, releases
 from tilelang_churn.core.releases import release_sort_key
-from tilelang_churn.releases import release_process
+from tilelang_churn.releases import capabilities, release_process, tilelang_source
 
 REPO = Path(__file__).resolve().parents[3]
-RELEASES_FILE = REPO / "config" / "tilelang_releases.yaml"
+# another release data file (a maintainer's, a test's) through TILELANG_CHURN_RELEASE_DATA
+RELEASES_FILE = Path(os.environ.get("TILELANG_CHURN_RELEASE_DATA") or REPO / "config" / "tilelang_releases.yaml")
 MARKER_NAME = "environment.json"
 MARKER_SCHEMA = 1
 CACHE_DIR_NAME = "tilelang_cache"
@@ -64,7 +69,7 @@ VERSION_RE = re.compile(r"^(\d+)\.(\d+)\.(\d+)(?:\.post(\d+))?$")
 # A pin is an exact requirement: anything looser re-opens the resolution the pin exists to close.
 PIN_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9][A-Za-z0-9.+!]*$")
 TORCH_PIN_RE = re.compile(r"^\s*torch\s*==\s*([A-Za-z0-9.+!]+)\s*(?:#.*)?$")
-RELEASE_FIELDS = ("pins", "has_lower_trace", "has_pass_diff", "hip_lowers")
+RELEASE_FIELDS = ("pins",)
 
 # Run inside the new environment, which holds no tilelang_churn: release_process (standard library only) is loaded
 # from its file, after TileLang and torch, and nothing goes on sys.path. Imports may print to stdout, so the result
@@ -110,22 +115,10 @@ class Pin:
 
 @dataclass(frozen=True)
 class Release:
-    """One supported TileLang release: its extra pins and what its tools can do."""
+    """One listed TileLang release and its extra pins (what it can do is probed: capabilities.py)."""
 
     version: str
     pins: tuple[Pin, ...]
-    has_lower_trace: bool  # trace-env and trace-api modes (tilelang.tools.lower_trace, TL_LOWER_TRACE)
-    has_pass_diff: bool  # pass-diff mode (tilelang.utils.pass_diff)
-    hip_lowers: bool  # tilelang.lower() works for the hip target
-
-    def has_module(self, module: str | None) -> bool:
-        """Whether the release has the module a trace mode requires (trace_modes.TraceMode.requires)."""
-        flags = {"tilelang.tools.lower_trace": self.has_lower_trace, "tilelang.utils.pass_diff": self.has_pass_diff}
-        return module is None or flags.get(module, True)
-
-    def supports(self, mode: str) -> bool:
-        """Whether the release has the tool of trace mode ``mode`` (a mode it lacks writes one unsupported row)."""
-        return self.has_module(trace_modes.MODES[mode].requires)
 
     @property
     def requirements(self) -> tuple[str, ...]:
@@ -157,19 +150,11 @@ def load_releases(path: str | Path | None = None) -> dict[str, Release]:
         if not isinstance(version, str) or not VERSION_RE.match(version):
             raise ReleaseError(f"{where}: the key must be a quoted X.Y.Z[.postN] release string")
         if not isinstance(entry, dict) or set(entry) != set(RELEASE_FIELDS):
-            raise ReleaseError(f"{where}: expected exactly the keys {', '.join(RELEASE_FIELDS)}")
-        for flag in RELEASE_FIELDS[1:]:
-            if not isinstance(entry[flag], bool):
-                raise ReleaseError(f"{where}.{flag}: expected true or false, got {entry[flag]!r}")
-        releases.append(
-            Release(
-                version=version,
-                pins=_load_pins(entry["pins"], f"{where}.pins"),
-                has_lower_trace=entry["has_lower_trace"],
-                has_pass_diff=entry["has_pass_diff"],
-                hip_lowers=entry["hip_lowers"],
+            raise ReleaseError(
+                f"{where}: expected exactly the keys {', '.join(RELEASE_FIELDS)} (what a release can do is probed,"
+                " not listed)"
             )
-        )
+        releases.append(Release(version=version, pins=_load_pins(entry["pins"], f"{where}.pins")))
     releases.sort(key=lambda release: release_sort_key(release.version))
     return {release.version: release for release in releases}
 
@@ -240,9 +225,8 @@ def _load_pins(pins, where: str) -> tuple[Pin, ...]:
 
 
 def supported_range(releases: dict[str, Release]) -> str:
-    """'OLDEST to NEWEST' of the release data."""
-    versions = list(releases)
-    return f"{versions[0]} to {versions[-1]}"
+    """'OLDEST and newer' of the release data: the oldest entry is the oldest release the workflow accepts."""
+    return f"{next(iter(releases))} and newer"
 
 
 SUPPORTED_RANGE = supported_range(load_releases())
@@ -257,50 +241,103 @@ def installed_release() -> str | None:
 
 
 def release_problem(value, releases: dict[str, Release]) -> str | None:
-    """Why VALUE is not a supported release, as '<value> is ...', or None when it is one."""
+    """Why VALUE is not a release the workflow can build, as '<value> is ...', or None when it is one: any release
+    number from the oldest listed on (a newer one than the list knows is built with the pins of the newest)."""
     span = supported_range(releases)
     if not isinstance(value, str) or not VERSION_RE.match(value):
         hint = "; quote it in YAML" if isinstance(value, (int, float)) else ""
         return (
             f"{value!r} is not a release of the form X.Y.Z or X.Y.Z.postN such as '0.1.14'{hint}"
-            f" (supported range {span})"
+            f" (supported range {span}), nor a wheel or environment entry {{name: ..., wheel: ...}}"
         )
     if release_sort_key(value) < release_sort_key(next(iter(releases))):
-        return f"{value!r} is older than the supported range {span}"
-    if value not in releases:
-        return f"{value!r} is not a known TileLang release: not in {_display(RELEASES_FILE)} (supported range {span})"
+        return f"{value!r} is older than {next(iter(releases))}, the oldest release the workflow supports"
     return None
 
 
-def check_versions(
-    values, installed: str | None, key: str = "versions", releases: dict[str, Release] | None = None
-) -> list[str]:
-    """The releases of config key KEY, in the given order; ReleaseError naming key, value and range.
+def nearest_release(version: str, known: dict[str, Release]) -> Release:
+    """The listed release a version gets its pins from: its own release, else the newest listed one older."""
+    base = releases.base_version(version)
+    if base in known:
+        return known[base]
+    older = [release for number, release in known.items() if release_sort_key(number) < release_sort_key(base)]
+    return older[-1] if older else next(iter(known.values()))
 
-    The installed release (`installed`, see installed_release()) is always accepted: it needs no
-    environment of its own.
-    """
-    releases = releases if releases is not None else load_releases()
-    span = supported_range(releases)
-    if not isinstance(values, (list, tuple)):
-        raise ReleaseError(
-            f"config {key}: {values!r} is not a list; give a list of TileLang releases such as ['0.1.14']"
-            f" (supported range {span})"
-        )
-    if not values:
-        raise ReleaseError(f"config {key}: the list is empty; give at least one release (supported range {span})")
-    first_index: dict[str, int] = {}
-    for i, value in enumerate(values):
-        where = f"config {key}[{i}]"
-        problem = None if (installed is not None and value == installed) else release_problem(value, releases)
-        if problem:
-            raise ReleaseError(f"{where}: {problem}")
-        if value in first_index:
-            raise ReleaseError(
-                f"{where}: {value!r} is a duplicate of {key}[{first_index[value]}] (supported range {span})"
-            )
-        first_index[value] = i
-    return list(values)
+
+def wheel_metadata(wheel: Path, where: str) -> dict[str, str]:
+    """Name and Version of a wheel's .dist-info/METADATA; ReleaseError naming WHERE when it is no wheel."""
+    if wheel.suffix != ".whl" or not zipfile.is_zipfile(wheel):
+        raise ReleaseError(f"{where}: {str(wheel)!r} is not a wheel (a .whl zip archive)")
+    with zipfile.ZipFile(wheel) as archive:
+        names = [n for n in archive.namelist() if re.fullmatch(r"[^/]+\.dist-info/METADATA", n)]
+        if len(names) != 1:
+            raise ReleaseError(f"{where}: {str(wheel)!r} is not a wheel: it holds no single .dist-info/METADATA")
+        text = archive.read(names[0]).decode("utf-8", errors="replace")
+    headers = HeaderParser().parsestr(text)
+    return {"Name": headers.get("Name", ""), "Version": headers.get("Version", "")}
+
+
+@functools.cache
+def _digest(path: str, size: int, mtime_ns: int) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def file_sha256(path: str | Path) -> str:
+    """sha256 of a file, computed once per content (path, size, mtime) in a process."""
+    info = Path(path).stat()
+    return _digest(str(Path(path).resolve()), info.st_size, info.st_mtime_ns)
+
+
+@dataclass(frozen=True)
+class EnvInputs:
+    """What an environment is built from: a release from the package index, or a wheel file."""
+
+    name: str  # its folder ROOT/tilelang-<name>
+    install: str  # the requirement given to uv: tilelang==X, or the wheel's absolute path
+    tilelang_version: str  # the version it must import
+    pins: tuple[Pin, ...]
+    pins_from: str | None  # the listed release whose pins it has; None: its own entry, or pins given
+    listed: bool
+    wheel_sha256: str | None = None
+
+    @property
+    def requirements(self) -> tuple[str, ...]:
+        return tuple(pin.requirement for pin in self.pins)
+
+    def imports(self, version: str | None) -> bool:
+        """Whether an imported or installed tilelang VERSION is this environment's: a wheel's exactly, a release
+        without its local build tag (0.1.14+cu128 is 0.1.14)."""
+        if version is None:
+            return False
+        if self.wheel_sha256:
+            return version == self.tilelang_version
+        return releases.base_version(version) == self.tilelang_version
+
+
+def env_inputs(name: str, wheel: str | Path | None = None, pins: list[str] | None = None,
+               known: dict[str, Release] | None = None) -> EnvInputs:  # fmt: skip
+    """The inputs of environment NAME: release NAME, or the wheel file WHEEL; ``pins`` (NAME==VERSION) replace the
+    pins of the nearest listed release. ReleaseError for a bad release or wheel."""
+    known = known if known is not None else load_releases()
+    given = tuple(Pin(requirement, "given") for requirement in pins) if pins else None
+    if wheel is not None:
+        wheel = Path(wheel).absolute()
+        if not wheel.is_file():
+            raise ReleaseError(f"--wheel {str(wheel)!r} does not exist")
+        version = wheel_metadata(wheel, "--wheel")["Version"]
+        nearest = nearest_release(version, known)
+        return EnvInputs(name, str(wheel), version, given or nearest.pins, None if given else nearest.version,
+                         False, file_sha256(wheel))  # fmt: skip
+    problem = release_problem(name, known)
+    if problem:
+        raise ReleaseError(f"release {problem}")
+    nearest = nearest_release(name, known)
+    pins_from = None if given or name in known else nearest.version
+    return EnvInputs(name, f"tilelang=={name}", name, given or nearest.pins, pins_from, name in known)
 
 
 # ------------------------------------------------------------------------------------ tools
@@ -399,7 +436,7 @@ def disk_usage(paths) -> int:
     return total
 
 
-def _display(path: Path) -> str:
+def display(path: Path) -> str:
     try:
         return str(path.relative_to(REPO))
     except ValueError:
@@ -427,15 +464,16 @@ def read_marker(marker: Path) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def marker_matches(data: dict | None, version: str, pins: tuple[str, ...], torch_pin: str) -> bool:
+def marker_matches(data: dict | None, inputs: EnvInputs, torch_pin: str) -> bool:
     """A marker stands for an environment built from the same inputs, whose python still exists."""
     if not data or data.get("schema") != MARKER_SCHEMA:
         return False
     return (
-        data.get("version") == version
-        and releases.base_version(str(data.get("tilelang_version"))) == version
-        and data.get("pins") == list(pins)
+        data.get("version") == inputs.name
+        and inputs.imports(str(data.get("tilelang_version")))
+        and data.get("pins") == list(inputs.requirements)
         and data.get("torch_requirement") == torch_pin
+        and data.get("wheel_sha256") == inputs.wheel_sha256
         and Path(str(data.get("python"))).is_file()
     )
 
@@ -489,17 +527,24 @@ def stale_reason(marker_path: str | Path) -> str | None:
         return f"{env} has no tilelang installed (no tilelang-*.dist-info in its site-packages)"
     if len(installed) > 1:
         return f"{env} has several tilelang installs ({', '.join(installed)}); the marker says {version}"
-    if releases.base_version(installed[0]) != version:
-        return f"{env} holds tilelang {installed[0]}, not the release {version} of its marker"
+    wanted = data.get("tilelang_version") if data.get("wheel_sha256") else version
+    if installed[0] != wanted and (data.get("wheel_sha256") or releases.base_version(installed[0]) != version):
+        return f"{env} holds tilelang {installed[0]}, not the {wanted} of its marker"
     return None
 
 
-def drop_stale_marker(marker_path: str | Path, version: str, dry_run: bool) -> str | None:
+def drop_stale_marker(
+    marker_path: str | Path, version: str, dry_run: bool, wheel_sha256: str | None = None
+) -> str | None:
     """The warning for the environment of an existing but stale marker (stale_reason), else None; unless
     dry_run, the marker is removed, so that rule release_env rebuilds the environment instead of trace jobs
     running in it. The workflow calls it as it builds the DAG (the trace batches' input function)."""
     marker = Path(marker_path)
     reason = stale_reason(marker) if marker.exists() else None
+    if reason is None and wheel_sha256 is not None and marker.exists():
+        built = (read_marker(marker) or {}).get("wheel_sha256")
+        if built != wheel_sha256:  # the wheel was rebuilt since
+            reason = f"{marker} is of a wheel of sha256 {built}; the wheel now has {wheel_sha256}"
     if reason is None:
         return None
     if dry_run:
@@ -554,6 +599,8 @@ def build_env(
     version: str,
     root: str | Path,
     *,
+    wheel: str | Path | None = None,
+    pins: list[str] | None = None,
     requirements: str | Path = "requirements.txt",
     uv: str | Path | None = None,
     log: str | Path | None = None,
@@ -561,16 +608,14 @@ def build_env(
 ) -> Path:
     """Build (or keep) ROOT/tilelang-VERSION with uv; return the path of its environment.json marker.
 
-    With a marker of the same inputs (release, pins, torch pin) the environment is kept as it is.
-    Otherwise it is rebuilt from scratch: `uv venv --clear`, one `uv pip install` of torch, tilelang and
-    the release's pins (with pip's find-links, so torch is the local CPU build), an import of tilelang
-    with TILELANG_CACHE_DIR inside the environment, `uv pip freeze`; the marker is written last.
-    ReleaseError for a release not in the data; BuildError naming the failed step.
+    VERSION is a release (from the package index), or, with ``wheel``, the name of a user's wheel installed from
+    that file. With a marker of the same inputs (release or wheel sha256, pins, torch pin) the environment is kept
+    as it is. Otherwise it is rebuilt from scratch: `uv venv --clear`, one `uv pip install` of torch, tilelang (or
+    the wheel) and the pins (with pip's find-links, so torch is the local CPU build), an import of tilelang with
+    TILELANG_CACHE_DIR inside the environment, `uv pip freeze`, a probe of what it can do (capabilities.py); the
+    marker is written last. ReleaseError for a bad release or wheel; BuildError naming the failed step.
     """
-    releases = load_releases()
-    if version not in releases:
-        raise ReleaseError(f"release {release_problem(version, releases) or repr(version)}")
-    release = releases[version]
+    inputs = env_inputs(version, wheel, pins)
     try:
         torch_pin = torch_requirement(requirements)
     except ReleaseError as exc:  # not a bad version: the build's own input is missing
@@ -580,9 +625,7 @@ def build_env(
     marker = dest / MARKER_NAME
 
     def usable() -> bool:  # built from the same inputs, and still sound
-        return marker_matches(read_marker(marker), version, release.requirements, torch_pin) and not stale_reason(
-            marker
-        )
+        return marker_matches(read_marker(marker), inputs, torch_pin) and not stale_reason(marker)
 
     if usable():
         return marker
@@ -592,11 +635,11 @@ def build_env(
         fcntl.flock(lock, fcntl.LOCK_EX)
         if usable():
             return marker  # built by the process that held the lock
-        return _build(release, dest, torch_pin, uv=uv, log=log, python=python)
+        return _build(inputs, dest, torch_pin, uv=uv, log=log, python=python)
 
 
 def _build(
-    release: Release,
+    inputs: EnvInputs,
     dest: Path,
     torch_pin: str,
     *,
@@ -605,7 +648,7 @@ def _build(
     python: str | Path | None,
 ) -> Path:
     """build_env's work, under its lock: rebuild DEST from scratch, verify it, write the marker last."""
-    version, root = release.version, dest.parent
+    version, root = inputs.name, dest.parent
     marker = dest / MARKER_NAME
     env_python = dest / "bin" / "python"
     log_path = Path(log).absolute() if log else root / f"tilelang-{version}.build.log"
@@ -642,7 +685,7 @@ def _build(
         install = [str(uv_bin), "pip", "install", "--python", str(env_python)]
         for link in links:
             install += ["--find-links", link]
-        install += [torch_pin, f"tilelang=={version}", *release.requirements]
+        install += [torch_pin, inputs.install, *inputs.requirements]
         steps.run("uv pip install", install)
 
         # verify in a clean child, as the trace jobs run: this release's own tilelang cache, no other install's paths
@@ -653,7 +696,7 @@ def _build(
         if line is None:
             raise BuildError(version, "verify import", "the check printed no versions", log_path)
         imported = json.loads(line[len(VERIFY_PREFIX) :])
-        if releases.base_version(imported["tilelang"]) != version:
+        if not inputs.imports(imported["tilelang"]):
             raise BuildError(version, "verify import", f"imported tilelang {imported['tilelang']}", log_path)
         if releases.base_version(imported["torch"]) != torch_pin.split("==", 1)[1]:
             raise BuildError(version, "verify import", f"imported torch {imported['torch']} ({torch_pin})", log_path)
@@ -663,13 +706,22 @@ def _build(
 
         freeze = steps.run("uv pip freeze", [str(uv_bin), "pip", "freeze", "--python", str(env_python)])
         packages = {_normalized(name): v for name, _, v in (ln.partition("==") for ln in freeze.splitlines()) if v}
-        for requirement in release.requirements:
+        for requirement in inputs.requirements:
             name, wanted = requirement.split("==", 1)
             got = packages.get(_normalized(name))
             if got != wanted:
                 raise BuildError(version, "check pins", f"{name} is {got}, the pin is {wanted}", log_path)
         if "+cpu" not in imported["torch"] or imported["torch_cuda"]:
             steps.note(f"warning: torch {imported['torch']} is not the CPU build (find-links: {links or 'none'})")
+        probed = capabilities.probe(tilelang_source.env_source(dest))
+        steps.note(f"probed: {probed.summary()}")
+        if not inputs.listed and not inputs.wheel_sha256:
+            warning = (
+                f"TileLang {version} is not in {display(RELEASES_FILE)}: built with the pins of {inputs.pins_from}"
+                f" ({', '.join(inputs.requirements) or 'none'}); probed: {probed.summary()}"
+            )
+            steps.note(f"warning: {warning}")
+            print(f"release_envs: warning: {warning}", file=sys.stderr)
 
         start = time.monotonic()
         bytes_added = disk_usage([cache_dir, dest]) - bytes_before
@@ -679,19 +731,22 @@ def _build(
         data = {
             "schema": MARKER_SCHEMA,
             "version": version,
+            "kind": "wheel" if inputs.wheel_sha256 else "release",
+            "install": inputs.install,
+            "wheel_sha256": inputs.wheel_sha256,
+            "listed": inputs.listed,
             "python": str(env_python),
             "base_python": base_python,
             "python_version": imported["python_version"],
-            "pins": list(release.requirements),
-            "pins_found": {pin.requirement: pin.found for pin in release.pins},
+            "pins": list(inputs.requirements),
+            "pins_found": {pin.requirement: pin.found for pin in inputs.pins},
+            "pins_from": inputs.pins_from,
             "torch_requirement": torch_pin,
             "torch_version": imported["torch"],
             "torch_cuda": imported["torch_cuda"],
             "tilelang_version": imported["tilelang"],
             "tilelang_cache_dir": str(dest / CACHE_DIR_NAME),
-            "has_lower_trace": release.has_lower_trace,
-            "has_pass_diff": release.has_pass_diff,
-            "hip_lowers": release.hip_lowers,
+            "capabilities": probed.as_record(),
             "build_seconds": build_seconds,
             "step_seconds": steps.seconds,
             "uv": str(uv_bin),
@@ -715,32 +770,29 @@ def _build(
 # ---------------------------------------------------- the commands' work (scripts/release_envs.py)
 
 
-def _describe(version: str, releases: dict[str, Release]) -> str:
-    release = releases.get(version)
-    if release is None:
-        return f"{version}: the installed release (not in {_display(RELEASES_FILE)})"
-    yes_no = {True: "yes", False: "no"}
-    return (
-        f"{version}: pins={','.join(release.requirements) or '-'} lower_trace={yes_no[release.has_lower_trace]}"
-        f" pass_diff={yes_no[release.has_pass_diff]} hip={yes_no[release.hip_lowers]}"
-    )
-
-
-def print_checked_versions(versions: list[str]) -> int:
-    """Each release checked as the config key `versions` is, then described in one line (its pins, what it has);
-    the exit status of ``_exit_status``."""
+def print_checked_versions(values: list[str]) -> int:
+    """Each release checked as the config key `versions` checks it (version_entries.resolve), then described in
+    one line (its pins and where they come from); the exit status of ``_exit_status``."""
+    from tilelang_churn.releases import version_entries  # it builds on this module
 
     def check() -> None:
-        releases = load_releases()
-        for version in check_versions(versions, installed_release(), releases=releases):
-            print(_describe(version, releases))
+        for entry in version_entries.resolve(values, installed_release()):
+            if entry.kind == "installed":
+                print(f"{entry.name}: the installed release (no environment of its own)")
+                continue
+            pins = ",".join(pin.requirement for pin in entry.pins) or "-"
+            origin = f" (pins of {entry.pins_from}: not listed)" if entry.pins_from else ""
+            print(f"{entry.name}: pins={pins}{origin}")
 
     return _exit_status(check)
 
 
-def print_built_env(version: str, root: Path, requirements: Path, uv: Path | None, log: Path | None) -> int:
+def print_built_env(version: str, root: Path, requirements: Path, uv: Path | None, log: Path | None,
+                    wheel: Path | None = None, pins: list[str] | None = None) -> int:  # fmt: skip
     """``build_env``, then its marker path printed; the exit status of ``_exit_status``."""
-    return _exit_status(lambda: print(build_env(version, root, requirements=requirements, uv=uv, log=log)))
+    return _exit_status(
+        lambda: print(build_env(version, root, wheel=wheel, pins=pins, requirements=requirements, uv=uv, log=log))
+    )
 
 
 def _exit_status(command) -> int:

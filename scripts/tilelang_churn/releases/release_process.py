@@ -31,15 +31,28 @@ NATIVE_PREFIXES = ("libtvm", "libtilelang")  # libtvm.so, libtvm_runtime.so, lib
 MAPS = "/proc/self/maps"
 
 
+# set in a process started in another environment: the --release-env value it runs for (no second re-run)
+RUNNING_IN = "TILELANG_CHURN_RELEASE_ENV"
+# bytecode of a user's environment (an interpreter named in config versions) goes here, not into its site-packages
+PYCACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tilelang-churn" / "pycache"
+
+
 def release_environ(environ=None) -> dict:
     """ENVIRON (default os.environ) without INSTALL_VARIABLES: what a release's own process starts with."""
     environ = os.environ if environ is None else environ
     return {key: value for key, value in environ.items() if key not in INSTALL_VARIABLES}
 
 
-def exec_release(python: str, argv: list[str]) -> None:
-    """Replace this process by PYTHON running ARGV (its script and arguments) with release_environ()."""
-    os.execve(python, [python, *argv], release_environ())
+def exec_release(python: str, argv: list[str], release_env: str | None = None) -> None:
+    """Replace this process by PYTHON running ARGV (its script and arguments) with release_environ(). For an
+    interpreter of a user's environment (``release_env`` names the interpreter itself), bytecode is written under
+    PYCACHE: the environment is used as it is, nothing written into it."""
+    environ = release_environ()
+    if release_env:
+        environ[RUNNING_IN] = release_env
+        if Path(release_env).is_file():
+            environ["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
+    os.execve(python, [python, *argv], environ)
 
 
 def native_libraries(maps: str = MAPS) -> list[str]:

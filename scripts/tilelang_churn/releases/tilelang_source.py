@@ -45,13 +45,29 @@ PASS_MODULES = (
 class SourceTree:
     """Files of one TileLang source, addressed by paths relative to the folder holding ``tilelang/``."""
 
-    def __init__(self, description: str, reader, release: str | None = None):
+    def __init__(self, description: str, reader, release: str | None = None, root: Path | None = None,
+                 byte_reader=None):  # fmt: skip
         self.description = description
         self._reader = reader
+        self._byte_reader = byte_reader
         self.release = release  # Version of the tilelang-*.dist-info beside tilelang/, None without one
+        self.root = root  # the folder holding tilelang/, for a source of files; None for a wheel
 
     def read(self, relpath: str) -> str | None:
         return self._reader(relpath)
+
+    def path_of(self, relpath: str) -> Path | None:
+        """The file's path in a source of files (None in a wheel, or when it is absent)."""
+        if self.root is None or not (self.root / relpath).is_file():
+            return None
+        return self.root / relpath
+
+    def read_bytes(self, relpath: str) -> bytes | None:
+        """The file's bytes (a wheel's member, a folder's file), None when it is absent."""
+        if self._byte_reader is not None:
+            return self._byte_reader(relpath)
+        path = self.path_of(relpath)
+        return path.read_bytes() if path is not None else None
 
     @classmethod
     def from_path(cls, path: str | Path) -> SourceTree:
@@ -64,12 +80,15 @@ class SourceTree:
             def read_member(relpath: str) -> str | None:
                 return archive.read(relpath).decode("utf-8") if relpath in members else None
 
+            def read_member_bytes(relpath: str) -> bytes | None:
+                return archive.read(relpath) if relpath in members else None
+
             metadata = sorted(m for m in members if re.fullmatch(r"tilelang-[^/]+\.dist-info/METADATA", m))
             release = _metadata_version(read_member(metadata[0])) if metadata else None
-            tree = cls(str(path), read_member, release)
+            tree = cls(str(path), read_member, release, byte_reader=read_member_bytes)
         elif path.is_dir():
             root = path.parent if (path / "env.py").is_file() and path.name == "tilelang" else path
-            tree = cls(str(path), lambda relpath: _read_text(root / relpath), _dist_release(root))
+            tree = cls(str(path), lambda relpath: _read_text(root / relpath), _dist_release(root), root)
         else:
             raise ValueError(f"--tilelang-src {str(path)!r} is neither a directory nor a .whl file")
         if tree.read("tilelang/__init__.py") is None:
@@ -131,7 +150,7 @@ def find_installed_source() -> SourceTree | None:
     if not (package_dir / "__init__.py").is_file():
         return None
     root = package_dir.parent
-    return SourceTree(str(package_dir), lambda relpath: _read_text(root / relpath), _dist_release(root))
+    return SourceTree(str(package_dir), lambda relpath: _read_text(root / relpath), _dist_release(root), root)
 
 
 @dataclass(frozen=True)

@@ -381,7 +381,7 @@ def in_release_env(argv: list[str], script: Path) -> None:
     interpreter: this process is replaced, before its arguments are parsed; nothing otherwise."""
     release_python = trace_cli.release_env_python(argv)
     if release_python:
-        release_process.exec_release(release_python, [str(script), *argv])
+        release_process.exec_release(release_python, [str(script), *argv], trace_cli.release_env_value(argv))
 
 
 def add_batch_options(parser: argparse.ArgumentParser, what: str) -> argparse.ArgumentParser:

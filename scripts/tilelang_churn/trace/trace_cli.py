@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -24,7 +25,7 @@ from tilelang_churn.core.targets import (  # noqa: F401 (the trace script's targ
     target_name_for,
 )
 from tilelang_churn.grid import kernels
-from tilelang_churn.releases import tilelang_source
+from tilelang_churn.releases import release_process, tilelang_source
 
 DTYPES = ("float16", "bfloat16", "float32", "float64", "int8", "float8_e4m3fn", "float8_e5m2")
 ACCUM_DTYPES = ("float32", "float16", "float64", "int32")
@@ -268,7 +269,15 @@ def build_parser(parser_class: type = argparse.ArgumentParser, needs_mode: bool 
     parser.add_argument(
         "--release-env",
         metavar="DIR",
-        help="run in the TileLang release environment DIR (a venv made by scripts/release_envs.py)",
+        help="run in the TileLang release environment DIR (a venv made by scripts/release_envs.py), or with the "
+        "interpreter DIR names (an environment of a user's own TileLang, used as it is)",
+    )
+    parser.add_argument(
+        "--version-name",
+        type=_label,
+        metavar="NAME",
+        help="the name of the TileLang version entry (config versions) that is no release, in the rows' "
+        "version_name (default: the imported TileLang version)",
     )
     parser.add_argument(
         "--expect-release",
@@ -312,18 +321,28 @@ def warnings_for(args: argparse.Namespace) -> list[str]:
     return found
 
 
-def release_env_python(argv: list[str]) -> str | None:
-    """The interpreter of --release-env DIR when it is not the running one (the script re-runs itself there).
-
-    Read before anything else, so that every check (pass names included) is made against that release.
-    """
+def release_env_value(argv: list[str]) -> str | None:
+    """The value of --release-env in ARGV (read before the arguments are parsed), None without one."""
     value = None
     for i, arg in enumerate(argv):
         if arg == "--release-env" and i + 1 < len(argv):
             value = argv[i + 1]
         elif arg.startswith("--release-env="):
             value = arg.split("=", 1)[1]
-    if value is None or Path(sys.prefix).resolve() == Path(value).resolve():
+    return value
+
+
+def release_env_python(argv: list[str]) -> str | None:
+    """The interpreter of --release-env DIR when it is not the running one (the script re-runs itself there).
+
+    Read before anything else, so that every check (pass names included) is made against that release.
+    """
+    value = release_env_value(argv)
+    if value is None or os.environ.get(release_process.RUNNING_IN) == value:
+        return None
+    if Path(value).is_file():  # an interpreter of a user's environment
+        return value
+    if Path(sys.prefix).resolve() == Path(value).resolve():
         return None
     python = Path(value) / "bin" / "python"
     if not python.exists():
@@ -380,6 +399,8 @@ def job_argv(spec: JobSpec) -> tuple[str, ...]:
         args += ["--release-env", spec.release_env]
     if spec.release:
         args += ["--expect-release", spec.release]
+    if spec.version_name:
+        args += ["--version-name", spec.version_name]
     return tuple(args)
 
 
@@ -449,6 +470,7 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str], check_passes: bool)
         pass_configs={**own, **(args.pass_configs or {})},
         release=args.expect_release,
         release_env=args.release_env,
+        version_name=args.version_name,
         reference=args.reference,
         **kernel,
     )

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import json
 import os
 import platform
 import py_compile
@@ -129,6 +130,22 @@ def versions() -> dict:
     return found
 
 
+def tilelang_install() -> dict:
+    """Where the imported TileLang comes from: its package folder, its distribution's version and, where its
+    install records one (pip install git+..., an editable checkout), the origin URL and git commit."""
+    tilelang = sys.modules.get("tilelang")
+    found = {"location": os.path.dirname(getattr(tilelang, "__file__", None) or "") or None}
+    try:
+        from importlib import metadata
+
+        dist = metadata.distribution("tilelang")
+        direct = json.loads(dist.read_text("direct_url.json") or "null") or {}
+    except (ImportError, ValueError, metadata.PackageNotFoundError):
+        return {**found, "distribution_version": None, "url": None, "commit": None}
+    commit = (direct.get("vcs_info") or {}).get("commit_id")
+    return {**found, "distribution_version": dist.version, "url": direct.get("url"), "commit": commit}
+
+
 class NotRecorded(Exception):
     """The run cannot be recorded, or the environment is broken: exit status 3, one line on stderr."""
 
@@ -143,7 +160,10 @@ def release_mismatch(expected: str, release_env: str | None) -> str | None:
     rebuild it; None when it is that release. Rows under another release's name would be wrong data."""
     tilelang = sys.modules.get("tilelang")
     imported = getattr(tilelang, "__version__", None)
-    if isinstance(imported, str) and releases.base_version(imported) == releases.base_version(expected):
+    # a release's local build tag is no other release (0.1.14+cu128 is 0.1.14); a wheel's own (0.1.15+mine) is asked
+    # for exactly
+    if isinstance(imported, str) and (imported == expected or ("+" not in expected and releases.base_version(imported)
+                                                                == expected)):  # fmt: skip
         return None
     env = release_env or sys.prefix
     if release_env:
@@ -255,6 +275,7 @@ def trace(args, served: tuple[list[str], str] | None = None) -> int:
             # CPU seconds do not grow when other processes share the cores, as the wall seconds above do
             run_info["lower_cpu_seconds"] = round(time.process_time() - lower_cpu_started, 4)
     run_info["versions"] = versions()
+    run_info["tilelang_install"] = tilelang_install()
     served_dir = out_dir_of(served_args) if shared is not None else None
     run_info["lowering"] = lowering_info(out_dir, [out_dir] + ([served_dir] if served_dir else []))
     wall_seconds = round(time.perf_counter() - started, 4)
@@ -304,6 +325,7 @@ def record_served(args, argv, shared, primary_info: dict, error, broken, primary
         rows, served_error, extra = shared
         run_info.update(extra)
     run_info["versions"] = primary_info["versions"]
+    run_info["tilelang_install"] = primary_info.get("tilelang_install")
     run_info["lowering"] = lowering_info(primary_out, [primary_out, out_dir])
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -456,7 +478,7 @@ def run_job(argv: list[str], served: tuple[list[str], str] | None = None) -> int
     the trace script run there."""
     release_python = trace_cli.release_env_python(argv)
     if release_python:  # run this very script in the release's own environment, before any check
-        release_process.exec_release(release_python, [str(ENTRY), *argv])
+        release_process.exec_release(release_python, [str(ENTRY), *argv], trace_cli.release_env_value(argv))
     args = trace_cli.parse_args(argv)
     try:
         if args.static_only:
