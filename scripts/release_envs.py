@@ -8,7 +8,7 @@ The logic: tilelang_churn/releases/release_envs.py.
 import argparse
 from pathlib import Path
 
-from tilelang_churn.releases import release_envs
+from tilelang_churn.releases import release_envs, version_entries
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "check":
-        return release_envs.print_checked_versions(args.versions)
+        return version_entries.print_checked_versions(args.versions)
     return release_envs.print_built_env(
         args.version, args.root, args.requirements, args.uv, args.log, args.wheel, args.pin or None
     )

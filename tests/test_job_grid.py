@@ -15,6 +15,7 @@ from tilelang_churn.core import trace_modes
 from tilelang_churn.core.job_spec import JobSpec
 from tilelang_churn.grid import config_checks, job_grid
 from tilelang_churn.grid.config_checks import ConfigError
+from tilelang_churn.releases.capabilities import Capabilities
 from tilelang_churn.trace import trace_batch, trace_cli
 
 INSTALLED = "0.1.15"
@@ -69,10 +70,16 @@ def test_batches_hold_every_job_once_trace_env_apart_and_at_most_trace_batch_siz
     ]
 
 
-def test_an_instrument_job_rides_with_the_trace_env_job_whose_lowering_serves_it_where_the_release_has_lower_trace():
-    """share_lowering (default): in a release with lower_trace each instrument job follows its configuration's
-    trace-env job, in its batch, never cut from it (trace_batch.pair_jobs pairs them there); a release without
-    it (0.1.12, release data) and the other modes keep batches of their own."""
+# what 0.1.12 can do, as capabilities.probe finds it in its package (test_release_envs checks the probe against
+# TileLang itself): pass_diff, no lower_trace
+WITHOUT_LOWER_TRACE = Capabilities(modes=("pass-diff", "instrument"), pass_configs=(), hip_lowers=True)
+
+
+def test_an_instrument_job_rides_with_the_trace_env_job_whose_lowering_serves_it():
+    """share_lowering (default): each instrument job follows its configuration's trace-env job, in its batch, never
+    cut from it (trace_batch.pair_jobs pairs them there), in every release not probed yet: 0.1.12 too, whose batch
+    lowers the instrument job on its own when the trace-env job finds no lower_trace. The batches do not depend on
+    what was built."""
     shapes = [{"M": 64 * (i + 1), "N": 64, "K": 64} for i in range(7)]
     modes = ["trace-env", "trace-api", "instrument"]
     grid = grid_of(versions=["0.1.12", "0.1.15"], shapes=shapes, targets=["hip", "cuda-sm90"], modes=modes,
@@ -84,16 +91,13 @@ def test_an_instrument_job_rides_with_the_trace_env_job_whose_lowering_serves_it
         # the children its process forks, as the batch itself pairs its jobs: the most threads it can use
         assert batch.children == len(trace_batch.pair_jobs([{"args": list(job.args)} for job in batch.jobs]))
         modes_held = {job.mode for job in batch.jobs}
-        if batch.version == "0.1.15" and batch.lower_trace_env:
-            assert modes_held == {"trace-env", "instrument"} and batch.name.startswith("trace_env_instrument_0_1_15")
+        if batch.lower_trace_env:
+            assert modes_held == {"trace-env", "instrument"} and batch.name.startswith("trace_env_instrument_")
             pairs = [batch.jobs[i : i + 2] for i in range(0, len(batch.jobs), 2)]
             assert all([a.mode, b.mode] == ["trace-env", "instrument"] for a, b in pairs)
             assert all((a.target, a.shape) == (b.target, b.shape) for a, b in pairs)
-        elif batch.lower_trace_env:
-            assert modes_held == {"trace-env"} and batch.name.startswith("trace_env_0_1_12")
         else:
-            assert "trace-env" not in modes_held
-            assert ("instrument" in modes_held) == (batch.version == "0.1.12")
+            assert modes_held == {"trace-api"}
     # 0.1.15: 14 pairs in batches of 2 pairs (5 jobs at most), then the 14 trace-api jobs
     sizes = [len(b.jobs) for b in grid.batches if b.version == "0.1.15"]
     assert sizes == [4] * 7 + [5, 5, 4]
@@ -101,6 +105,25 @@ def test_an_instrument_job_rides_with_the_trace_env_job_whose_lowering_serves_it
     alone = grid_of(shapes=shapes, targets=["hip", "cuda-sm90"], modes=modes, trace_batch_size=5, share_lowering=False)
     assert sum(b.expected_seconds for b in shared) < sum(b.expected_seconds for b in alone.batches if b.jobs[0].mode
                                                          != "trace-api")  # fmt: skip
+
+
+def test_a_version_probed_without_lower_trace_keeps_its_instrument_jobs_apart():
+    """A version whose capabilities are known before any build (a wheel, an environment) and lack lower_trace: its
+    trace-env jobs cost their one unsupported row each and serve no instrument job."""
+    shapes = [{"M": 64 * (i + 1), "N": 64, "K": 64} for i in range(30)]
+    grid = grid_of(versions=["0.1.12", "0.1.15"], modes=["trace-env", "instrument"], shapes=shapes)
+    made = batches.make_batches(grid.versions, grid.jobs, 50, 20.0, True, {"0.1.12": WITHOUT_LOWER_TRACE})
+
+    def of(version: str, lower_trace_env: bool) -> list:
+        return [b for b in made if b.version == version and b.lower_trace_env == lower_trace_env]
+
+    (unsupported,) = of("0.1.12", True)
+    assert {job.mode for job in unsupported.jobs} == {"trace-env"} and len(unsupported.jobs) == 30
+    assert unsupported.expected_seconds == pytest.approx(30 * job_cost.UNSUPPORTED_SECONDS)
+    assert len(of("0.1.15", True)) > 1  # lowerings (each serving its instrument job): cut at 20 s
+    instrument = job_cost.expected_seconds("instrument", 1.0, target="cuda-sm90")
+    older = sum(b.expected_seconds for b in of("0.1.12", False))
+    assert older == pytest.approx(30 * instrument * job_cost.RELEASE_FACTOR["0.1.12"])
 
 
 def test_a_grid_without_trace_env_has_no_trace_env_batch_and_the_default_size_is_50():
@@ -137,24 +160,6 @@ def test_batches_hold_at_most_trace_batch_seconds_of_expected_lowering():
         "trace-env", 1.0, target="cuda-sm90"
     )
     assert job_cost.expected_seconds("instrument", 1.0, target="sm90a") == job_cost.MODE_SECONDS["instrument"]
-
-
-def test_a_mode_its_release_lacks_costs_its_one_row_and_an_older_release_its_slower_lowering():
-    """0.1.12 has no lower_trace (release data): its trace-env jobs write one "unsupported" row each, so 30 of them
-    are one batch, not three of 20 s; its instrument jobs cost its RELEASE_FACTOR times 0.1.15's."""
-    shapes = [{"M": 64 * (i + 1), "N": 64, "K": 64} for i in range(30)]
-    grid = grid_of(versions=["0.1.12", "0.1.15"], modes=["trace-env", "instrument"], shapes=shapes)
-
-    def batches(version: str, lower_trace_env: bool) -> list:
-        return [b for b in grid.batches if b.version == version and b.lower_trace_env == lower_trace_env]
-
-    (unsupported,) = batches("0.1.12", True)
-    assert len(unsupported.jobs) == 30
-    assert unsupported.expected_seconds == pytest.approx(30 * job_cost.UNSUPPORTED_SECONDS)
-    assert len(batches("0.1.15", True)) > 1  # lowerings (each serving its instrument job): cut at 20 s
-    instrument = job_cost.expected_seconds("instrument", 1.0, target="cuda-sm90")
-    older = sum(b.expected_seconds for b in batches("0.1.12", False))
-    assert older == pytest.approx(30 * instrument * job_cost.RELEASE_FACTOR["0.1.12"])
 
 
 def latest_end(seconds: dict, threads: dict) -> float:
@@ -334,10 +339,9 @@ def test_each_other_release_runs_in_its_own_environment_and_keeps_its_ir():
 @pytest.mark.parametrize(
     ("versions", "message"),
     [
-        (["0.1.14", "0.1.7"], "config versions[1]: '0.1.7' is older than the supported range 0.1.8 to 0.1.15"),
-        (["0.1.14", "0.1.14"], "config versions[1]: '0.1.14' is a duplicate of versions[0]"),
+        (["0.1.14", "0.1.7"], "config versions[1]: '0.1.7' is older than 0.1.8, the oldest release the workflow"),
+        (["0.1.14", "0.1.14"], "config versions[1]: release '0.1.14' is a duplicate of versions[0]"),
         (["0.1"], "config versions[0]: '0.1' is not a release of the form X.Y.Z"),
-        (["0.1.99"], "config versions[0]: '0.1.99' is not a known TileLang release"),
         ([0.1], "config versions[0]: 0.1 is not a release of the form X.Y.Z or X.Y.Z.postN such as '0.1.14'; quote"),
         ([], "config versions: the list is empty"),
     ],

@@ -13,12 +13,18 @@ from pathlib import Path
 import pytest
 import yaml
 from tilelang_churn.core import passes_table as pt
-from tilelang_churn.releases import release_envs
-from tilelang_churn.releases.release_envs import BuildError, ReleaseError, build_env, check_versions, load_releases
+from tilelang_churn.releases import capabilities, release_envs, tilelang_source, version_entries
+from tilelang_churn.releases.release_envs import BuildError, ReleaseError, build_env, load_releases
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "release_envs.py"
-RANGE = "0.1.8 to 0.1.15"
+RANGE = "0.1.8 and newer"
+OLDER = "is older than 0.1.8, the oldest release the workflow supports"
+
+
+def check_versions(values, installed, key="versions"):
+    """The names of config KEY's entries, as the workflow checks them."""
+    return [entry.name for entry in version_entries.resolve(values, installed, key)]
 
 
 def run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -75,13 +81,6 @@ def test_pass_links_are_patterns_with_known_fields(tmp_path):
             release_envs.load_pass_links(bad)
 
 
-def test_capabilities_as_measured():
-    releases = load_releases()
-    assert [v for v, r in releases.items() if r.has_lower_trace] == ["0.1.13", "0.1.14", "0.1.15"]
-    assert [v for v, r in releases.items() if r.has_pass_diff] == ["0.1.12", "0.1.13", "0.1.14", "0.1.15"]
-    assert [v for v, r in releases.items() if not r.hip_lowers] == ["0.1.8", "0.1.9"]
-
-
 @pytest.mark.parametrize(
     "entry,complaint",
     [
@@ -90,26 +89,15 @@ def test_capabilities_as_measured():
         ("pins: [{requirement: torch==2.13.0, found: x}]", "set elsewhere"),
         ("pins: [{requirement: apache-tvm-ffi==0.1.9, found: ''}]", "how the pin was found"),
         ("pins: 'apache-tvm-ffi==0.1.9'", "expected a list"),
+        ("pins: []\n    has_lower_trace: false", "expected exactly the keys pins (what a release can do is probed"),
     ],
 )
 def test_bad_release_data_is_named(tmp_path, entry, complaint):
     data = tmp_path / "releases.yaml"
-    data.write_text(
-        f'releases:\n  "0.1.8":\n    {entry}\n    has_lower_trace: false\n    has_pass_diff: false\n'
-        "    hip_lowers: false\n"
-    )
-    with pytest.raises(ReleaseError, match=complaint) as caught:
+    data.write_text(f'releases:\n  "0.1.8":\n    {entry}\n')
+    with pytest.raises(ReleaseError, match=re.escape(complaint)) as caught:
         load_releases(data)
     assert str(data) in str(caught.value) and "0.1.8" in str(caught.value)
-
-
-def test_a_flag_must_be_a_boolean(tmp_path):
-    data = tmp_path / "releases.yaml"
-    data.write_text(
-        'releases:\n  "0.1.8": {pins: [], has_lower_trace: "no", has_pass_diff: false, hip_lowers: false}\n'
-    )
-    with pytest.raises(ReleaseError, match=r"has_lower_trace: expected true or false, got 'no'"):
-        load_releases(data)
 
 
 # ------------------------------------------------------------------------------------ check_versions
@@ -118,17 +106,9 @@ def test_a_flag_must_be_a_boolean(tmp_path):
 @pytest.mark.parametrize(
     "values,message",
     [
-        (["0.1.14", "0.1.7"], f"config versions[1]: '0.1.7' is older than the supported range {RANGE}"),
-        (["0.1.7.post3"], f"config versions[0]: '0.1.7.post3' is older than the supported range {RANGE}"),
-        (["0.0.1"], f"config versions[0]: '0.0.1' is older than the supported range {RANGE}"),
-        (
-            ["0.1.16"],
-            (
-                "config versions[0]: '0.1.16' is not a known TileLang release: not in config/tilelang_releases.yaml"
-                f" (supported range {RANGE})"
-            ),
-        ),
-        (["0.1.12.post1"], "config versions[0]: '0.1.12.post1' is not a known TileLang release"),
+        (["0.1.14", "0.1.7"], f"config versions[1]: '0.1.7' {OLDER}"),
+        (["0.1.7.post3"], f"config versions[0]: '0.1.7.post3' {OLDER}"),
+        (["0.0.1"], f"config versions[0]: '0.0.1' {OLDER}"),
         (["v0.1.14"], "config versions[0]: 'v0.1.14' is not a release of the form X.Y.Z or X.Y.Z.postN"),
         (["0.1.14", "0.1"], "config versions[1]: '0.1' is not a release of the form X.Y.Z or X.Y.Z.postN"),
         (["0.1.14rc1"], "config versions[0]: '0.1.14rc1' is not a release of the form"),
@@ -142,7 +122,8 @@ def test_a_flag_must_be_a_boolean(tmp_path):
         ),
         (
             ["0.1.14", "0.1.15", "0.1.14"],
-            f"config versions[2]: '0.1.14' is a duplicate of versions[0] (supported range {RANGE})",
+            f"config versions[2]: release '0.1.14' is a duplicate of versions[0]; give each entry a name of its own"
+            f" (supported range {RANGE})",
         ),
         ("0.1.14", "config versions: '0.1.14' is not a list; give a list of TileLang releases such as ['0.1.14']"),
         ({"0.1.14": None}, "config versions: {'0.1.14': None} is not a list"),
@@ -155,7 +136,16 @@ def test_every_bad_value_names_key_value_and_range(values, message):
     with pytest.raises(ReleaseError) as caught:
         check_versions(values, installed=None)
     assert str(caught.value).startswith(message)
-    assert RANGE in str(caught.value)
+
+
+def test_a_release_the_data_does_not_list_gets_the_pins_of_the_nearest_older_one_and_a_warning():
+    """No project file names 0.1.16 or 0.1.10.post1: accepted, with the pins of 0.1.15 and 0.1.10."""
+    new, between, listed = version_entries.resolve(["0.1.16", "0.1.10.post1", "0.1.10"], installed=None)
+    assert (new.listed, new.pins_from, new.pins) == (False, "0.1.15", load_releases()["0.1.15"].pins)
+    assert (between.pins_from, between.pins) == ("0.1.10", load_releases()["0.1.10"].pins)
+    assert (listed.listed, listed.pins_from, listed.warning) == (True, None, None)
+    assert new.warning.startswith("config versions[0]: TileLang 0.1.16 is not in config/tilelang_releases.yaml")
+    assert "gets the pins of 0.1.15 (none)" in new.warning
 
 
 def test_the_key_name_is_the_one_given():
@@ -197,9 +187,7 @@ def test_cli_check_ok_and_bad():
     assert proc.stdout.splitlines()[1].startswith("0.1.10: pins=apache-tvm-ffi==0.1.11")
     proc = run_cli("check", "0.1.14", "0.1.7")
     assert proc.returncode == 2 and proc.stdout == ""
-    assert proc.stderr.strip().splitlines() == [
-        f"release_envs: error: config versions[1]: '0.1.7' is older than the supported range {RANGE}"
-    ]
+    assert proc.stderr.strip().splitlines() == [f"release_envs: error: config versions[1]: '0.1.7' {OLDER}"]
 
 
 # ------------------------------------------------------------------------------------ pip's find-links
@@ -264,9 +252,7 @@ def test_torch_pin_is_read_from_requirements(tmp_path):
 def test_build_rejects_a_bad_version_with_exit_2(tmp_path):
     proc = run_cli("build", "--version", "0.1.7", "--root", str(tmp_path / "envs"))
     assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines() == [
-        f"release_envs: error: release '0.1.7' is older than the supported range {RANGE}"
-    ]
+    assert proc.stderr.strip().splitlines() == [f"release_envs: error: release '0.1.7' {OLDER}"]
     assert not (tmp_path / "envs").exists(), "nothing is built for a bad version"
 
 
@@ -337,6 +323,44 @@ def test_the_environment_really_runs_0_1_14(built_0_1_14):
     code = "import importlib.metadata as m; print(m.version('tilelang'), m.version('torch'))"
     proc = subprocess.run([str(python), "-c", code], capture_output=True, text=True, env=env, check=True)
     assert proc.stdout.split() == ["0.1.14", "2.13.0+cpu"]
+
+
+# What TileLang itself says it has, asked in its own interpreter (imported, not read from files)
+ASK_TILELANG = """
+import importlib.util, json
+import tilelang, tvm
+from tilelang.transform import PassConfigKey
+print(json.dumps({
+    "lower_trace": importlib.util.find_spec("tilelang.tools.lower_trace") is not None,
+    "pass_diff": importlib.util.find_spec("tilelang.utils.pass_diff") is not None,
+    "hip_lowers": tvm.get_global_func("target.build.tilelang_hip_without_compile", allow_missing=True) is not None,
+    "pass_configs": sorted(key.value for key in PassConfigKey),
+}))
+"""
+
+
+@pytest.mark.parametrize("where", ["0.1.14 environment", "installed"])
+def test_probed_capabilities_are_what_tilelang_reports_once_imported(built_0_1_14, where):
+    """capabilities.probe reads files only; the same TileLang, imported, answers the same."""
+    root, marker, _ = built_0_1_14
+    if where == "installed":
+        python, source = sys.executable, tilelang_source.find_installed_source()
+    else:
+        python, source = str(root / "tilelang-0.1.14" / "bin" / "python"), tilelang_source.env_source(marker.parent)
+    proc = subprocess.run([python, "-c", ASK_TILELANG], capture_output=True, text=True, timeout=300,
+                          env=release_process_environ(), check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    said = json.loads(proc.stdout.strip().splitlines()[-1])
+    probed = capabilities.probe(source).as_record()
+    assert {key: probed[key] for key in said} == said
+    if where != "installed":  # the marker records the probe
+        assert json.loads(marker.read_text())["capabilities"] == probed
+
+
+def release_process_environ() -> dict:
+    from tilelang_churn.releases import release_process
+
+    return release_process.release_environ()
 
 
 def another_install_environ() -> dict:
@@ -433,9 +457,11 @@ def test_an_invalid_marker_rebuilds_from_scratch(built_0_1_14):
     assert not stray.exists(), "uv venv --clear started from an empty folder"
 
 
-def test_a_build_of_a_release_not_in_the_data_is_refused(tmp_path):
-    with pytest.raises(ReleaseError, match="'0.1.16' is not a known TileLang release"):
-        build_env("0.1.16", tmp_path)
+def test_a_build_of_a_bad_release_or_a_missing_wheel_is_refused(tmp_path):
+    with pytest.raises(ReleaseError, match=re.escape(f"'0.1.7' {OLDER}")):
+        build_env("0.1.7", tmp_path)
+    with pytest.raises(ReleaseError, match="--wheel .*missing.whl' does not exist"):
+        build_env("my-branch", tmp_path, wheel=tmp_path / "missing.whl")
     with pytest.raises(BuildError, match="step 'read requirements' failed"):
         build_env("0.1.14", tmp_path, requirements=tmp_path / "missing.txt")
 

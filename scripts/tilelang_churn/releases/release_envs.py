@@ -529,7 +529,8 @@ def stale_reason(marker_path: str | Path) -> str | None:
         return f"{env} has several tilelang installs ({', '.join(installed)}); the marker says {version}"
     wanted = data.get("tilelang_version") if data.get("wheel_sha256") else version
     if installed[0] != wanted and (data.get("wheel_sha256") or releases.base_version(installed[0]) != version):
-        return f"{env} holds tilelang {installed[0]}, not the {wanted} of its marker"
+        what = "the wheel's" if data.get("wheel_sha256") else "the release"
+        return f"{env} holds tilelang {installed[0]}, not {what} {wanted} of its marker"
     return None
 
 
@@ -770,32 +771,15 @@ def _build(
 # ---------------------------------------------------- the commands' work (scripts/release_envs.py)
 
 
-def print_checked_versions(values: list[str]) -> int:
-    """Each release checked as the config key `versions` checks it (version_entries.resolve), then described in
-    one line (its pins and where they come from); the exit status of ``_exit_status``."""
-    from tilelang_churn.releases import version_entries  # it builds on this module
-
-    def check() -> None:
-        for entry in version_entries.resolve(values, installed_release()):
-            if entry.kind == "installed":
-                print(f"{entry.name}: the installed release (no environment of its own)")
-                continue
-            pins = ",".join(pin.requirement for pin in entry.pins) or "-"
-            origin = f" (pins of {entry.pins_from}: not listed)" if entry.pins_from else ""
-            print(f"{entry.name}: pins={pins}{origin}")
-
-    return _exit_status(check)
-
-
 def print_built_env(version: str, root: Path, requirements: Path, uv: Path | None, log: Path | None,
                     wheel: Path | None = None, pins: list[str] | None = None) -> int:  # fmt: skip
-    """``build_env``, then its marker path printed; the exit status of ``_exit_status``."""
-    return _exit_status(
+    """``build_env``, then its marker path printed; the exit status of ``exit_status``."""
+    return exit_status(
         lambda: print(build_env(version, root, wheel=wheel, pins=pins, requirements=requirements, uv=uv, log=log))
     )
 
 
-def _exit_status(command) -> int:
+def exit_status(command) -> int:
     """0 when ``command()`` returns; 2 for a bad release (ReleaseError), 3 for a failed build or an unreadable or
     unwritable file (BuildError, OSError), each with one line on stderr."""
     try:

@@ -104,7 +104,7 @@ def resolve(
     if not isinstance(values, (list, tuple)):
         raise ReleaseError(
             f"config {key}: {values!r} is not a list; give a list of TileLang releases such as ['0.1.14'], wheels"
-            f" or environments (oldest release {next(iter(known))})"
+            f" or environments (supported range {span})"
         )
     if not values:
         raise ReleaseError(f"config {key}: the list is empty; give at least one release (supported range {span})")
@@ -298,3 +298,18 @@ def sources_sha256(package_dir: Path) -> str:
 
 def _normalized(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def print_checked_versions(values: list[str]) -> int:
+    """Each release checked as the config key `versions` checks it (version_entries.resolve), then described in
+    one line (its pins and where they come from); the exit status of ``release_envs.exit_status``."""
+    def check() -> None:
+        for entry in resolve(values, release_envs.installed_release()):
+            if entry.kind == "installed":
+                print(f"{entry.name}: the installed release (no environment of its own)")
+                continue
+            pins = ",".join(pin.requirement for pin in entry.pins) or "-"
+            origin = f" (pins of {entry.pins_from}: not listed)" if entry.pins_from else ""
+            print(f"{entry.name}: pins={pins}{origin}")
+
+    return release_envs.exit_status(check)

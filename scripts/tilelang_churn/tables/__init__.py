@@ -1,4 +1,4 @@
-"""The tables: passes.csv as a DataFrame, churn.csv and its summary, the comparison of releases."""
+"""The tables: passes.csv as a DataFrame, churn.csv and its summary, the comparison of releases, the versions."""
 
 __all__ = [
     "churn_table",
@@ -8,4 +8,5 @@ __all__ = [
     "pass_edits",
     "release_tables",
     "speed_attribution",
+    "version_table",
 ]
