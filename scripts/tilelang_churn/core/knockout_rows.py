@@ -82,8 +82,15 @@ SWITCH_COLUMNS = [
     "switch_latency_ms",  # that configuration's baseline latency_ms, timed in its own GPU job
     "switch_gpu_status",  # that configuration's baseline gpu_status
 ]
-# provenance: passes.csv's columns (mode knockout, source pass_knockout), so a row joins the trace tables
-COLUMNS = VARIANT_COLUMNS + GPU_COLUMNS + passes_table.PROVENANCE_COLUMNS + SWITCH_COLUMNS
+# provenance: passes.csv's columns (mode knockout, source pass_knockout), so a row joins the trace tables; those
+# added since the switch columns were (version_name) last
+COLUMNS = (
+    VARIANT_COLUMNS
+    + GPU_COLUMNS
+    + [column for column in passes_table.PROVENANCE_COLUMNS if column not in passes_table.LATER_PROVENANCE]
+    + SWITCH_COLUMNS
+    + list(passes_table.LATER_PROVENANCE)
+)
 # read from a table written before them: the provenance's own, and no switch known
 ADDED_COLUMNS = {**passes_table.ADDED_COLUMNS, **dict.fromkeys(SWITCH_COLUMNS, ""), "knocked_pass_id": None}
 GPU_TABLE_COLUMNS = ["variant", *GPU_COLUMNS]  # a configuration's knockout_gpu.csv

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 import re
 from pathlib import Path
@@ -72,6 +73,9 @@ PROVENANCE_COLUMNS = [
     "kernel_label",
     # the TileLang pass configs (PassConfigKey options) the job lowered under, canonical JSON: {} for the defaults
     "pass_configs",
+    # the name of the version entry (config `versions`): the release for a release, the name given to a wheel or
+    # an environment
+    "version_name",
 ]
 KERNEL_COLUMNS = ("kernel", "params", "kernel_label", "pass_configs")
 # the columns a kernel's own parameters may fill (its file's COLUMNS: grid/kernels.py), empty for a kernel that
@@ -79,9 +83,12 @@ KERNEL_COLUMNS = ("kernel", "params", "kernel_label", "pass_configs")
 PARAM_COLUMNS = ("M", "N", "K", "block_M", "block_N", "block_K", "dtype", "accum_dtype", "threads", "stages")
 # Columns added after tables were first written, each with the value a table without it reads as (so that a
 # table written before, e.g. one recorded on a GPU, keeps being read): the readers fill them in.
-ADDED_COLUMNS = {"pass_configs": pass_configs.DEFAULT, "pass_id": None}
+ADDED_COLUMNS = {"pass_configs": pass_configs.DEFAULT, "pass_id": None, "version_name": None}
 # an added column whose value in a table written before it is another column's of the same row
-ADDED_FROM = {"pass_id": "pass", "knocked_pass_id": "knocked_pass"}
+ADDED_FROM = {"pass_id": "pass", "knocked_pass_id": "knocked_pass", "version_name": "tilelang_version"}
+# provenance columns added after the tables that follow PROVENANCE_COLUMNS with columns of their own were first
+# written (churn_summary.csv, kernel_speed.csv, knockout.csv): those tables put them last, so no column moves
+LATER_PROVENANCE = ("version_name",)
 COLUMNS = STEP_COLUMNS + PROVENANCE_COLUMNS
 PROVENANCE_INT_COLUMNS = ("M", "N", "K", "block_M", "block_N", "block_K", "threads", "stages")
 INT_COLUMNS = ("step", "added", "deleted", "added_stripped", "deleted_stripped", "depth") + PROVENANCE_INT_COLUMNS
@@ -143,11 +150,12 @@ SUMMARY_COUNT_COLUMNS = [
     "top_pass_churn",
     "first_error",
 ]
-# the kernel's columns last, after the counts, where the summary had no column before them
+# the kernel's columns after the counts, where the summary had no column before them, and the later ones last
 SUMMARY_COLUMNS = (
-    [column for column in PROVENANCE_COLUMNS if column not in KERNEL_COLUMNS]
+    [column for column in PROVENANCE_COLUMNS if column not in KERNEL_COLUMNS + LATER_PROVENANCE]
     + SUMMARY_COUNT_COLUMNS
     + list(KERNEL_COLUMNS)
+    + list(LATER_PROVENANCE)
 )
 SUMMARY_INT_COLUMNS = PROVENANCE_INT_COLUMNS + (
     "added_stripped_total",
@@ -319,6 +327,28 @@ def typed_rows(path: Path, text: str, columns: list[str], schema: str, ints=(), 
         except (ValueError, KeyError) as exc:
             raise TableError(f"{path}, line {line}: column {key!r} holds {row[key]!r}: {exc}") from None
         yield line, row
+
+
+def in_columns(text: str, columns: list[str] = COLUMNS, added: dict | None = None) -> str:
+    """The text of a table written before columns of ADDED (default ADDED_COLUMNS) were added, as it would be written
+    now: the header COLUMNS, each cell it has as it is, an added cell its ADDED_FROM column's or its ADDED value.
+    The text itself when its header is COLUMNS (a table that lacks others is for typed_rows to refuse)."""
+    lines = text.splitlines(keepends=True)
+    header = next(csv.reader(lines[:1]), [])
+    if header == columns:
+        return text
+    added = ADDED_COLUMNS if added is None else added
+    handle = io.StringIO()
+    writer = csv.writer(handle, lineterminator="\n")
+    writer.writerow(columns)
+    for values in csv.reader(lines[1:]):
+        given = dict(zip(header, values))
+        for column in columns:
+            if column not in given:
+                source = ADDED_FROM.get(column)
+                given[column] = given[source] if source in given else _cell(added.get(column))
+        writer.writerow([given[column] for column in columns])
+    return handle.getvalue()
 
 
 def _check_against_run_json(path: Path, text: str) -> None:

@@ -3,7 +3,8 @@
 Releases are ordered by ``release_sort_key``: PEP 440 order through ``packaging.version.Version`` when
 importable (0.1.7 < 0.1.7.post3 < 0.1.8rc1 < 0.1.8 < 0.1.10), else a small parser giving the same order for
 release/pre/post/dev versions; an unparsable or empty version (TileLang could not be imported) sorts last,
-by its text. Standard library only (packaging when present).
+by its text. A version entry that is no release (a user's wheel, an environment) is ordered by the version it
+imported, then its name (``version_sort_key``). Standard library only (packaging when present).
 """
 
 from __future__ import annotations
@@ -68,6 +69,13 @@ def _fallback_version(text: str) -> tuple | None:
     post = int(match["post"] or 0) if match["post"] is not None else -1
     dev = int(match["dev"] or 0) if match["dev"] is not None else float("inf")
     return (tuple(release), pre, post, dev)
+
+
+def version_sort_key(tilelang_version: str, name: str | None = None) -> tuple:
+    """Sort key of a version entry (config ``versions``: a release, a wheel, an environment): the TileLang version
+    it imported in release order, then its name (``name`` None: the version itself). A wheel named my-branch that
+    imports 0.1.15+test follows 0.1.15, an environment named dev that imports 0.1.14 sits beside 0.1.14."""
+    return (release_sort_key(tilelang_version), str(tilelang_version if name is None else name))
 
 
 def sort_releases(versions: Iterable[str]) -> list[str]:

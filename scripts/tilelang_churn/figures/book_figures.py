@@ -53,8 +53,7 @@ from matplotlib.patches import Patch, Rectangle  # noqa: E402
 
 from tilelang_churn.core import files, pass_configs, pass_names  # noqa: E402
 from tilelang_churn.core import passes_table as pt  # noqa: E402
-from tilelang_churn.core.jobs import group_rows, job_key  # noqa: E402
-from tilelang_churn.core.releases import release_sort_key  # noqa: E402
+from tilelang_churn.core.jobs import group_rows, job_key, version_label, version_name, version_order  # noqa: E402
 from tilelang_churn.figures import figure_style as fs  # noqa: E402
 from tilelang_churn.figures import heatmap  # noqa: E402
 
@@ -255,7 +254,7 @@ def same_release_and_mode(jobs: dict[tuple, list[dict]], reference: dict) -> dic
     return {
         key: job
         for key, job in jobs.items()
-        if job[0]["tilelang_version"] == reference["tilelang_version"]
+        if version_name(job[0]) == version_name(reference)
         and job[0]["mode"] == reference["mode"]
         and job[0]["kernel"] == reference["kernel"]  # the book's figures are its reference kernel's
     }
@@ -372,7 +371,7 @@ def plot_reference(job: list[dict], out_dir: Path, language: str, width_cm: floa
             dtype=dtype_text(first),
             threads=first["threads"],
             stages=first["stages"],
-            version=first["tilelang_version"],
+            version=version_label(first),
         )
         fig.suptitle(f"{title}\n{sub}", fontsize=8)
         return _finish(fig, out_dir, FIGURES[0])
@@ -443,7 +442,7 @@ def plot_pass_heatmap(
         failed_entry = words["failed"] if failed.any() else None
         handles = heatmap.legend_handles(words["zero"], words["absent"], failed_entry, heatmap.BOOK_CELLS)
         fig.legend(handles=handles, loc="outside lower center", ncols=len(handles))
-        title = words["fig2_title"].format(mode=reference["mode"], version=reference["tilelang_version"])
+        title = words["fig2_title"].format(mode=reference["mode"], version=version_label(reference))
         fig.suptitle(f"{title}\n{words['fig2_sub'].format(hidden=hidden)}", fontsize=8)
         return _finish(fig, out_dir, FIGURES[1])
 
@@ -612,7 +611,9 @@ def plot_releases(by_version: list[dict], reference: dict, out_dir: Path, langua
             f"the comparison of releases has no job of the reference kernel ({_describe(reference)}) in mode "
             f"{mode}; modes with that kernel: {modes or 'none'}"
         )
-    releases = sorted(dict.fromkeys(row["tilelang_version"] for row in rows), key=release_sort_key)
+    # a version is its entry's name (a table written before the column: its tilelang_version), in version order
+    order = {version_name(row): version_order(row) for row in rows}
+    releases = sorted(order, key=order.__getitem__)
     targets = list(dict.fromkeys(row["target_name"] for row in rows))
     x_of = {release: x for x, release in enumerate(releases)}
     with fs.context(language, book=True, hashsalt=HASHSALT):
@@ -622,20 +623,20 @@ def plot_releases(by_version: list[dict], reference: dict, out_dir: Path, langua
         shift = min(0.08, 0.3 / max(1, len(targets)))
         for k, target in enumerate(targets):
             color = fs.SERIES_COLORS[k % len(fs.SERIES_COLORS)]
-            mine = sorted((r for r in rows if r["target_name"] == target), key=lambda r: x_of[r["tilelang_version"]])
+            mine = sorted((r for r in rows if r["target_name"] == target), key=lambda r: x_of[version_name(r)])
             dx = (k - (len(targets) - 1) / 2) * shift
             data = [r for r in mine if not r["unsupported"]]
-            xs = [x_of[r["tilelang_version"]] + dx for r in data]
+            xs = [x_of[version_name(r)] + dx for r in data]
             axes[0].plot(xs, [r["pass_runs"] for r in data], marker="o", color=color, label=target)
             axes[0].plot(xs, [r["changed_runs"] for r in data], marker="o", color=color, linestyle="--", mfc="white")
             axes[1].plot(xs, [r["churn_total"] for r in data], marker="o", color=color)
             for ax in axes:
                 for r in mine:
-                    x = x_of[r["tilelang_version"]] + dx
+                    x = x_of[version_name(r)] + dx
                     if r["unsupported"]:
                         ax.plot([x], [0], marker="s", mfc="white", mec=fs.UNSUPPORTED_EDGE, linestyle="none")
             for r in (r for r in data if r["failed"]):
-                x = x_of[r["tilelang_version"]] + dx
+                x = x_of[version_name(r)] + dx
                 axes[0].plot([x], [r["pass_runs"]], marker="x", color=fs.FAILED_COLOR, markersize=6, mew=1.5)
                 axes[1].plot([x], [r["churn_total"]], marker="x", color=fs.FAILED_COLOR, markersize=6, mew=1.5)
         axes[0].set_title(words["pass_runs"])
@@ -703,7 +704,7 @@ def write_manifest(out_dir: Path, written: dict, skipped: dict, reference: dict,
         "(fonts embedded).",
         f"Font: {'Noto Sans CJK SC (mplfonts, OFL), DejaVu Sans fallback' if language == 'zh' else 'DejaVu Sans'}."
         " Missing glyphs: none (a missing glyph stops the figure).",
-        f"Reference job: {_describe(reference)}, mode {reference['mode']}, TileLang {reference['tilelang_version']}.",
+        f"Reference job: {_describe(reference)}, mode {reference['mode']}, TileLang {version_label(reference)}.",
         "Regenerated from the same tables, every file is byte-identical.",
         "",
         "| figure | files | what it shows |",
@@ -792,7 +793,8 @@ def build(
     elif releases_apart:
         written[FIGURES[2]] = [out_dir / f"{FIGURES[2]}.{fmt}" for fmt in FORMATS]
     else:
-        releases = sorted({row["tilelang_version"] for row in rows}, key=release_sort_key)
+        order = {version_label(row): version_order(row) for row in rows}
+        releases = sorted(order, key=order.__getitem__)
         skipped[FIGURES[2]] = (
             f"the config compares no releases (the tables hold TileLang {', '.join(releases)} only): "
             "set config `versions` to two or more releases to get it"
@@ -802,7 +804,7 @@ def build(
         written[FIGURES[3]] = variants
     else:
         skipped[FIGURES[3]] = (
-            f"no configuration of TileLang {ref['tilelang_version']}, mode {ref['mode']} differs from the reference "
+            f"no configuration of TileLang {version_label(ref)}, mode {ref['mode']} differs from the reference "
             f"({_describe(ref)}) in exactly one respect (target, shape, block, dtype, threads or stages): add a "
             "target, or a shape that changes one of them, to get it"
         )

@@ -44,7 +44,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from tilelang_churn.core import files, pass_names
-from tilelang_churn.core.releases import release_sort_key, release_text
+from tilelang_churn.core.releases import release_text
 from tilelang_churn.core.statuses import STATUS_FAILED, STATUS_NOOP
 from tilelang_churn.core.trace_modes import KEEPS_IR
 from tilelang_churn.tables import pass_edits, release_tables
@@ -488,12 +488,16 @@ def index_page(
     tables: Sequence[str] = (),
     links: Mapping | None = None,
 ) -> str:
-    """The index: one row per configuration x release pair (``entries``: divergence rows plus ``href`` and their
-    ``marks``), after the configurations whose speed moved (``attribution``: speed_attribution.csv's rows; None:
-    no GPU stage) and the pass x pair matrix of marks (its pass names linked to the newest release's source,
+    """The index: first each configuration's pairs in a sentence each (divergence.csv's ``statement``, linked to the
+    pair's page), then one row per configuration x release pair (``entries``: divergence rows plus ``href`` and
+    their ``marks``), after the configurations whose speed moved (``attribution``: speed_attribution.csv's rows;
+    None: no GPU stage) and the pass x pair matrix of marks (its pass names linked to the newest version's source,
     ``links``); ``tables``: the CSV files beside it, linked."""
     rows = []
+    review: dict[str, list[dict]] = {}  # configuration: its pairs' statements (divergence.csv), as a review reads
     for row in entries:
+        if row.get("statement"):
+            review.setdefault(display_label(row), []).append({"statement": row["statement"], "href": row.get("href")})
         # what the filter finds beyond the cells' text: the kernel's name and settings, every pass a cell shortens
         keys = ("kernel", "params", "pass_configs", "introduced_by", "edits_differ_at")
         rows.append(
@@ -516,6 +520,7 @@ def index_page(
         "compare_index.html.j2",
         title="TileLang releases compared",
         rows=rows,
+        review=[{"label": label, "pairs": pairs} for label, pairs in review.items()],
         tables=tables,
         figures=FIGURES,
         attribution=_speed_rows(attribution),
@@ -591,11 +596,10 @@ def pair_marks(old, new, edits: pass_edits.EditCache) -> dict[str, str]:
 
 
 def _newest_link(name: str, links: Mapping | None) -> tuple[str, str] | None:
-    """The pass's link in the newest release that has one."""
-    for release in sorted(links or {}, key=release_sort_key, reverse=True):
-        if name in links[release]:
-            return links[release][name]
-    return None
+    """The pass's link in the newest version that has one (``links`` in version order: resolve_pass_links), its
+    definition before a search (a user's build, which has no tag to link into, comes after the release it is of)."""
+    found = [links[version][name] for version in reversed(list(links or {})) if name in links[version]]
+    return next((link for link in found if link[1] == "definition"), found[0] if found else None)
 
 
 def difference_matrix(entries: Sequence[dict], links: Mapping | None = None) -> dict | None:

@@ -21,7 +21,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import matplotlib.ticker as mticker
 
-from tilelang_churn.core import knockout_rows, statuses
+from tilelang_churn.core import jobs, knockout_rows, statuses
 from tilelang_churn.figures import figure_style as fs  # selects the workflow's backend
 from tilelang_churn.tables import knockout_table
 
@@ -73,7 +73,7 @@ def plot_configuration(rows: list[dict], paths) -> None:
         ax, notes = axes[0], axes[-1]
         notes.set_axis_off()
         title = (
-            f"{baseline['kernel_label']} on {baseline['target_name']}, TileLang {baseline['tilelang_version']}: "
+            f"{baseline['kernel_label']} on {baseline['target_name']}, TileLang {jobs.version_label(baseline)}: "
             "what each pass is worth"
         )
         if baseline["status"] != statuses.STATUS_LOWERED:

@@ -23,7 +23,7 @@ import json
 import sys
 from pathlib import Path
 
-from tilelang_churn.core import files, knockout_rows, statuses
+from tilelang_churn.core import files, jobs, knockout_rows, statuses
 from tilelang_churn.figures.compare_pages import diff_spans, page_name, render, text_diff
 from tilelang_churn.tables import knockout_table
 
@@ -48,7 +48,7 @@ def configuration_page(summary: dict, sources: dict[str, str | None], figure_hre
     """One configuration's page: the variants' table, then each variant's source diff against the baseline's."""
     baseline = summary["baseline"] or summary["rows"][0]
     baseline_source = sources.get(knockout_rows.BASELINE)
-    title = f"{baseline['kernel_label']} on {baseline['target_name']}, TileLang {baseline['tilelang_version']}"
+    title = f"{baseline['kernel_label']} on {baseline['target_name']}, TileLang {jobs.version_label(baseline)}"
     rows, diffs = [], []
     on_gpu = any(row.get("gpu_status") for row in summary["rows"])
     for i, row in enumerate(summary["rows"]):
@@ -162,7 +162,7 @@ def index_page(entries: list[dict]) -> str:
                 "href": entry["href"],
                 "kernel_label": baseline["kernel_label"],
                 "target": baseline["target_name"],
-                "release": baseline["tilelang_version"],
+                "release": jobs.version_name(baseline),
                 "lowered": baseline["status"] == statuses.STATUS_LOWERED,
                 "status": baseline["status"],
                 "counts": _counts(summary),

@@ -38,7 +38,7 @@ from matplotlib.patches import Patch  # noqa: E402
 
 from tilelang_churn.core import pass_configs, pass_names  # noqa: E402
 from tilelang_churn.core import passes_table as pt  # noqa: E402
-from tilelang_churn.core.jobs import fills_param_columns  # noqa: E402
+from tilelang_churn.core.jobs import fills_param_columns, version_label, version_name  # noqa: E402
 from tilelang_churn.figures import figure_style as fs  # noqa: E402  (the one style of every figure)
 from tilelang_churn.figures import heatmap  # noqa: E402
 from tilelang_churn.tables import frames
@@ -321,7 +321,7 @@ def plot_job_bars(rows_or_df, path, measure: str = "raw") -> None:
         *kernel_parts,
         f"mode {first['mode']}",
         f"source {first['source']}",
-        f"tilelang {first['tilelang_version']}",
+        f"tilelang {version_label(first)}",
     ]
     sub_parts = [
         f"changed {int((status == pt.STATUS_CHANGED).sum())} / {churn_rows} IR passes",
@@ -412,7 +412,9 @@ def _config_labels(jobs: pd.DataFrame) -> list[str]:
     kernel's jobs: target_name + their configuration label (the kernel and the parameters it sets)."""
     named = [fills_param_columns(row) for row in jobs.to_dict("records")]
     by_columns = jobs[pd.Series(named, index=jobs.index, dtype=bool)]
-    version = [lambda r: f"tl {r['tilelang_version']}"] if jobs["tilelang_version"].nunique() > 1 else []
+    # a version is its entry's name (two entries may import one tilelang_version): named when the jobs have several
+    names = {version_name(r) for r in jobs.to_dict("records")}
+    version = [lambda r: f"tl {version_name(r)}"] if len(names) > 1 else []
     extra = [lambda r: str(r["kernel"])] if by_columns["kernel"].nunique() > 1 else []
     if by_columns[["block_M", "block_N", "block_K"]].drop_duplicates().shape[0] > 1:
         extra.append(lambda r: f"blk {_block(r)}")

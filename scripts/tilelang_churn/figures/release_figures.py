@@ -13,6 +13,11 @@ no archive and ``divergence.csv`` says so. The command writes, under ``--out-dir
 HTML pages of ``figures/compare_pages.py`` (``index.html``, ``pages/``). Exit
 status 0 on success, 1 on a bad input (one line on stderr naming the file or the label), 2 on bad arguments.
 
+A release here is any version entry (config ``versions``: a release, a user's wheel or environment), named by its
+``version_name`` in every column, tick and legend, in version order (the TileLang version it imported, then its
+name: ``release_tables``); a version that is no release has no tag on GitHub, so its pass names link to the search
+(``resolve_pass_links``).
+
 Figures (matplotlib Agg; byte-identical on reruns: no dates or software tags in the metadata, fixed
 ``svg.hashsalt``):
 
@@ -47,11 +52,12 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
 from tilelang_churn.core import knockout_rows, pass_names, passes_table, trace_modes
-from tilelang_churn.core.releases import release_sort_key, release_text, sort_releases
+from tilelang_churn.core.jobs import config_of_job, is_release
+from tilelang_churn.core.releases import base_version, release_text, version_sort_key
 from tilelang_churn.figures import compare_pages, heatmap
 from tilelang_churn.figures import figure_style as fs
 from tilelang_churn.releases import release_envs, tilelang_source
-from tilelang_churn.tables import kernel_speed, pass_edits, release_tables, speed_attribution
+from tilelang_churn.tables import frames, kernel_speed, pass_edits, release_tables, speed_attribution
 from tilelang_churn.tables.release_tables import (
     ADDED,
     CONFIG_KEY,
@@ -116,8 +122,8 @@ def label_of_job(configs: list[Configuration], archives: Mapping[tuple, str | os
     """The label of the configuration (among CONFIGS) whose jobs lie in folders .../TARGET/SHAPE/MODE/ (``job``),
     read from their paths."""
     wanted = tuple(job.split("/"))
-    keys = {tuple(key[1:]) for key, path in archives.items() if Path(path).parent.parts[-3:] == wanted}
-    for config in configs if keys else []:  # a job key less its release is its configuration's
+    keys = {config_of_job(key) for key, path in archives.items() if Path(path).parent.parts[-3:] == wanted}
+    for config in configs if keys else []:  # a job key less its version is its configuration's
         if tuple(config.key) in keys:
             return config.label
     raise ValueError(f"--heatmap-job {job}: no job in a folder .../{job}/ among the passes.csv given")
@@ -171,7 +177,25 @@ def union_alignment(jobs: Sequence[ReleaseJob]) -> list[dict[str, int]]:
 
 
 def _release_columns(churn_df: pd.DataFrame) -> list[str]:
-    return sort_releases(str(v) for v in typed_table(churn_df)["tilelang_version"])
+    """The table's versions by name, in version order (the TileLang version each imported, then the name)."""
+    table = typed_table(churn_df)
+    return version_names(table["version_name"], table["tilelang_version"])
+
+
+def version_names(names: Iterable, versions: Iterable) -> list[str]:
+    """The distinct version names of a table's (name, imported version) cells, in version order
+    (releases.version_sort_key); a missing name is the version's own (a table written before the column)."""
+    order: dict[str, tuple] = {}
+    for name, version in zip(names, versions):
+        version = "" if _missing(version) else str(version)
+        name = version if _missing(name) or name == "" else str(name)
+        key = version_sort_key(version, name)
+        order[name] = min(order.get(name, key), key)
+    return sorted(order, key=order.__getitem__)
+
+
+def _missing(value) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value))
 
 
 def release_matrix(
@@ -403,12 +427,19 @@ def plot_release_trend(by_version: pd.DataFrame, alignment: pd.DataFrame, paths)
     if by_version.empty:
         raise ValueError("no job to plot")
     # the columns drawn from: each selection below copies every column it holds
-    drawn = ["configuration", "kernel", "mode", "tilelang_version", "pass_runs", "churn_total", "failed", "unsupported"]
+    drawn = ["configuration", "kernel", "mode", "tilelang_version", "version_name", "pass_runs", "churn_total",
+             "failed", "unsupported"]  # fmt: skip
     table = by_version[[column for column in drawn if column in by_version]].copy()
     for column in ("failed", "unsupported"):
         table[column] = _as_bool(table[column])
     table["tilelang_version"] = table["tilelang_version"].fillna("").astype(str)
-    releases = sort_releases(table["tilelang_version"])
+    # a version is its name (a table without the column: its tilelang_version), drawn in version order
+    names = table["version_name"] if "version_name" in table else table["tilelang_version"]
+    table["shown_version"] = [
+        version if _missing(name) or name == "" else str(name)
+        for name, version in zip(names, table["tilelang_version"])
+    ]
+    releases = version_names(table["shown_version"], table["tilelang_version"])
     x_of = {release: k for k, release in enumerate(releases)}
     modes = sorted(set(table["mode"]), key=lambda m: (_MODE_ORDER.get(m, len(_MODE_ORDER)), m))
     # a configuration without its mode is one line per mode panel, with one colour and marker everywhere; lines
@@ -542,9 +573,9 @@ def _trend_panel(ax, of_mode: pd.DataFrame, metric: str, x_of: dict, style: dict
         color, marker = style[line]
         dx = (k - (len(lines) - 1) / 2) * shift
         x_of_line = {release: x + dx for release, x in x_of.items()}
-        jobs = jobs.sort_values("tilelang_version", key=lambda s: s.map(release_sort_key), kind="stable")
+        jobs = jobs.sort_values("shown_version", key=lambda s: s.map(x_of), kind="stable")
         data = jobs[~jobs["unsupported"]]
-        xs = [x_of_line[r] for r in data["tilelang_version"]]
+        xs = [x_of_line[r] for r in data["shown_version"]]
         ys = [float(v) for v in data[metric]]
         ax.plot(xs, ys, linestyle="none", marker=marker, color=color, markersize=6, zorder=3)
         # one segment per consecutive pair with data on both ends; dotted when they share no pass run
@@ -552,10 +583,10 @@ def _trend_panel(ax, of_mode: pd.DataFrame, metric: str, x_of: dict, style: dict
         for old, new in zip(records, records[1:]):
             if old.unsupported or new.unsupported:
                 continue
-            kept = shared.get((old.configuration, old.tilelang_version, new.tilelang_version), 0)
+            kept = shared.get((old.configuration, old.shown_version, new.shown_version), 0)
             disjoint = kept == 0 and old.pass_runs > 0 and new.pass_runs > 0
             ax.plot(
-                [x_of_line[old.tilelang_version], x_of_line[new.tilelang_version]],
+                [x_of_line[old.shown_version], x_of_line[new.shown_version]],
                 [float(getattr(old, metric)), float(getattr(new, metric))],
                 color=color,
                 linestyle=":" if disjoint else "-",
@@ -565,7 +596,7 @@ def _trend_panel(ax, of_mode: pd.DataFrame, metric: str, x_of: dict, style: dict
         failed = data[data["failed"]]
         if len(failed):
             ax.plot(
-                [x_of_line[r] for r in failed["tilelang_version"]],
+                [x_of_line[r] for r in failed["shown_version"]],
                 [float(v) for v in failed[metric]],
                 linestyle="none",
                 marker="x",
@@ -577,7 +608,7 @@ def _trend_panel(ax, of_mode: pd.DataFrame, metric: str, x_of: dict, style: dict
         unsupported = jobs[jobs["unsupported"]]
         if len(unsupported):
             ax.plot(
-                [x_of_line[r] for r in unsupported["tilelang_version"]],
+                [x_of_line[r] for r in unsupported["shown_version"]],
                 [0.0] * len(unsupported),
                 linestyle="none",
                 marker="s",
@@ -592,7 +623,7 @@ def _trend_panel(ax, of_mode: pd.DataFrame, metric: str, x_of: dict, style: dict
 def _release_spans(ax, of_mode: pd.DataFrame, releases: list[str], with_text: bool) -> None:
     """Shade releases where no job of the mode has pass data, and say why."""
     for x, release in enumerate(releases):
-        jobs = of_mode[of_mode["tilelang_version"] == release]
+        jobs = of_mode[of_mode["shown_version"] == release]
         if len(jobs) == 0:
             why, face, hatch = "no job", "#f5f5f5", None
         elif jobs["unsupported"].all():
@@ -685,20 +716,28 @@ def write_all(
 def resolve_pass_links(
     churn_df: pd.DataFrame, release_sources: Mapping[str, str], links: release_envs.PassLinks | None = None
 ) -> dict[str, dict[str, tuple[str, str]]]:
-    """{release: {pass name: (URL, "definition" or "search")}} for every pass name each release's rows hold: the
-    factory's line in that release's source (``release_sources``: {release: its environment folder}; the
-    release installed beside the workflow needs none), else the search pattern."""
+    """{version name: {pass name: (URL, "definition" or "search")}} for every pass name each version's rows hold, in
+    version order: for a release, the factory's line in its source at its tag (``release_sources``: {version name:
+    its environment folder}; the release installed beside the workflow needs none), else the search pattern; a
+    version that is no release (a user's wheel or environment: no tag on GitHub) links every pass to the search."""
     links = links or release_envs.load_pass_links()
     installed = tilelang_source.find_installed_source()
+    churn_df = frames.with_version_names(churn_df)
     out = {}
-    for release, rows in churn_df.groupby(churn_df["tilelang_version"].astype(str), sort=False):
-        env = release_sources.get(release)
-        if env is not None:
-            source = tilelang_source.env_source(env)
-        else:
-            source = installed if installed is not None and installed.release == release else None
-        names = list(dict.fromkeys(pass_names.short_name(name) for name in rows.get("pass_id", rows["pass"])))
-        out[release] = tilelang_source.pass_links(source, release, names, links)
+    names = churn_df["version_name"].astype(str)
+    versions = dict(zip(names, churn_df["tilelang_version"].fillna("").astype(str)))
+    by_name = dict(list(churn_df.groupby(names, sort=False)))
+    for name in version_names(names, (versions[n] for n in names)):
+        rows, imported = by_name[name], versions[name]
+        released = is_release(name, imported)  # else no tag to link a line of its source to
+        release = name if released else base_version(imported)
+        source = None
+        if released and release_sources.get(name) is not None:
+            source = tilelang_source.env_source(release_sources[name])
+        elif released and installed is not None and installed.release in (name, imported):
+            source = installed
+        passes = list(dict.fromkeys(pass_names.short_name(p) for p in rows.get("pass_id", rows["pass"])))
+        out[name] = tilelang_source.pass_links(source, release, passes, links)
     return out
 
 
@@ -745,7 +784,8 @@ def figure_formats(text: str) -> list[str]:
 
 
 def release_sources(items: Iterable[str]) -> dict[str, str]:
-    """{release: environment folder} of the --release-source values, RELEASE=ENV_DIR each (ValueError if not)."""
+    """{version name: environment folder} of the --release-source values, RELEASE=ENV_DIR each, RELEASE a version's
+    name (a release's number) (ValueError if not)."""
     sources = {}
     for item in items:
         release, sep, env = item.partition("=")

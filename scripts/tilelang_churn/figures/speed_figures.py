@@ -27,7 +27,7 @@ import matplotlib.pyplot as plt
 import matplotlib.ticker as mticker
 import matplotlib.transforms as mtransforms
 
-from tilelang_churn.core.releases import release_sort_key
+from tilelang_churn.core.jobs import version_label, version_name, version_order
 from tilelang_churn.core.statuses import STATUS_WRONG
 from tilelang_churn.figures import figure_style as fs
 from tilelang_churn.tables import kernel_speed
@@ -79,7 +79,11 @@ def plot_kernel(rows: list[dict], kernel: str, paths) -> None:
             return
         labels = short_labels(rows)
         configs = list(dict.fromkeys(configuration(row) for row in rows))
-        releases = sorted({row["tilelang_version"] for row in rows}, key=release_sort_key)
+        # a version is its entry's name (kernel_speed.read_csv fills a table's without: its tilelang_version),
+        # in version order (the TileLang version it imported, then the name)
+        order = {_version(row): version_order(row) for row in rows}
+        releases = sorted(order, key=order.__getitem__)
+        shown = {_version(row): version_label(row) for row in rows}
         colour = {config: fs.SERIES_COLORS[i % len(fs.SERIES_COLORS)] for i, config in enumerate(configs)}
         marker = {release: MARKERS[i % len(MARKERS)] for i, release in enumerate(releases)}
         timed = [row for row in rows if row.get("latency_ms") is not None and row.get("status") != STATUS_WRONG]
@@ -91,7 +95,7 @@ def plot_kernel(rows: list[dict], kernel: str, paths) -> None:
                 continue
             if row in timed:
                 scatter.scatter(
-                    row["churn_total"], row["latency_ms"], color=colour[config], marker=marker[row["tilelang_version"]],
+                    row["churn_total"], row["latency_ms"], color=colour[config], marker=marker[_version(row)],
                     s=70, zorder=3, edgecolor="black", linewidth=0.5,
                 )  # fmt: skip
             else:  # not timed (or wrong): a red x on the floor of the panel, at its churn
@@ -102,12 +106,12 @@ def plot_kernel(rows: list[dict], kernel: str, paths) -> None:
         for config in configs:
             of_config = sorted(
                 (row for row in rows if configuration(row) == config),
-                key=lambda row: release_sort_key(row["tilelang_version"]),
+                key=lambda row: order[_version(row)],
             )
-            points = [(x_of[row["tilelang_version"]], row["latency_ms"]) for row in of_config if row in timed]
+            points = [(x_of[_version(row)], row["latency_ms"]) for row in of_config if row in timed]
             if points:
                 by_release.plot(*zip(*points), color=colour[config], marker="o")
-            churn = [(x_of[r["tilelang_version"]], r["churn_total"]) for r in of_config if r.get("churn_total")]
+            churn = [(x_of[_version(r)], r["churn_total"]) for r in of_config if r.get("churn_total")]
             if churn:
                 churn_axis.plot(*zip(*churn), color=colour[config], marker="o")
         churn_values = [row["churn_total"] for row in rows if row.get("churn_total") is not None]
@@ -151,7 +155,7 @@ def plot_kernel(rows: list[dict], kernel: str, paths) -> None:
             texts.append(labels[config] + (f"  [{', '.join(failed)}]" if failed else ""))
         for release in releases:
             handles.append(plt.Line2D([], [], color="grey", marker=marker[release], linestyle="", markeredgecolor="k"))
-            texts.append(f"release {release}")
+            texts.append(f"release {release}" if shown[release] == release else shown[release])
         legend_ax.legend(handles, texts, loc="upper center", ncol=3, fontsize=8.5, frameon=False)
         device = rows[0]
         fig.suptitle(
@@ -160,6 +164,11 @@ def plot_kernel(rows: list[dict], kernel: str, paths) -> None:
         )
         fs.save(fig, paths)
         plt.close(fig)
+
+
+def _version(row: dict) -> str:
+    """The row's version: its entry's name (core/jobs.py version_name)."""
+    return version_name(row)
 
 
 def _mode(rows: list[dict]) -> str:

@@ -517,9 +517,10 @@ def _timing_columns(prefix: str, timed: dict, work_kind: str, work) -> dict:
 ROW_PROVENANCE = [
     column
     for column in passes_table.PROVENANCE_COLUMNS
-    if column not in ("mode", "source", "kernel_label", "pass_configs")
-] + ["kernel_label"]  # pass_configs, a later column, is the table's last
-ROW_JOB_COLUMNS = [*ROW_PROVENANCE, "pass_configs"]  # every provenance column a GPU row carries
+    if column not in ("mode", "source", "kernel_label", "pass_configs", *passes_table.LATER_PROVENANCE)
+] + ["kernel_label"]  # pass_configs and version_name, later columns, are the table's last
+# every provenance column a GPU row carries
+ROW_JOB_COLUMNS = [*ROW_PROVENANCE, "pass_configs", *passes_table.LATER_PROVENANCE]
 DEVICE_COLUMNS = ["gpu_name", "gpu_arch", "driver_version", "cuda_version", "nvcc_version", "torch_version"]
 
 

@@ -137,6 +137,8 @@ def build_tables(passes_paths, churn_path, summary_path) -> int:
             summaries = []
             line = 2  # the first data line; the header is line 1
             for path, text, table_rows in read_tables(passes_paths):
+                # a passes.csv written before a column was added: its lines as the reader reads them, in COLUMNS
+                text = pt.in_columns(text)
                 body = text[text.index("\n") + 1 :]
                 churn.write(body)
                 data = body.encode("utf-8")

@@ -14,12 +14,28 @@ from tilelang_churn.core.jobs import JOB_KEY
 
 
 def to_frame(rows: list[dict]) -> pd.DataFrame:
-    """A DataFrame in passes_table.COLUMNS order: integer columns nullable Int64, ``changed`` nullable boolean."""
+    """A DataFrame in passes_table.COLUMNS order: integer columns nullable Int64, ``changed`` nullable boolean;
+    ``version_name`` the row's ``tilelang_version`` where a row lacks it (``with_version_names``)."""
     df = pd.DataFrame(rows, columns=pt.COLUMNS)
     for key in pt.INT_COLUMNS:
         df[key] = df[key].astype("Int64")
     df["changed"] = df["changed"].astype("boolean")
     df["seconds"] = df["seconds"].astype("Float64")
+    return with_version_names(df)
+
+
+def with_version_names(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with its key columns added since a table was first written (``version_name``: core/jobs.py) filled in
+    where a row lacks them, from their source column (passes_table.ADDED_FROM: ``tilelang_version``), as the
+    readers fill a table written before them; ``df`` itself when every row has them."""
+    for column, source in pt.ADDED_FROM.items():
+        if column not in JOB_KEY or source not in df:
+            continue
+        values = df[column] if column in df else pd.Series(pd.NA, index=df.index, dtype=object)
+        empty = values.isna() | (values.astype(object) == "")
+        if column not in df or empty.any():
+            df = df.copy() if column in df else df.assign(**{column: values})
+            df[column] = values.astype(object).where(~empty, df[source].astype(object))
     return df
 
 
@@ -47,6 +63,7 @@ def job_blocks(df: pd.DataFrame) -> tuple[pd.DataFrame, list[tuple[int, int]]]:
     per job cost a millisecond each for a table of 50 columns."""
     if df.empty:
         return df.reset_index(drop=True), []
+    df = with_version_names(df)
     job = df.groupby(JOB_KEY, sort=False, dropna=False).ngroup().to_numpy()
     ordered = (
         df.assign(_job=job)
@@ -66,4 +83,5 @@ def fresh_index(rows: pd.DataFrame) -> pd.DataFrame:
 
 def job_count(df: pd.DataFrame) -> int:
     """How many jobs (JOB_KEY) df holds, without a frame per job."""
+    df = with_version_names(df)
     return df.groupby(JOB_KEY, sort=False, dropna=False).ngroups

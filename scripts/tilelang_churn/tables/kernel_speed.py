@@ -5,8 +5,9 @@ that table joined with ``churn_summary.csv`` into ``results/gpu/churn_vs_speed.c
         --speed results/gpu/kernel_speed.csv --joined results/gpu/churn_vs_speed.csv SPEED_JSON...
 
 ``SPEED_COLUMNS`` and ``JOINED_COLUMNS`` are the schemas, each column with its meaning (docs/outputs.md shows
-the same text; a test keeps them in step). The join pairs a GPU row with the trace job of the same release
-(``tilelang_version``, compared without a local ``+...`` suffix), ``target_name``, ``kernel`` and ``params``, in
+the same text; a test keeps them in step). The join pairs a GPU row with the trace job of the same version
+(``join_version``: its ``version_name``, a release compared without a local ``+...`` suffix; a user's wheel or
+environment by its name alone), ``target_name``, ``kernel``, ``params`` and ``pass_configs``, in
 one trace mode (``--mode``: the workflow passes ``instrument`` when it is configured, the mode of every release,
 else the first configured). A GPU row without such a job keeps empty churn columns. Standard library only.
 """
@@ -97,6 +98,11 @@ SPEED_SCHEMA: list[tuple[str, str]] = [
     ("source_lines", "Lines of the generated CUDA source (kernel.get_kernel_source())."),
     ("job_seconds", "Wall time of the whole GPU job (import excluded)."),
     ("pass_configs", "The pass configs it compiled under (`tilelang.compile(pass_configs=)`), as in churn.csv."),
+    (
+        "version_name",
+        "The version entry's name (config `versions`), as in churn.csv: the release, or the name of a wheel or an "
+        "environment. A table written before the column reads as `tilelang_version`.",
+    ),
 ]
 SPEED_COLUMNS = [name for name, _ in SPEED_SCHEMA]
 
@@ -119,7 +125,7 @@ JOINED_SCHEMA: list[tuple[str, str]] = [
 ]  # fmt: skip
 JOINED_COLUMNS = [name for name, _ in JOINED_SCHEMA]
 CHURN_COLUMNS = JOINED_COLUMNS[len(SPEED_COLUMNS) :]
-JOIN_KEY = ("tilelang_version", "target_name", "kernel", "params", "pass_configs")
+JOIN_KEY = ("version_name", "target_name", "kernel", "params", "pass_configs")
 FLOAT_COLUMNS = (
     "compile_seconds", "max_abs_error", "max_rel_error", "tolerance", "latency_ms", "latency_min_ms",
     "latency_max_ms", "spread", "tflops", "gbps", "torch_latency_ms", "torch_latency_min_ms",
@@ -162,13 +168,19 @@ def read_csv(path: str | Path) -> list[dict]:
     with open(path, newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
         rows = list(reader)
-    # a table written before a column was added reads as holding its default (passes_table.ADDED_COLUMNS)
+    # a table written before a column was added reads as holding its default (passes_table.ADDED_COLUMNS), or the
+    # value of the column it comes from (passes_table.ADDED_FROM: version_name is tilelang_version)
     added = {
         column: value
         for column, value in passes_table.ADDED_COLUMNS.items()
         if column not in reader.fieldnames and column in passes_table.PROVENANCE_COLUMNS
     }
-    return [{key: _typed(key, value) for key, value in {**row, **added}.items()} for row in rows]
+    sources = {column: passes_table.ADDED_FROM[column] for column in added if column in passes_table.ADDED_FROM}
+    typed = []
+    for row in rows:
+        row = {**row, **added, **{column: row.get(source, "") for column, source in sources.items()}}
+        typed.append({key: _typed(key, value) for key, value in row.items()})
+    return typed
 
 
 def _typed(key: str, value: str):
@@ -189,10 +201,20 @@ def _typed(key: str, value: str):
 _NOT_FROM_SUMMARY = ("mode", "lowered")  # columns of the join made here, not copied from the summary
 
 
+def join_version(row: dict) -> str:
+    """The version a row joins by: its version entry's name (``version_name``), a release compared without a local
+    ``+...`` suffix (a GPU site's 0.1.14+cu128 is the trace's 0.1.14). A row whose name is the version it imported
+    (a release; a row written before the column, or a GPU row, which names none) is that release; a wheel or an
+    environment is its name, so a user's build 0.1.15+test never joins release 0.1.15."""
+    imported = row.get("tilelang_version") or ""
+    name = row.get("version_name") or imported
+    return base_version(name) if name == imported else name
+
+
 def _join_key(row: dict) -> tuple:
-    """JOIN_KEY's values, the release without a local suffix (read_csv fills a column added since a table was
+    """JOIN_KEY's values, the version as ``join_version`` (read_csv fills a column added since a table was
     written)."""
-    return (base_version(row["tilelang_version"] or ""), *(row[column] for column in JOIN_KEY[1:]))
+    return (join_version(row), *(row[column] for column in JOIN_KEY[1:]))
 
 
 def join(speed_rows: list[dict], summary_rows: list[dict], mode: str) -> list[dict]:

@@ -19,13 +19,15 @@ import json
 import sys
 from pathlib import Path
 
-from tilelang_churn.core import knockout_rows, pass_configs, pass_names, statuses
+from tilelang_churn.core import jobs, knockout_rows, pass_configs, pass_names, statuses
 
 PROG = "knockout_table.py"
 GPU_RECORD = "knockout_gpu.json"  # a GPU job's record (gpu/knockout_gpu.py)
-CONFIG_COLUMNS = ("tilelang_version", "target_name", "kernel", "params", "kernel_label", "pass_configs")
+# a configuration: its version (the version entry's name tells apart two that import one tilelang_version), kernel,
+# target and pass configs
+CONFIG_COLUMNS = ("tilelang_version", "target_name", "kernel", "params", "kernel_label", "pass_configs", "version_name")
 # a configuration apart from its pass configs: the one it is compared with when a switch is turned on
-SIBLING_COLUMNS = ("tilelang_version", "target_name", "kernel", "params")
+SIBLING_COLUMNS = ("tilelang_version", "target_name", "kernel", "params", "version_name")
 
 
 def read_configuration(record: str | Path, gpu_record: str | Path | None = None) -> list[dict]:
@@ -73,7 +75,7 @@ def add_switches(rows: list[dict]) -> list[dict]:
     baseline of the same configuration with that switch on, when the rows hold it (config pass_configs): its
     pass configs, whether the variant's generated source is that baseline's, and that baseline's GPU latency."""
     baselines = {
-        (tuple(row[c] for c in SIBLING_COLUMNS), row["pass_configs"]): row
+        (_values(row, SIBLING_COLUMNS), row["pass_configs"]): row
         for row in rows
         if row["variant"] == knockout_rows.BASELINE
     }
@@ -84,7 +86,7 @@ def add_switches(rows: list[dict]) -> list[dict]:
             configs = {**json.loads(row["pass_configs"]), **json.loads(row["switch"])}
             spelled = pass_configs.canonical(configs)
             if spelled != row["pass_configs"]:
-                switched = baselines.get((tuple(row[c] for c in SIBLING_COLUMNS), spelled))
+                switched = baselines.get((_values(row, SIBLING_COLUMNS), spelled))
         if switched is None:
             filled.append(row)
             continue
@@ -103,8 +105,14 @@ def add_switches(rows: list[dict]) -> list[dict]:
     return filled
 
 
+def _values(row: dict, columns) -> tuple:
+    """The row's cells of COLUMNS; its version's name read as jobs.version_name does (a row without one: its
+    tilelang_version)."""
+    return tuple(jobs.version_name(row) if column == "version_name" else row[column] for column in columns)
+
+
 def configuration_key(row: dict) -> tuple:
-    return tuple(row[column] for column in CONFIG_COLUMNS)
+    return _values(row, CONFIG_COLUMNS)
 
 
 def source_change(row: dict) -> int | None:

@@ -15,14 +15,21 @@ Terms
 -----
 
 - job key: ``passes_table.JOB_KEY`` (tilelang_version, target_name, M, N, K, block_M, block_N, block_K,
-  dtype, accum_dtype, threads, stages, mode) as a tuple of Python ints and strings (``job_key()``).
-- configuration: the job key without ``tilelang_version`` (``CONFIG_KEY``). Its label (column
+  dtype, accum_dtype, threads, stages, mode, kernel, params, pass_configs, version_name) as a tuple of Python ints
+  and strings (``job_key()``; a row without ``version_name``, from a table written before it, reads as its
+  ``tilelang_version``).
+- configuration: the job key without ``tilelang_version`` and ``version_name`` (``CONFIG_KEY``). Its label (column
   ``configuration``, the value of ``--heatmap-config``) is ``config_label()``, e.g.
   ``cuda-sm90 1024x1024x1024 b128x128x32 float16/float32 t128 s3 trace-env``.
-- release: a ``tilelang_version``. Releases are ordered by ``release_sort_key``: PEP 440 order through
-  ``packaging.version.Version`` when importable (0.1.7 < 0.1.7.post3 < 0.1.8rc1 < 0.1.8 < 0.1.10), else a
-  small parser giving the same order for release/pre/post/dev versions; an unparsable or empty version
-  (TileLang could not be imported) sorts last, by its text.
+- release (a version): an entry of config ``versions``, told apart and labelled by its name (``version_name``: the
+  release number for a release, the name given to a wheel or an environment), so that two entries importing the
+  same ``tilelang_version`` (a release and an environment of it) stay two. Versions are ordered by the
+  ``tilelang_version`` they imported, then their name (``version_sort_key``), releases by ``release_sort_key``: PEP
+  440 order through ``packaging.version.Version`` when importable (0.1.7 < 0.1.7.post3 < 0.1.8rc1 < 0.1.8 <
+  0.1.10), else a small parser giving the same order for release/pre/post/dev versions; an unparsable or empty
+  version (TileLang could not be imported) sorts last, by its text. A wheel named my-branch that imports
+  0.1.15+test follows 0.1.15; an environment named dev that imports 0.1.14 sits beside 0.1.14. The columns
+  ``release_old`` and ``release_new`` below hold the names.
 - pass run: a row whose status is ``changed``, ``noop`` or ``failed`` (the pass that raised, or the
   ``setup``/``lower`` stage of a failure outside any pass). ``codegen`` rows (TIR -> source, never churn)
   and an ``unsupported`` row (a mode the release lacks; one row, no counts) are not pass runs.
@@ -37,7 +44,8 @@ values; booleans are ``True``/``False``.
 
 - configuration, target_name, M, N, K, block_M, block_N, block_K, dtype, accum_dtype, threads, stages,
   mode, kernel, params: the configuration (label, then key columns; the GEMM's empty for another kernel).
-- tilelang_version: the release. source: the tool that counted added/deleted (from the job's first row).
+- tilelang_version: the TileLang version the job imported. source: the tool that counted added/deleted (from the
+  job's first row).
 - pass_runs: pass runs of the job (rows other than codegen and unsupported).
 - changed_runs: rows with status changed.
 - added_total, deleted_total, churn_total: sums of added, deleted, added+deleted over changed/noop rows.
@@ -52,6 +60,7 @@ values; booleans are ``True``/``False``.
 - generated_source_lines: lines of the generated kernel source: from a ``generated_source_lines`` (or
   ``kernel_source_lines``) column when the table has one, else ``len(kernel_source.splitlines())`` of the
   job's IR archive; empty when unknown or when lowering produced no source.
+- version_name: the version's name (the release for a release), as ``release_old``/``release_new`` name it.
 
 ``pass_alignment.csv`` (``ALIGNMENT_COLUMNS``), per configuration and pair of consecutive releases, one
 row per aligned pass run:
@@ -119,6 +128,15 @@ maximum alignment keeps (a test shows such a case), and its ``replace`` blocks w
   alignment's ``difference`` (``difference_columns``): where the IR starts to differ (``frontend`` or a pass),
   the top-level pass after which it is equal to the end, the passes that introduce a difference and those that
   edit differently on IR that already differs, and all of it in words.
+- tilelang_version_old, tilelang_version_new: the TileLang version each side imported.
+- equal_again_at: the first top-level aligned pass, from where the pair starts to behave differently on, after
+  which the normalised IR of both is equal again (``review``); empty when it never is, nothing differs, or the
+  comparison stops first. Unlike ``reconverges_at`` the IR need not stay equal to the end.
+- statement: the pair in one sentence, as the index says it (``review``): ``NEW differs from OLD from pass X;
+  reconverges at Y; the generated source differs``, X the first divergent edit (or an earlier pass that one
+  release alone runs and that introduces a difference; ``the frontend`` where only the initial IR differs),
+  ``does not reconverge`` when the IR is never equal again, ``NEW is the same as OLD at every pass`` when nothing
+  differs; where the comparison stops early, why (``NEW fails at P``).
 
 Normalisation of printed IR (``normalize_ir``), and nothing else:
 
@@ -160,8 +178,8 @@ import pandas as pd
 
 from tilelang_churn.core import ir_archive, pass_names, statuses
 from tilelang_churn.core import passes_table as pt
-from tilelang_churn.core.jobs import CONFIG_KEY, JOB_KEY, config_key, distinct_config_labels, job_key
-from tilelang_churn.core.releases import release_sort_key, release_text
+from tilelang_churn.core.jobs import CONFIG_KEY, JOB_KEY, config_key, distinct_config_labels, job_key, version_name
+from tilelang_churn.core.releases import release_text, version_sort_key
 from tilelang_churn.tables import frames, pass_edits
 
 _INT_KEY = [column for column in JOB_KEY if column in pt.INT_COLUMNS]
@@ -187,6 +205,9 @@ BY_VERSION_COLUMNS = [
     "first_error",
     "unsupported",
     "generated_source_lines",
+    # added with version entries that are no release (a wheel, an environment): the entry's name, which the other
+    # tables' release_old/release_new hold (tilelang_version stays the version the job imported)
+    "version_name",
 ]
 ALIGNMENT_COLUMNS = [
     "configuration",
@@ -250,6 +271,12 @@ DIVERGENCE_COLUMNS = [
     "introduced_by",
     "edits_differ_at",
     "difference_summary",
+    # added with version entries: the TileLang version each side imported (release_old/release_new: their names),
+    # where the IR is equal again after the first divergence, and the pair in one sentence (the index's)
+    "tilelang_version_old",
+    "tilelang_version_new",
+    "equal_again_at",
+    "statement",
 ]
 OUTPUT_TABLES = ("churn_by_version.csv", "pass_alignment.csv", "divergence.csv")
 
@@ -274,11 +301,17 @@ class ReleaseJob:
     the spec), its rows (by step) and its pass runs (by step)."""
 
     key: tuple
-    release: str
+    release: str  # the version entry's name (version_name): what tells the version apart, and labels it
     rows: pd.DataFrame
     runs: pd.DataFrame
     failed: bool
     unsupported: bool
+    tilelang_version: str = ""  # the TileLang version the job imported: what orders the versions
+
+    @property
+    def order(self) -> tuple:
+        """Where the job's version sorts: the version it imported in release order, then its name."""
+        return version_sort_key(self.tilelang_version, self.release)
 
     def run_list(self) -> list[dict]:
         """The pass runs as dicts (by position), made once: row access on a DataFrame costs far more."""
@@ -331,10 +364,10 @@ def typed_table(churn_df: pd.DataFrame) -> pd.DataFrame:
     """A typed copy of a churn table: nullable ints, plain strings, boolean ``changed``; any extra columns
     (``seconds``, source-line counts) kept."""
     required = ("step", "pass", "status", "added", "deleted", "changed", "error", "source", *JOB_KEY)
-    missing = [c for c in required if c not in churn_df.columns]
+    missing = [c for c in required if c not in churn_df.columns and c not in pt.ADDED_FROM]
     if missing:
         raise ValueError(f"churn table lacks columns {missing}")
-    df = churn_df.copy()
+    df = frames.with_version_names(churn_df.copy())  # a table without version_name: each job's tilelang_version
     df["pass_id"] = df["pass_id"].astype(object) if "pass_id" in df else df["pass"]
     for column in ("step", "added", "deleted", *_INT_KEY):
         df[column] = pd.to_numeric(df[column].replace("", None)).astype("Int64")
@@ -377,7 +410,8 @@ def configurations(churn_df: pd.DataFrame) -> list[Configuration]:
     for (start, stop), first in zip(bounds, firsts):
         job = ReleaseJob(
             key=job_key(first),
-            release=str(first["tilelang_version"]),
+            release=version_name(first),
+            tilelang_version=str(first["tilelang_version"]),
             rows=frames.fresh_index(ordered.iloc[start:stop]),
             runs=frames.fresh_index(all_runs.iloc[runs_before[start] : runs_before[stop]]),
             failed=bool((status[start:stop] == FAILED).any()),
@@ -389,7 +423,7 @@ def configurations(churn_df: pd.DataFrame) -> list[Configuration]:
     labels = distinct_config_labels(first_rows)
     out = []
     for ckey in sorted(by_config, key=_sortable):
-        jobs = sorted(by_config[ckey], key=lambda j: release_sort_key(j.release))
+        jobs = sorted(by_config[ckey], key=lambda j: j.order)
         out.append(Configuration(ckey, labels[ckey], jobs))
     return out
 
@@ -514,13 +548,14 @@ def churn_by_version(
             records.append(
                 {
                     **config.columns(),
-                    "tilelang_version": job.release,
+                    "tilelang_version": job.tilelang_version,
                     "source": job.rows["source"].iloc[0],
                     **counts,
                     "failed": job.failed,
                     "first_error": problems.iloc[0] if len(problems) else "",
                     "unsupported": job.unsupported,
                     "generated_source_lines": _int_or_na(source_lines),
+                    "version_name": job.release,
                 }
             )
     out = pd.DataFrame(records, columns=BY_VERSION_COLUMNS)
@@ -966,6 +1001,8 @@ def _divergence_row(old: ReleaseJob, new: ReleaseJob, edits: pass_edits.EditCach
         "kept_runs": sum(op == KEPT for op, _, _ in ops),
         "removed_runs": sum(op == REMOVED for op, _, _ in ops),
         "added_runs": sum(op == ADDED for op, _, _ in ops),
+        "tilelang_version_old": old.tilelang_version,
+        "tilelang_version_new": new.tilelang_version,
     }
     notes: list[str] = _renamed_passes(old, new, ops)
     if row["kept_runs"] == 0 and len(old.runs) and len(new.runs):
@@ -975,6 +1012,7 @@ def _divergence_row(old: ReleaseJob, new: ReleaseJob, edits: pass_edits.EditCach
             notes.append(f"mode unsupported in {release_text(job.release)}")
     loaded = [edits.archive(old), edits.archive(new)]
     problems = [item for item in loaded if isinstance(item, str)]
+    states = None
     if problems:
         notes.extend(problems)
     else:
@@ -983,7 +1021,86 @@ def _divergence_row(old: ReleaseJob, new: ReleaseJob, edits: pass_edits.EditCach
         states = ir_states(old, new, ops, edits)
         row.update(difference_columns(old, new, ops, states, row.get("initial_ir_differs")))
     row["note"] = "; ".join(notes)
+    row.update(review(old, new, ops, states, row))
     return row
+
+
+def _divergence_start(old: ReleaseJob, new: ReleaseJob, ops: list, states: list[dict], row: dict):
+    """Where the pair starts to behave differently: (its aligned position, its words) for the first pass whose edit
+    differs (``first_divergent_edit``: the IR may differ before any pass, the edits say which pass acts otherwise),
+    or an earlier pass that introduces a difference (one release alone runs it); (0, "the frontend") where only
+    the IR handed to the first pass differs; None where nothing differs."""
+    found = []
+    if row.get("first_divergent_edit"):
+        steps = (row["first_divergent_edit_step_old"], row["first_divergent_edit_step_new"])
+        found += [
+            p
+            for p, (op, i, j) in enumerate(ops)
+            if op == KEPT and (int(old.run_list()[i]["step"]), int(new.run_list()[j]["step"])) == steps
+        ][:1]
+    found += [p for p, state in enumerate(states) if state["difference"] == INTRODUCED][:1]
+    if found:
+        position = min(found)
+        op = ops[position][0]
+        alone = "" if op == KEPT else f" (run by {release_text((old if op == REMOVED else new).release)} only)"
+        return position, f"pass {_pass_at(ops, position, old, new)}{alone}"
+    if row.get("initial_ir_differs") is True:
+        return 0, "the frontend"
+    return None
+
+
+def _stop_words(old: ReleaseJob, new: ReleaseJob, ops: list, position: int) -> str:
+    """Why the IR is not compared from ``position`` on: the release whose run fails there, else the last pass
+    compared (an archive that lacks a step)."""
+    _, i, j = ops[position]
+    for job, index in ((new, j), (old, i)):
+        if index is not None and job.run_list()[index]["status"] == FAILED:
+            return f"{release_text(job.release)} fails at {job.label(job.run_list()[index])}"
+    if position == 0:
+        return "the IR is not compared past the frontend"
+    return f"the IR is not compared past {_pass_at(ops, position - 1, old, new)}"
+
+
+def review(old: ReleaseJob, new: ReleaseJob, ops: list, states: list[dict] | None, row: dict) -> dict:
+    """divergence.csv's ``equal_again_at`` and ``statement``: the pair in one sentence, as the index says it, e.g.
+    ``0.1.15 differs from 0.1.14 from pass LowerTileOp; reconverges at Simplify; the generated source differs``.
+    The divergence is ``_divergence_start``'s; it reconverges at the first top-level pass at or after it after which
+    the IR of both is equal (``ir_equal_after``; a nested run's IR is an intermediate inside its parent), and does
+    not when none is; where the comparison stops before (a failed run, an archive that lacks a step), it says so.
+    ``states`` None: no IR to compare (no archive)."""
+    o, n = release_text(old.release), release_text(new.release)
+    source_differs = row.get("source_differs")
+    source = {True: "the generated source differs", False: "the generated source is the same"}.get(
+        None if source_differs is None or source_differs is pd.NA else bool(source_differs)
+    )
+    if states is None:
+        unsupported = [release_text(job.release) for job in (old, new) if job.unsupported]
+        what = f"the mode is unsupported in {' and '.join(unsupported)}" if unsupported else "no IR to compare"
+        return {"equal_again_at": "", "statement": f"{n} and {o}: {what}"}
+    if source is None:
+        source = "no generated source to compare"
+    unknown = next((p for p, state in enumerate(states) if state["difference"] is None), None)
+    start = _divergence_start(old, new, ops, states, row)
+    if start is None:
+        if unknown is None:
+            said = f"{n} is the same as {o} at every pass"
+        elif unknown == 0:
+            said = f"{n} and {o}: {_stop_words(old, new, ops, 0)}"
+        else:
+            said = f"{n} is the same as {o} up to {_pass_at(ops, unknown - 1, old, new)}; "
+            said += _stop_words(old, new, ops, unknown)
+        return {"equal_again_at": "", "statement": f"{said}; {source}"}
+    position, words = start
+    again, end = "", "does not reconverge"
+    for p in range(position, len(ops)):
+        if states[p]["difference"] is None:
+            end = _stop_words(old, new, ops, p)
+            break
+        if states[p]["ir_equal_after"] and not _nested(ops[p], old, new):
+            again = _pass_at(ops, p, old, new)
+            end = f"reconverges at {again}"
+            break
+    return {"equal_again_at": again, "statement": f"{n} differs from {o} from {words}; {end}; {source}"}
 
 
 def _first_divergent_edit(old: ReleaseJob, new: ReleaseJob, ops: list, edits_old: dict, edits_new: dict, notes) -> dict:
@@ -1062,9 +1179,10 @@ def divergence(
         out[column] = out[column].astype("Int64")
     for column in ("initial_ir_differs", "final_ir_differs", "ir_identical_throughout", "source_differs"):
         out[column] = out[column].astype("boolean")
-    for column in ("first_divergent_pass", "note", "first_divergent_edit", *DIFFERENCE_TEXT_COLUMNS):
+    for column in ("first_divergent_pass", "note", "first_divergent_edit", *DIFFERENCE_TEXT_COLUMNS, *REVIEW_COLUMNS):
         out[column] = out[column].astype(object).fillna("").astype(str)
     return out
 
 
 DIFFERENCE_TEXT_COLUMNS = ("differs_from", "reconverges_at", "introduced_by", "edits_differ_at", "difference_summary")
+REVIEW_COLUMNS = ("tilelang_version_old", "tilelang_version_new", "equal_again_at", "statement")

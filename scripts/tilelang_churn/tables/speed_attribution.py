@@ -1,7 +1,8 @@
 """results/compare/speed_attribution.csv: which passes explain a kernel's speed moving between two releases.
 
 With two or more releases and ``gpu: true``, for every configuration (target, kernel, params, pass configs)
-whose GPU latency moves between consecutive releases by more than the two timings' spread (the ranges of the
+whose GPU latency moves between consecutive versions (releases, or a user's wheel or environment: by name, in
+version order, kernel_speed.join_version) by more than the two timings' spread (the ranges of the
 repeats, ``latency_min_ms``..``latency_max_ms``, do not overlap), one row: both latencies, the comparison's first
 divergent pass and edit (divergence.csv, in the mode the trace of every release has: instrument when
 configured), and, from the pass knockout (config ``knockout``, GPU columns):
@@ -29,7 +30,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tilelang_churn.core import passes_table, statuses
-from tilelang_churn.core.releases import base_version, release_sort_key
+from tilelang_churn.core.releases import version_sort_key
+from tilelang_churn.tables.kernel_speed import join_version
 
 HALFWAY = 0.5  # a knockout's share of the way between the releases' latencies: within HALFWAY of all the way
 CONFIG = ("target_name", "kernel", "params", "pass_configs")
@@ -41,7 +43,8 @@ ATTRIBUTION_SCHEMA: list[tuple[str, str]] = [
     ("kernel", "As in churn.csv."),
     ("params", "As in churn.csv."),
     ("pass_configs", "As in churn.csv."),
-    ("release_old", "The older of the two consecutive releases."),
+    ("release_old", "The older of the two consecutive versions, by its name (a release's number; a wheel's or an "
+     "environment's name: config `versions`)."),
     ("release_new", "The newer."),
     ("latency_old_ms", "The older release's latency_ms (kernel_speed.csv: median ms per launch)."),
     ("latency_old_min_ms", "Its fastest repeat."),
@@ -91,6 +94,13 @@ def read_csv(path) -> list[dict]:
 
 def _key(row: dict) -> tuple:
     return tuple(row[column] for column in CONFIG)
+
+
+def _compared(row: dict, side: str) -> str:
+    """One side of a divergence.csv row as ``join_version`` names it: its version's name (``release_SIDE``) and the
+    TileLang version it imported (``tilelang_version_SIDE``; a row without it: the name, a release's as before)."""
+    name = row[f"release_{side}"]
+    return join_version({"version_name": name, "tilelang_version": row.get(f"tilelang_version_{side}") or name})
 
 
 def moved(old: dict, new: dict) -> bool:
@@ -150,20 +160,19 @@ def attribute(
     by_config: dict[tuple, dict[str, dict]] = {}
     for row in speed_rows:
         if row.get("status") == statuses.STATUS_OK and row.get("latency_ms") is not None:
-            by_config.setdefault(_key(row), {})[base_version(row["tilelang_version"])] = row
+            by_config.setdefault(_key(row), {})[join_version(row)] = row
     available = modes or sorted({row["mode"] for row in divergence_rows})
     mode = RELEASE_MODE if RELEASE_MODE in available else (available[0] if available else None)
     divergence = {
-        (_key(row), base_version(row["release_old"]), base_version(row["release_new"])): row
-        for row in divergence_rows
-        if row["mode"] == mode
+        (_key(row), _compared(row, "old"), _compared(row, "new")): row for row in divergence_rows if row["mode"] == mode
     }
     knockout: dict[tuple, list[dict]] = {}
     for row in knockout_rows or []:
-        knockout.setdefault((_key(row), base_version(row["tilelang_version"])), []).append(row)
+        knockout.setdefault((_key(row), join_version(row)), []).append(row)
     rows = []
     for key, releases in by_config.items():
-        ordered = sorted(releases, key=release_sort_key)
+        # version order: the TileLang version each imported, then the name (releases.version_sort_key)
+        ordered = sorted(releases, key=lambda name: version_sort_key(releases[name]["tilelang_version"] or "", name))
         for older, newer in zip(ordered, ordered[1:]):
             old, new = releases[older], releases[newer]
             if not moved(old, new):
