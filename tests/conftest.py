@@ -30,6 +30,7 @@ SLOW_FIXTURES |= {"no_gpu_run"}  # tests/test_gpu_stage.py: a real (one-job) wor
 SLOW_FIXTURES |= {"knockout_run"}  # tests/test_knockout_workflow.py: a workflow run with config knockout
 SLOW_FIXTURES |= {"two_checkouts"}  # tests/test_trace_cache.py: two workflow runs sharing a cache
 SLOW_FIXTURES |= {"styles_run"}  # tests/test_kernel_styles.py: kernels in TileLang's styles, a workflow run
+SLOW_FIXTURES |= {"maintainer_run", "environment_run"}  # tests/test_any_version.py: builds and workflow runs
 SLOW_MODULES = {"test_workflow_failures", "test_trace_batch", "test_batch_signals", "test_release_mismatch"}
 SLOW_MODULES |= {"test_shared_lowering"}
 

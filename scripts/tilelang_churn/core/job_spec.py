@@ -74,7 +74,6 @@ class JobSpec:
         """The provenance columns of every row of this job (passes_table.PROVENANCE_COLUMNS)."""
         return {
             "tilelang_version": tilelang_version,
-            "version_name": self.version_name or tilelang_version,
             "target_name": self.target_name,
             "target": self.target_json,
             **{name: self.params[name] if name in self.columns else None for name in passes_table.PARAM_COLUMNS},
@@ -84,6 +83,7 @@ class JobSpec:
             "params": canonical(self.params),
             "kernel_label": self.kernel_label + pass_configs.label(self.pass_configs),
             "pass_configs": pass_configs.canonical(self.pass_configs),
+            "version_name": self.version_name or tilelang_version,
         }
 
     @property

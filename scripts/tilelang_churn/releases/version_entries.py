@@ -303,6 +303,7 @@ def _normalized(name: str) -> str:
 def print_checked_versions(values: list[str]) -> int:
     """Each release checked as the config key `versions` checks it (version_entries.resolve), then described in
     one line (its pins and where they come from); the exit status of ``release_envs.exit_status``."""
+
     def check() -> None:
         for entry in resolve(values, release_envs.installed_release()):
             if entry.kind == "installed":

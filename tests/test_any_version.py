@@ -1,0 +1,243 @@
+"""Any TileLang as a version (config versions): a maintainer's own wheel beside the release it was made from, an
+environment used as it is, a release the data file does not list. Real builds, real lowerings, real workflow runs."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import REPO, make_workdir, require_tilelang, run_script, snakemake
+from maintainer_build import wheel_of_installed
+from tilelang_churn.core import passes_table as pt
+from tilelang_churn.grid import config_checks, job_grid
+from tilelang_churn.releases import release_envs, release_process
+
+DROPPED = "DecoupleTypeCast"  # a pass of 0.1.15's CUDA pipeline that changes the 200^3 GEMM's IR
+PIPELINE = "tilelang/cuda/pipeline.py"
+SHAPE = "200x200x200_b64x64x32"
+
+
+def drop_line(text: str, pass_name: str) -> str:
+    line = f"    mod = tilelang.transform.{pass_name}()(mod)\n"
+    assert text.count(line) == 1, f"{pass_name} is not called once in {PIPELINE}"
+    return text.replace(line, "", 1)
+
+
+def small_config(workdir: Path, versions: list, **more) -> Path:
+    """The 200^3 GEMM on cuda-sm90 in mode instrument, for VERSIONS."""
+    config = {
+        "versions": versions,
+        "shapes": [{"M": 200, "N": 200, "K": 200, "block": [64, 64, 32]}],
+        "targets": ["cuda-sm90"],
+        "modes": ["instrument"],
+        "kernels": [],
+        "job_figures": False,
+        "book_reference": {"target": "cuda-sm90", "shape": SHAPE},
+        **more,
+    }
+    path = workdir / "versions.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def run(workdir: Path, config: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    proc = snakemake(workdir, "--cores", "2", "--configfile", str(config), env=env)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    return proc
+
+
+# What TileLang itself runs: every pass TVM's instrument sees while tilelang.lower lowers the GEMM, in order
+ASK_PASSES = """
+import importlib.util, json, sys
+import tilelang, tvm
+spec = importlib.util.spec_from_file_location("gemm", sys.argv[1])
+gemm = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(gemm)
+names = []
+
+@tvm.instrument.pass_instrument
+class Names:
+    def run_before_pass(self, mod, info):
+        names.append(info.name)
+
+func = gemm.build(M=200, N=200, K=200, block_M=64, block_N=64, block_K=32)
+target = tvm.target.Target({"kind": "cuda", "arch": "sm_90"})
+with target, tvm.transform.PassContext(instruments=[Names()]):
+    tilelang.lower(func, target=target)
+print(json.dumps(names))
+"""
+
+
+def passes_tilelang_runs(python: str) -> list[str]:
+    proc = subprocess.run([python, "-c", ASK_PASSES, str(REPO / "workflow" / "kernels" / "gemm.py")],
+                          capture_output=True, text=True, timeout=600, env=release_process.release_environ(),
+                          check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def read_csv(path: Path) -> list[dict]:
+    with open(path, newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+@pytest.fixture(scope="session")
+def maintainer_run(tmp_path_factory):
+    """0.1.15 (installed) beside my-branch: 0.1.15's files with DecoupleTypeCast dropped from its CUDA
+    pipeline, re-zipped as the wheel 0.1.15+test."""
+    require_tilelang()
+    root = tmp_path_factory.mktemp("maintainer")
+    wheels = root / "dist"
+    wheels.mkdir()
+    wheel = wheel_of_installed(wheels, "test", {PIPELINE: lambda text: drop_line(text, DROPPED)})
+    workdir = make_workdir(root / "work")
+    installed = release_envs.installed_release()
+    config = small_config(workdir, [installed, {"name": "my-branch", "wheel": str(wheel)}],
+                          release_env_dir=str(root / "envs"))  # fmt: skip
+    run(workdir, config)
+    return workdir, wheel, config
+
+
+@pytest.fixture(scope="session")
+def maintainer_rerun(maintainer_run):
+    """The same run after the wheel was rebuilt with another edit (a new sha256): the stamps of every job's
+    run.json before and after."""
+    workdir, wheel, config = maintainer_run
+    runs = workdir / "results" / "runs"
+    before = {path: path.stat().st_mtime_ns for path in runs.glob("*/*/*/*/run.json")}
+    results = {path: path.stat().st_mtime_ns for path in (workdir / "results").rglob("*") if path.is_file()}
+    wheel.unlink()
+
+    def edit(text: str) -> str:
+        return drop_line(text, DROPPED).replace("def ", "# rebuilt\ndef ", 1)
+
+    rebuilt = wheel_of_installed(wheel.parent, "test", {PIPELINE: edit})
+    assert rebuilt == wheel
+    run(workdir, config)
+    after = {path: path.stat().st_mtime_ns for path in runs.glob("*/*/*/*/run.json")}
+    return before, after, results
+
+
+def test_the_dropped_pass_is_where_the_comparison_says_the_build_diverges(maintainer_run):
+    """TileLang's own pass sequences (each interpreter asked) differ by the dropped pass; the tables say so: a
+    removed row for it, and the first divergent edit in its neighbourhood (it, or the pass after it)."""
+    workdir, _, config = maintainer_run
+    release_passes = passes_tilelang_runs(sys.executable)
+    branch_python = str(workdir.parent / "envs" / "tilelang-my-branch" / "bin" / "python")
+    branch_passes = passes_tilelang_runs(branch_python)
+    dropped_at = [i for i, name in enumerate(release_passes) if name.endswith(DROPPED)]
+    assert len(dropped_at) == 1 and not any(name.endswith(DROPPED) for name in branch_passes)
+    assert release_passes[: dropped_at[0]] + release_passes[dropped_at[0] + 1 :] == branch_passes
+    after = release_passes[dropped_at[0] + 1].rsplit(".", 1)[-1]
+
+    # the rows of each version are TileLang's passes, in its order (column pass: TVM's name's last part)
+    rows = pt.read_rows(workdir / "results" / "churn.csv")
+    for name, passes in (("my-branch", branch_passes), (release_envs.installed_release(), release_passes)):
+        traced = [row["pass"] for row in rows if row["version_name"] == name and row["status"] != pt.STATUS_CODEGEN]
+        assert traced == [p.rsplit(".", 1)[-1] for p in passes], name
+    assert {row["tilelang_version"] for row in rows if row["version_name"] == "my-branch"} == {"0.1.15+test"}
+
+    alignment = read_csv(workdir / "results" / "compare" / "pass_alignment.csv")
+    assert [row["pass_old"] for row in alignment if row["op"] != "kept"] == [DROPPED]
+    (divergence,) = read_csv(workdir / "results" / "compare" / "divergence.csv")
+    assert (divergence["release_old"], divergence["release_new"]) == (release_envs.installed_release(), "my-branch")
+    # equal IR up to the gap; the dropped pass is where it starts to differ, the pass after it the first kept one
+    assert divergence["initial_ir_differs"] == "False"
+    assert divergence["differs_from"] == DROPPED, divergence
+    assert divergence["first_divergent_pass"] == after, divergence
+
+
+def test_the_build_is_recorded_by_name_with_its_wheel(maintainer_run):
+    workdir, wheel, _ = maintainer_run
+    rows = {row["version_name"]: row for row in read_csv(workdir / "results" / "versions.csv")}
+    branch = rows["my-branch"]
+    assert branch["kind"] == "wheel" and branch["tilelang_version"] == "0.1.15+test"
+    assert branch["wheel_sha256"] == hashlib.sha256(wheel.read_bytes()).hexdigest()
+    assert branch["pins_from"] == "0.1.15" and branch["probed_from"] == "package"
+    assert "instrument" in branch["modes"].split()
+    assert rows[release_envs.installed_release()]["kind"] == "installed"
+    runs = workdir / "results" / "runs" / "my-branch"
+    info = json.loads(next(runs.glob("*/*/instrument/run.json")).read_text())
+    assert info["tilelang_install"]["distribution_version"] == "0.1.15+test"
+    assert info["tilelang_install"]["url"].endswith(wheel.name)
+
+
+def test_a_rebuilt_wheel_retraces_that_version_and_nothing_else(maintainer_rerun):
+    before, after, _ = maintainer_rerun
+    assert set(before) == set(after)
+    changed = {path.parts[-5] for path in before if after[path] != before[path]}
+    assert changed == {"my-branch"}
+
+
+def test_the_index_reads_like_a_code_review(maintainer_run):
+    workdir, _, _ = maintainer_run
+    index = (workdir / "results" / "compare" / "index.html").read_text(encoding="utf-8")
+    (divergence,) = read_csv(workdir / "results" / "compare" / "divergence.csv")
+    assert f"my-branch differs from {release_envs.installed_release()} from pass" in index
+    assert divergence["first_divergent_edit"] in index
+
+
+@pytest.fixture(scope="session")
+def environment_run(tmp_path_factory, release_envs_dir):
+    """0.1.14 twice: as a release the data file does not list (a copy of it without 0.1.14's entry), and as an
+    environment entry, a venv made here with 0.1.14 (uv), used through `python:`; the venv's files before and after."""
+    require_tilelang()
+    root = tmp_path_factory.mktemp("environment")
+    marker = release_envs.build_env("0.1.14", root / "venvs", requirements=REPO / "requirements.txt")
+    python = marker.parent / "bin" / "python"
+    for cache in list(marker.parent.rglob("__pycache__")):  # as uv installs it: no bytecode (the build imported it)
+        shutil.rmtree(cache)
+    venv_files = {path: (path.stat().st_size, path.stat().st_mtime_ns) for path in marker.parent.rglob("*")}
+    data = yaml.safe_load(release_envs.RELEASES_FILE.read_text())
+    del data["releases"]["0.1.14"]
+    release_data = root / "releases_without_0.1.14.yaml"
+    release_data.write_text(yaml.safe_dump(data))
+    workdir = make_workdir(root / "work")
+    config = small_config(workdir, ["0.1.14", {"name": "dev", "python": str(python)}],
+                          release_env_dir=str(release_envs_dir))  # fmt: skip
+    # bytecode written as a user's shell writes it (a developer's may say PYTHONDONTWRITEBYTECODE)
+    environ = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    proc = run(workdir, config, env={**environ, "TILELANG_CHURN_RELEASE_DATA": str(release_data)})
+    after = {path: (path.stat().st_size, path.stat().st_mtime_ns) for path in marker.parent.rglob("*")}
+    return workdir, proc, venv_files, after
+
+
+def test_an_environment_entry_is_used_as_it_is(environment_run):
+    workdir, _, before, after = environment_run
+    assert after == before, "the workflow wrote into the environment"
+    rows = pt.read_rows(workdir / "results" / "churn.csv")
+    assert {row["tilelang_version"] for row in rows if row["version_name"] == "dev"} == {"0.1.14"}
+
+
+def test_an_unlisted_release_is_probed_recorded_and_traced_as_the_listed_one(environment_run, release_envs_dir):
+    """0.1.14 without its entry: a warning, its capabilities in versions.csv, and the rows the listed 0.1.14 gives
+    (its job as the grid of the release data makes it, traced alone), apart from the timings."""
+    workdir, proc, _, _ = environment_run
+    cfg = yaml.safe_load((workdir / "versions.yaml").read_text())
+    grid = job_grid.build_grid(config_checks.validate_config({**cfg, "versions": ["0.1.14"]}))
+    (job,) = grid.jobs.values()
+    listed = workdir.parent / "listed"
+    proc_listed = run_script(*job.args, "--out", str(listed))
+    assert proc_listed.returncode == 0, proc_listed.stderr[-3000:]
+    assert "TileLang 0.1.14 is not in" in proc.stdout + proc.stderr
+    rows = {row["version_name"]: row for row in read_csv(workdir / "results" / "versions.csv")}
+    assert rows["0.1.14"]["listed"] == "false" and rows["0.1.14"]["pins_from"] == "0.1.13"
+    assert rows["0.1.14"]["probed_from"] == "environment" and rows["0.1.14"]["lower_trace"] == "true"
+
+    def traced(run: Path, version: str) -> list[tuple]:
+        path = run / "results" / "runs" / version / "cuda-sm90" / SHAPE / "instrument" / "passes.csv"
+        return [tuple(v for k, v in row.items() if k != "seconds") for row in pt.read_rows(path)]
+
+    assert traced(workdir, "0.1.14") == [
+        tuple(v for k, v in row.items() if k != "seconds") for row in pt.read_rows(listed / "passes.csv")
+    ]
+    # the environment entry lowered with the same TileLang: the same rows but for its name
+    assert [row[:-1] for row in traced(workdir, "dev")] == [row[:-1] for row in traced(workdir, "0.1.14")]
