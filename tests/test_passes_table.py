@@ -100,3 +100,15 @@ def test_one_failed_row_for_every_maker():
     }
     assert passes_table.failed_row(0, "trace-env", "setup", "ran past\n  --> x")["error"] == "ran past\n  --> x"
     assert list(passes_table.PassRow.__annotations__) == passes_table.COLUMNS  # the typed row is the schema's
+
+
+def test_every_versions_column_is_documented():
+    from tilelang_churn.tables import version_table
+
+    text = README.read_text()
+    section = text[text.index("## versions.csv") :]
+    section = section[: section.index("\n## ", 1)]
+    documented = [
+        name for row in re.findall(r"^\| (`[^|]+`) \|", section, re.M) for name in re.findall(r"`(\w+)`", row)
+    ]
+    assert documented == list(version_table.COLUMNS)

@@ -29,7 +29,7 @@ rule release_env:
         identity=lambda wildcards: GRID.entries[wildcards.version].identity,
     shell:
         "python3 {params.script:q} build --version {wildcards.version:q} --root {params.root:q}"
-        " --requirements {params.requirements:q} --log {log:q} {params.entry}"
+        " --requirements {params.requirements:q} --log {log:q} {params.entry:q}"
 
 
 # Trace jobs run in batches (scripts/trace_batch.py; batches.Batch): one process per batch of at most

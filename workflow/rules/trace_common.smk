@@ -2,7 +2,6 @@
 
 import functools
 import math
-import shlex
 
 from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
@@ -14,13 +13,13 @@ def release_env_markers(wildcards=None) -> dict:
             if GRID.builds_environment(version)}  # fmt: skip
 
 
-def release_env_args(wildcards) -> str:
-    """The build's arguments beyond the release: a wheel's file, pins given in the config."""
+def release_env_args(wildcards) -> list:
+    """The build's arguments beyond the release (each quoted by the rule): a wheel's file, pins given in the config."""
     entry = GRID.entries[wildcards.version]
     args = ["--wheel", str(Path(entry.wheel).absolute())] if entry.kind == "wheel" else []
     if entry.kind == "wheel" and entry.pins_from is None:
         args += [arg for pin in entry.pins for arg in ("--pin", pin.requirement)]
-    return shlex.join(args)
+    return args
 
 
 def get_release_env(version: str):

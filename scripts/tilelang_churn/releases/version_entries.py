@@ -179,7 +179,7 @@ def _wheel_entry(name: str, value: dict, where: str, known: dict[str, Release]) 
     path = value["wheel"]
     if not isinstance(path, str) or not path:
         raise ReleaseError(f"{where}.wheel: {path!r} is not a path to a .whl file")
-    wheel = Path(path)
+    wheel = Path(path).expanduser()
     if not wheel.is_file():
         raise ReleaseError(f"{where}.wheel: {path!r} does not exist (relative paths are from {Path.cwd()})")
     metadata = release_envs.wheel_metadata(wheel, f"{where}.wheel")
@@ -199,8 +199,8 @@ def _wheel_entry(name: str, value: dict, where: str, known: dict[str, Release]) 
         pins, pins_from = nearest.pins, nearest.version
     source = tilelang_source.SourceTree.from_path(wheel)
     return VersionEntry(
-        name, "wheel", version, pins, pins_from, listed=False, wheel=path, wheel_sha256=release_envs.file_sha256(wheel),
-        capabilities=capabilities.probe(source),
+        name, "wheel", version, pins, pins_from, listed=False, wheel=str(wheel),
+        wheel_sha256=release_envs.file_sha256(wheel), capabilities=capabilities.probe(source),
     )  # fmt: skip
 
 
@@ -258,6 +258,7 @@ def probe_interpreter(python: str, where: str) -> dict:
 def _python_entry(name: str, python, where: str) -> VersionEntry:
     if not isinstance(python, str) or not python:
         raise ReleaseError(f"{where}.python: {python!r} is not a path to an interpreter")
+    python = str(Path(python).expanduser())
     found = probe_interpreter(python, f"{where}.python")
     package = Path(found["package_dir"])
     return VersionEntry(
