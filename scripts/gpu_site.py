@@ -15,7 +15,9 @@ from tilelang_churn.gpu import gpu_site
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gpu_site.py", description=gpu_site.__doc__.split("\n\n")[0])
-    parser.add_argument("--version", required=True)
+    parser.add_argument("--version", required=True, help="a release, or with --wheel the name of that wheel's entry")
+    parser.add_argument("--wheel", help="install this TileLang wheel (a user's build) instead of a release")
+    parser.add_argument("--pin", action="append", default=[], metavar="NAME==VERSION", help="an extra pin (repeatable)")
     parser.add_argument("--dest", required=True)
     parser.add_argument(
         "--pip-args", default="", help="more pip options, one string (e.g. --no-index --find-links DIR)"
@@ -25,7 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return gpu_site.install_site(args.version, args.dest, args.pip_args)
+    return gpu_site.install_site(args.version, args.dest, args.pip_args, args.wheel, args.pin or None)
 
 
 if __name__ == "__main__":

@@ -241,3 +241,19 @@ def test_an_unlisted_release_is_probed_recorded_and_traced_as_the_listed_one(env
     ]
     # the environment entry lowered with the same TileLang: the same rows but for its name
     assert [row[:-1] for row in traced(workdir, "dev")] == [row[:-1] for row in traced(workdir, "0.1.14")]
+
+
+@pytest.mark.slow
+def test_a_wheel_gets_a_gpu_site_of_its_own(tmp_path):
+    """The GPU stage layers a user's wheel onto the machine's torch as it layers a release: its files without
+    dependencies in a folder, whose import gives the wheel's own version (no GPU needed to build and check it)."""
+    from tilelang_churn.gpu import gpu_site
+
+    wheel = wheel_of_installed(tmp_path, "site")
+    marker = gpu_site.build_site("my-branch", tmp_path / "site", wheel=wheel)
+    record = json.loads(marker.read_text())
+    assert record["tilelang_version"] == "0.1.15+site" and record["pins"] == []
+    env = {**release_process.release_environ(), "PYTHONPATH": str(marker.parent)}
+    said = subprocess.run([sys.executable, "-c", "import tilelang; print(tilelang.__file__)"], env=env,
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    assert Path(said.stdout.strip()).is_relative_to(marker.parent)

@@ -15,7 +15,7 @@ import tilelang_churn
 from tilelang_churn.batching import batches, job_cost, trace_cache
 from tilelang_churn.core import jobs, scheduler_rounds, trace_modes
 from tilelang_churn.grid import config_checks, job_grid, kernels
-from tilelang_churn.releases import release_envs
+from tilelang_churn.releases import release_envs, release_process
 from tilelang_churn.tables import version_table
 from tilelang_churn.gpu import gpu_bench
 

@@ -43,8 +43,12 @@ rule gpu_release_site:
     params:
         script=f"{SCRIPTS}/gpu_site.py",
         dest=lambda wildcards, output: str(Path(output[0]).parent),
+        entry=release_env_args,
+        # a rebuilt wheel (another sha256) rebuilds its site
+        identity=lambda wildcards: GRID.entries[wildcards.version].identity,
     shell:
-        "python3 {params.script:q} --version {wildcards.version:q} --dest {params.dest:q} > {log:q} 2>&1"
+        "python3 {params.script:q} --version {wildcards.version:q} --dest {params.dest:q} {params.entry:q}"
+        " > {log:q} 2>&1"
 
 
 rule gpu_bench:
@@ -52,7 +56,7 @@ rule gpu_bench:
         device=f"{GPU_DIR}/device.json",
         # a user's kernel file: editing it reruns its GPU jobs
         kernel=lambda wc: gpu_kernel_file(wc.shape),
-        site=lambda wc: [] if GRID.release_env(wc.version) is None else [GPU_SITE_MARKER.format(version=wc.version)],
+        site=gpu_site_marker,
     output:
         f"{GPU_DIR}/runs/{GPU_JOB}/speed.json",
     log:
@@ -70,8 +74,11 @@ rule gpu_bench:
         # the job's arguments, and for a release other than the installed one --site (its GPU site)
         args=lambda wc: [*GPU_JOBS[(wc.version, wc.target, wc.shape)], *gpu_site_args(wc.version)],
         gpu_seconds=config["gpu_timeout_s"],
+        python=lambda wc: gpu_python(wc.version),
+        identity=lambda wc: GRID.entries[wc.version].identity,
     shell:
-        "python3 {params.script:q} {params.args:q} --gpu-seconds {params.gpu_seconds:q} --out {output:q} > {log:q} 2>&1"
+        "{params.python:q} {params.script:q} {params.args:q} --gpu-seconds {params.gpu_seconds:q} --out {output:q}"
+        " > {log:q} 2>&1"
 
 
 rule kernel_speed:

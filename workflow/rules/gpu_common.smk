@@ -3,12 +3,33 @@
 import json
 
 
+def has_gpu_site(version: str) -> bool:
+    """Whether a version's GPU jobs run with a GPU site: a release other than the installed one, a wheel; not an
+    environment entry, whose own interpreter (and its torch) runs them."""
+    return GRID.builds_environment(version)
+
+
 def gpu_site_args(version: str) -> list:
-    """gpu_bench.py's --site of a release: none for the installed release; else the release's GPU site (TileLang
-    and its pins without dependencies, put in front of the machine's CUDA torch; rule gpu_release_site)."""
-    if GRID.release_env(version) is None:
+    """gpu_bench.py's --site of a version: the release's or wheel's GPU site (TileLang and its pins without
+    dependencies, put in front of the machine's CUDA torch; rule gpu_release_site); none for the installed release
+    and an environment entry."""
+    if not has_gpu_site(version):
         return []
     return ["--site", str(Path(GPU_SITE_MARKER.format(version=version)).parent.absolute())]
+
+
+def gpu_site_marker(wildcards) -> list:
+    """The GPU site marker a GPU job of a version waits for (gpu_site_args), none without a site."""
+    return [GPU_SITE_MARKER.format(version=wildcards.version)] if has_gpu_site(wildcards.version) else []
+
+
+def gpu_python(version: str) -> list:
+    """The interpreter of a version's GPU jobs: python3 (the workflow's), or an environment entry's own, its bytecode
+    kept out of that environment (release_process.PYCACHE)."""
+    entry = GRID.entries[version]
+    if entry.kind != "python":
+        return ["python3"]
+    return ["env", f"PYTHONPYCACHEPREFIX={release_process.PYCACHE}", entry.python]
 
 
 def gpu_kernel_file(configuration: str) -> list:

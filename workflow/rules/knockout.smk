@@ -47,7 +47,7 @@ rule knockout_gpu:
         knockout=f"{KNOCKOUT_DIR}/runs/{GPU_JOB}/knockout.json",
         table=f"{KNOCKOUT_DIR}/runs/{GPU_JOB}/knockout.csv",
         kernel=lambda wc: gpu_kernel_file(wc.shape),
-        site=lambda wc: [] if GRID.release_env(wc.version) is None else [GPU_SITE_MARKER.format(version=wc.version)],
+        site=gpu_site_marker,
     output:
         table=f"{KNOCKOUT_DIR}/gpu/{GPU_JOB}/knockout_gpu.csv",
         record=f"{KNOCKOUT_DIR}/gpu/{GPU_JOB}/knockout_gpu.json",
@@ -67,8 +67,9 @@ rule knockout_gpu:
         args=lambda wc: [*GPU_JOBS[(wc.version, wc.target, wc.shape)], *gpu_site_args(wc.version)],
         # config knockout.timeout_s: also how long one variant may hold the GPU (a kernel that never finishes)
         gpu_timeout=(GRID.knockout or job_grid.KNOCKOUT_DEFAULTS)["timeout_s"],
+        python=lambda wc: gpu_python(wc.version),
     shell:
-        "python3 {params.script:q} --knockout {input.knockout:q} --device {input.device:q} --out {output.table:q}"
+        "{params.python:q} {params.script:q} --knockout {input.knockout:q} --device {input.device:q} --out {output.table:q}"
         " --workers {threads:q} --gpu-timeout {params.gpu_timeout:q} {params.args:q} > {log:q} 2>&1"
 
 

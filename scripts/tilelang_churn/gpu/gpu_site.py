@@ -29,7 +29,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tilelang_churn.core import files, releases
+from tilelang_churn.core import files
 from tilelang_churn.releases import release_envs, release_process
 
 MARKER = "gpu_site.json"
@@ -66,16 +66,26 @@ def site_requirements(metadata_text: str, skip: set[str]) -> list[str]:
     return wanted
 
 
-def build_site(version: str, dest: str | Path, pip_args: tuple[str, ...] = (), python: str = sys.executable) -> Path:
-    release = release_envs.load_releases().get(version)
-    if release is None:
-        raise SiteError(f"TileLang {version}: not a release of config/tilelang_releases.yaml")
+def build_site(
+    version: str,
+    dest: str | Path,
+    pip_args: tuple[str, ...] = (),
+    python: str = sys.executable,
+    wheel: str | Path | None = None,
+    pins: list[str] | None = None,
+) -> Path:
+    """The GPU site of release VERSION, or with ``wheel`` of that wheel (a user's build named VERSION), with the
+    pins of its release data (release_envs.env_inputs: a release or wheel not listed gets the nearest older one's)."""
+    try:
+        inputs = release_envs.env_inputs(version, wheel, pins)
+    except release_envs.ReleaseError as error:
+        raise SiteError(f"TileLang {version}: {error}") from None
     dest = Path(dest).absolute()
     marker = dest / MARKER
     marker.unlink(missing_ok=True)
     pip = [python, "-m", "pip", "install", "--no-deps", "--no-compile", "--upgrade", "--target", str(dest)]
-    pins = list(release.requirements)
-    _run(version, "install tilelang", [*pip, *pip_args, f"tilelang=={version}", *pins])
+    pins = list(inputs.requirements)
+    _run(version, "install tilelang", [*pip, *pip_args, inputs.install, *pins])
     metadata = next(dest.glob("tilelang-*.dist-info/METADATA"), None)
     if metadata is None:
         raise SiteError(f"TileLang {version}: install tilelang: no tilelang-*.dist-info in {dest}")
@@ -89,7 +99,7 @@ def build_site(version: str, dest: str | Path, pip_args: tuple[str, ...] = (), p
     )
     said = _run(version, "verify import", [python, "-c", code], env=env).strip().splitlines()[-1]
     tilelang_version, torch_version, cuda = json.loads(said)
-    if releases.base_version(tilelang_version) != version:
+    if not inputs.imports(tilelang_version):
         raise SiteError(f"TileLang {version}: verify import: imported tilelang {tilelang_version}")
     files.write_json(
         marker,
@@ -110,11 +120,13 @@ def _run(version: str, step: str, command: list[str], env: dict | None = None) -
     return proc.stdout
 
 
-def install_site(version: str, dest: str | Path, pip_args: str = "") -> int:
+def install_site(
+    version: str, dest: str | Path, pip_args: str = "", wheel: str | None = None, pins: list[str] | None = None
+) -> int:
     """``build_site`` (``pip_args``: more pip options, one string, split as a shell would), as an exit status: 0, or
     1 with one line on stderr."""
     try:
-        build_site(version, dest, tuple(shlex.split(pip_args)))
+        build_site(version, dest, tuple(shlex.split(pip_args)), wheel=wheel, pins=pins)
     except SiteError as error:
         print(f"gpu_site.py: error: {error}", file=sys.stderr)
         return 1
