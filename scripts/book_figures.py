@@ -31,7 +31,13 @@ def build_parser() -> argparse.ArgumentParser:
     tables.add_argument(
         "--releases-only", action="store_true", help="figure 3 alone, from --by-version (no FIGURES.md)"
     )
-    parser.add_argument("--reference", required=True, help="the reference job's passes.csv (fig1, fig3, fig4)")
+    parser.add_argument(
+        "--reference",
+        required=True,
+        nargs="+",
+        help="the reference job's passes.csv (fig1, fig3, fig4); several: the same job in each mode its release may "
+        "have, the first that ran is the reference",
+    )
     parser.add_argument("--by-version", default=None, help="churn_by_version.csv of the comparison of releases")
     parser.add_argument(
         "--releases-apart",
@@ -63,7 +69,9 @@ def _from_rule(smk) -> int:
         argv = ["--releases-only", "--by-version", smk.input.by_version]
     else:
         argv = ["--passes", *smk.input.passes] + (["--releases-apart"] if smk.params.releases_apart else [])
-    argv += ["--reference", smk.input.reference, "--out-dir", smk.params.out_dir]
+    reference = smk.input.reference  # one passes.csv, or the same job in each mode it may take
+    reference = [reference] if isinstance(reference, str) else list(reference)
+    argv += ["--reference", *reference, "--out-dir", smk.params.out_dir]
     # one token: argparse would take a width of "-inf" for an option
     argv += ["--language", smk.params.language, f"--width-cm={smk.params.width_cm}"]
     with open(smk.log[0], "w", encoding="utf-8") as log, redirect_stdout(log), redirect_stderr(log):

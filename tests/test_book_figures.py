@@ -29,6 +29,7 @@ from conftest import (
     snakemake,
     trace_batch_counts,
     version_of,
+    write_passes,
 )
 from tilelang_churn.core import passes_table as pt
 from tilelang_churn.figures import book_figures
@@ -579,3 +580,18 @@ def test_a_pass_config_set_that_fails_at_setup_is_drawn_as_failed_in_the_books_f
     assert "\u00d7" in variants and any("config_index_bitwidth" in text for text in variants) and "setup" in variants, (
         variants
     )
+
+
+def test_the_reference_is_the_first_candidate_whose_job_ran(tmp_path):
+    """A release not probed before its environment was built: its reference job in each mode, trace-env first; the
+    first that ran is the reference, a mode it lacks (one unsupported row) is passed over."""
+    lacking = job_provenance(mode="trace-env", tilelang_version="0.1.12", M=256, N=256, K=256)
+    ran = job_provenance(mode="instrument", tilelang_version="0.1.12", M=256, N=256, K=256)
+    unsupported = write_passes(tmp_path, "trace-env", [make_row(0, "trace-env", pt.STATUS_UNSUPPORTED, job=lacking)])
+    lowered = write_passes(tmp_path, "instrument", [make_row(0, "LowerTileOp", pt.STATUS_CHANGED, 3, 1, job=ran)])
+    assert book_figures.reference_job([unsupported, lowered])["mode"] == "instrument"
+    assert book_figures.reference_job(lowered)["mode"] == "instrument"
+    with pytest.raises(
+        book_figures.BookError, match=r"has the tool of none of the modes its jobs ran in \(trace-env\)"
+    ):
+        book_figures.reference_job([unsupported])

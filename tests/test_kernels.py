@@ -91,9 +91,10 @@ def test_every_kernel_runs_in_every_mode_with_its_own_columns(kernels_run):
     selected = churn[churn["params"].map(json.loads).str.get("is_causal") == True]  # noqa: E712
     assert selected.equals(causal)
     summary = pd.read_csv(workdir / "results" / "churn_summary.csv")
-    assert len(summary) == jobs and list(summary.columns[-len(passes_table.KERNEL_COLUMNS) :]) == list(
-        passes_table.KERNEL_COLUMNS
-    )
+    # the kernel's columns, then version_name, the summary's last (added after them)
+    kernel_columns = list(summary.columns[-len(passes_table.KERNEL_COLUMNS) - 1 : -1])
+    assert len(summary) == jobs and kernel_columns == list(passes_table.KERNEL_COLUMNS)
+    assert summary.columns[-1] == "version_name" and set(summary["version_name"]) == set(summary["tilelang_version"])
     for status in ("failed", "unsupported"):
         assert not (churn["status"] == status).any(), churn[churn["status"] == status][["kernel", "error"]]
     # the relative path was resolved against the Snakemake working directory, as docs/own-kernel.md says

@@ -330,11 +330,16 @@ ASK_TILELANG = """
 import importlib.util, json
 import tilelang, tvm
 from tilelang.transform import PassConfigKey
+try:
+    from tilelang import instrumentation
+except ImportError:
+    instrumentation = None
 print(json.dumps({
     "lower_trace": importlib.util.find_spec("tilelang.tools.lower_trace") is not None,
     "pass_diff": importlib.util.find_spec("tilelang.utils.pass_diff") is not None,
     "hip_lowers": tvm.get_global_func("target.build.tilelang_hip_without_compile", allow_missing=True) is not None,
     "pass_configs": sorted(key.value for key in PassConfigKey),
+    "knockout_compile_hook": "session" if hasattr(instrumentation, "compile_pass_instrumentation") else "pass_context",
 }))
 """
 

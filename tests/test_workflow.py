@@ -604,8 +604,12 @@ def test_an_environment_that_lost_its_python_is_rebuilt(compared_run, release_en
 
 
 def test_the_books_reference_takes_a_mode_its_release_has(tmp_path):
-    """0.1.12 has no lower_trace: its trace-env job is one "unsupported" row, nothing to draw; the book's
-    reference job is then its instrument job, and with no such mode the book is left out, saying why."""
+    """0.1.12 has no lower_trace, which is known once its environment is built: the book's figures get its job in
+    each configured mode (trace-env first) and take the first that ran (instrument: its trace-env job is one
+    "unsupported" row). A version probed before any build without the mode (a wheel without lower_trace) leaves the
+    book out, saying why."""
+    import zipfile
+
     workdir = make_workdir(tmp_path / "wf")
     grid = {"versions": ["0.1.12"], "targets": ["cuda-sm90"], "modes": ["trace-env", "instrument"]}
     (workdir / "config" / "grid.yaml").write_text(yaml.safe_dump(grid))
@@ -613,12 +617,18 @@ def test_the_books_reference_takes_a_mode_its_release_has(tmp_path):
     proc = snakemake(workdir, *args)
     assert proc.returncode == 0, proc.stderr[-3000:]
     reference = re.search(r"^rule book_figures_render:\n\s+input: (.+)$", proc.stdout, re.M).group(1)
-    assert "results/runs/0.1.12/cuda-sm90/256x256x256_b64x64x32/instrument/passes.csv" in reference
-    (workdir / "config" / "grid.yaml").write_text(yaml.safe_dump(grid | {"modes": ["trace-env"]}))
+    for mode in ("trace-env", "instrument"):
+        assert f"results/runs/0.1.12/cuda-sm90/256x256x256_b64x64x32/{mode}/passes.csv" in reference
+    wheel = tmp_path / "tilelang-0.1.12+old-py3-none-any.whl"  # a TileLang with neither lower_trace nor pass_diff
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.writestr("tilelang-0.1.12+old.dist-info/METADATA", "Name: tilelang\nVersion: 0.1.12+old\n")
+        archive.writestr("tilelang/__init__.py", "")
+    only = grid | {"versions": [{"name": "old", "wheel": str(wheel)}], "modes": ["trace-env"]}
+    (workdir / "config" / "grid.yaml").write_text(yaml.safe_dump(only))
     proc = snakemake(workdir, "-n", "--configfile", "config/test_config.yaml", "config/grid.yaml")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "book_figures_render" not in proc.stdout
-    assert "reference release 0.1.12 has the tool of none of the configured modes" in proc.stdout + proc.stderr
+    assert "reference release old has the tool of none of the configured modes" in proc.stdout + proc.stderr
 
 
 def test_an_older_release_knocks_out_passes_in_its_lowering_and_its_compile(compared_run, release_envs_dir, tmp_path):

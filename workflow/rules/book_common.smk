@@ -93,8 +93,10 @@ def get_book_inputs(wildcards) -> dict:
     }
 
 
-def book_reference_passes() -> str:
-    return f"{RUN_DIR}/passes.csv".format(**GRID.jobs[BOOK_REFERENCE].wildcards)
+def book_reference_passes() -> list:
+    """The reference job's passes.csv, in each mode it may take (book_reference.reference_candidates)."""
+    keys = book_reference.reference_candidates(BOOK)
+    return [f"{RUN_DIR}/passes.csv".format(**GRID.jobs[key].wildcards) for key in keys]
 
 
 def get_book_releases_inputs(wildcards) -> dict:

@@ -6,6 +6,8 @@ rule version_table:
     log:
         "logs/tables/version_table.log",
     localrule: True
+    conda:
+        "../envs/tilelang.yaml"
     threads: 1
     resources:
         mem_mb=500,

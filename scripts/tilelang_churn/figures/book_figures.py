@@ -239,15 +239,25 @@ def axis_text(axis: str, job: dict, language: str) -> str:
 differing_axes = pt.differing_axes
 
 
-def reference_job(path: Path) -> dict:
-    """The reference job's provenance (first row of its passes.csv)."""
-    try:
-        rows = pt.read_rows(path)
-    except (OSError, pt.TableError) as exc:
-        raise BookError(f"reference job: {exc}") from None
-    if len({job_key(row) for row in rows}) != 1:
-        raise BookError(f"{path}: the reference must be one job's passes.csv")
-    return rows[0]
+def reference_job(paths: Path | list[Path]) -> dict:
+    """The reference job's provenance (first row of its passes.csv). Given several (the same configuration in each
+    mode its release may have, in order of preference: a release not probed before its environment was built), the
+    first whose job ran: a mode the release lacks leaves one unsupported row, nothing to draw."""
+    paths = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(path) for path in paths]
+    for path in paths:
+        try:
+            rows = pt.read_rows(path)
+        except (OSError, pt.TableError) as exc:
+            raise BookError(f"reference job: {exc}") from None
+        if len({job_key(row) for row in rows}) != 1:
+            raise BookError(f"{path}: the reference must be one job's passes.csv")
+        if [row["status"] for row in rows] != [pt.STATUS_UNSUPPORTED]:
+            return rows[0]
+    modes = ", ".join(str(path.parent.name) for path in paths)
+    raise BookError(
+        f"the reference release {version_label(rows[0])} has the tool of none of the modes its jobs ran in ({modes});"
+        " add mode instrument, which every release has"
+    )
 
 
 def same_release_and_mode(jobs: dict[tuple, list[dict]], reference: dict) -> dict[tuple, list[dict]]:
@@ -778,7 +788,7 @@ def build(
     tables = [churn] if isinstance(churn, (str, Path)) else list(churn)
     rows = read_tables(tables)
     jobs = group_rows(rows)
-    ref = reference_job(Path(reference))
+    ref = reference_job(reference)
     if job_key(ref) not in jobs:
         where = tables[0] if len(tables) == 1 else f"the {len(tables)} passes.csv files"
         raise BookError(f"the reference job ({_describe(ref)}, {ref['mode']}) is not in {where}")
@@ -822,7 +832,7 @@ def build_releases(reference: Path, by_version: Path, out_dir: Path, language: s
     """Figure 3 alone, from the comparison's churn_by_version.csv and the reference job's passes.csv, as ``build``
     draws it (FIGURES.md, written by ``build`` with ``releases_apart``, lists it); returns ``build``'s dict."""
     check_style(language, width_cm)
-    ref = reference_job(Path(reference))
+    ref = reference_job(reference)
     rows = read_by_version(Path(by_version), ref["kernel"])
     return {"written": {FIGURES[2]: plot_releases(rows, ref, Path(out_dir), language, width_cm)}, "skipped": {}}
 

@@ -18,6 +18,9 @@ from tilelang_churn.grid.job_grid import Grid
 class BookReference:
     key: tuple[str, str, str, str]  # (release, target, configuration folder, mode): a key of Grid.jobs when in the grid
     problem: str | None  # why the book's figures cannot be made; None: the grid holds the reference job
+    # the modes the reference may take, in order (its mode first): more than one for a release not probed before its
+    # environment is built, whose book then takes the first mode whose job ran (book_figures.reference_job)
+    modes: tuple[str, ...] = ()
 
     @property
     def version(self) -> str:
@@ -36,6 +39,10 @@ def resolve(grid: Grid, reference: Mapping, heatmap_mode: str) -> BookReference:
     version = grid.installed if grid.installed in grid.versions else grid.versions[-1]
     found = grid.probed.get(version)
     modes = [mode for mode in dict.fromkeys([heatmap_mode, *grid.modes]) if found is None or found.supports(mode)]
+    # probed: the one mode; not probed yet: every configured mode that is in the grid, for the script to choose from
+    candidates = tuple(modes[:1]) if found is not None else tuple(
+        mode for mode in modes if (version, reference["target"], reference["shape"], mode) in grid.jobs
+    )
     key = (version, reference["target"], reference["shape"], modes[0] if modes else heatmap_mode)
     if not modes:
         problem = (
@@ -51,7 +58,7 @@ def resolve(grid: Grid, reference: Mapping, heatmap_mode: str) -> BookReference:
         )
     else:
         problem = None
-    return BookReference(key, problem)
+    return BookReference(key, problem, candidates or key[3:])
 
 
 def has_variants(grid: Grid, reference: BookReference) -> bool:
@@ -76,5 +83,10 @@ def reference_jobs(grid: Grid, reference: BookReference) -> list[Job]:
     return [
         job
         for (version, _, _, mode), job in grid.jobs.items()
-        if version == reference.version and mode == reference.mode and job.spec.kernel == kernel
+        if version == reference.version and mode in (reference.modes or (reference.mode,)) and job.spec.kernel == kernel
     ]
+
+
+def reference_candidates(reference: BookReference) -> list[tuple[str, str, str, str]]:
+    """The grid keys of the reference job in each mode it may take, in order (BookReference.modes)."""
+    return [(*reference.key[:3], mode) for mode in reference.modes or (reference.mode,)]

@@ -4,8 +4,10 @@ A release, a user's wheel or an environment is probed from its files (tilelang_s
 modes whose entry points it has (tilelang_source.ENTRY_POINTS: lower_trace, TL_LOWER_TRACE, pass_diff), the pass
 configs its ``PassConfigKey`` defines, and whether its native library registers the HIP codegen that
 ``tilelang.lower`` calls for the hip target (up to 0.1.9 it does not: "Cannot find global function
-target.build.tilelang_hip_without_compile"). The knockout and mode instrument need none of these: a TVM pass
-instrument works in every TileLang from 0.1.8.
+target.build.tilelang_hip_without_compile"), and how the knockout reaches ``tilelang.compile`` (the GPU stage's
+variants): through TileLang's compile session (``tilelang.instrumentation.compile_pass_instrumentation``, 0.1.14 on)
+or by appending its instrument to every PassContext (pass_knockout.compile_knockout). Mode instrument needs none of
+these: a TVM pass instrument works in every TileLang from 0.1.8.
 
     from tilelang_churn.releases import capabilities
     probed = capabilities.probe(tilelang_source.env_source(".envs/tilelang-0.1.14"))
@@ -24,6 +26,7 @@ from tilelang_churn.releases import tilelang_source
 # the HIP codegen's global function: its name is in the native library of a TileLang that registers it
 HIP_CODEGEN = b"target.build.tilelang_hip_without_compile"
 NATIVE_LIBRARY = "tilelang/lib/libtilelang.so"
+INSTRUMENTATION = "tilelang/instrumentation/__init__.py"  # the compile session's module (0.1.14 on)
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,7 @@ class Capabilities:
     modes: tuple[str, ...]  # the trace modes it serves (instrument always), trace_modes.MODES order
     pass_configs: tuple[str, ...] | None  # its PassConfigKey values; None: no PassConfigKey
     hip_lowers: bool | None  # its native library registers the HIP codegen; None: the library was not found
+    knockout_compile_hook: str = "pass_context"  # session | pass_context (pass_knockout.COMPILE_HOOKS)
 
     @property
     def lower_trace(self) -> bool:
@@ -52,6 +56,7 @@ class Capabilities:
             "lower_trace": self.lower_trace,
             "pass_diff": self.pass_diff,
             "hip_lowers": self.hip_lowers,
+            "knockout_compile_hook": self.knockout_compile_hook,
             "pass_configs": list(self.pass_configs) if self.pass_configs is not None else None,
         }
 
@@ -69,7 +74,9 @@ def probe(source: tilelang_source.SourceTree, native_library: Path | None = None
     modes = tuple(mode for mode in trace_modes.MODES if mode not in missing)
     keys = tilelang_source.pass_config_keys(source)
     configs = tuple(sorted(keys)) if keys is not None else None
-    return Capabilities(modes, configs, _registers_hip(source, native_library))
+    session = "compile_pass_instrumentation" in (source.read(INSTRUMENTATION) or "")
+    hook = "session" if session else "pass_context"
+    return Capabilities(modes, configs, _registers_hip(source, native_library), hook)
 
 
 def _registers_hip(source: tilelang_source.SourceTree, native_library: Path | None) -> bool | None:

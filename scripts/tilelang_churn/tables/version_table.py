@@ -35,6 +35,7 @@ COLUMNS = (
     "lower_trace",
     "pass_diff",
     "hip_lowers",
+    "knockout_compile_hook",
     "pass_configs",
 )
 LIST_COLUMNS = ("pins", "modes", "pass_configs")  # space-separated in the CSV
