@@ -201,6 +201,7 @@ def test_the_index_says_where_a_pairs_ir_diverges_and_where_it_is_equal_again(tm
     differ = [old != new for old, new in zip(*afters.values())]
     diverges = names[differ.index(True)]
     again = names[differ.index(False, differ.index(True))]
+    differs_again = names[differ.index(True, names.index(again))]
     old = job_rows("0.1.14", [run(name) for name in names])
     new = job_rows("0.1.15", [run(name) for name in names])
     archives = {
@@ -212,7 +213,8 @@ def test_the_index_says_where_a_pairs_ir_diverges_and_where_it_is_equal_again(tm
     diverging = cr.divergence(churn, archives, edits)
     (row,) = diverging.to_dict("records")
     expected = (
-        f"0.1.15 differs from 0.1.14 from pass {diverges}; reconverges at {again}; the generated source is the same"
+        f"0.1.15 differs from 0.1.14 from pass {diverges}; is equal again after {again} but differs again from "
+        f"{differs_again}; the generated source is the same"
     )
     assert row["statement"] == expected and row["equal_again_at"] == again
     assert row["first_divergent_edit"] == diverges

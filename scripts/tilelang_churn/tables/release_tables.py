@@ -1065,8 +1065,9 @@ def review(old: ReleaseJob, new: ReleaseJob, ops: list, states: list[dict] | Non
     """divergence.csv's ``equal_again_at`` and ``statement``: the pair in one sentence, as the index says it, e.g.
     ``0.1.15 differs from 0.1.14 from pass LowerTileOp; reconverges at Simplify; the generated source differs``.
     The divergence is ``_divergence_start``'s; it reconverges at the first top-level pass at or after it after which
-    the IR of both is equal (``ir_equal_after``; a nested run's IR is an intermediate inside its parent), and does
-    not when none is; where the comparison stops before (a failed run, an archive that lacks a step), it says so.
+    the IR of both is equal (``ir_equal_after``; a nested run's IR is an intermediate inside its parent) and stays
+    equal (else the sentence says where it differs again), and does not when none is; where the comparison stops
+    before (a failed run, an archive that lacks a step), it says so.
     ``states`` None: no IR to compare (no archive)."""
     o, n = release_text(old.release), release_text(new.release)
     source_differs = row.get("source_differs")
@@ -1098,7 +1099,12 @@ def review(old: ReleaseJob, new: ReleaseJob, ops: list, states: list[dict] | Non
             break
         if states[p]["ir_equal_after"] and not _nested(ops[p], old, new):
             again = _pass_at(ops, p, old, new)
-            end = f"reconverges at {again}"
+            later = next((q for q in range(p + 1, len(ops)) if states[q]["ir_equal_after"] is False
+                          and not _nested(ops[q], old, new)), None)  # fmt: skip
+            if later is None:
+                end = f"reconverges at {again}"
+            else:  # equal for a while only: say where it differs again
+                end = f"is equal again after {again} but differs again from {_pass_at(ops, later, old, new)}"
             break
     return {"equal_again_at": again, "statement": f"{n} differs from {o} from {words}; {end}; {source}"}
 
