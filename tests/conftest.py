@@ -39,7 +39,7 @@ SLOW_MODULES |= {"test_shared_lowering"}
 # expensive fixture go to one worker, so it is built once, and the rest spread over all three.
 SHARED_FIXTURES = ("finished_run", "compared_run", "kernels_run", "trace_runs", "api_runs", "cluster")
 SHARED_FIXTURES += ("built_0_1_14", "knockout_run", "gemm_knockout", "shared_lowerings", "two_checkouts")
-SHARED_FIXTURES += ("styles_run",)
+SHARED_FIXTURES += ("styles_run", "maintainer_run", "environment_run")
 
 
 # The middle tier (marker `integration`): a test that runs TileLang or Snakemake for real, itself or through a

@@ -332,8 +332,11 @@ CRASHING_KERNEL = textwrap.dedent(
 
     def build(N=1024, after_baseline="abort"):
         calls = Path(__file__).with_suffix(f".{after_baseline}.calls")
-        seen = int(calls.read_text()) if calls.exists() else 0
-        calls.write_text(str(seen + 1))
+        seen = int(calls.read_text() or 1) if calls.exists() else 0
+        # the variants lower in children side by side: a count written in place could be read half written
+        written = calls.with_suffix(f".{os.getpid()}.tmp")
+        written.write_text(str(seen + 1))
+        os.replace(written, calls)
         if seen and after_baseline == "abort":
             os.abort()
         if seen and after_baseline == "sleep":

@@ -40,8 +40,10 @@ def resolve(grid: Grid, reference: Mapping, heatmap_mode: str) -> BookReference:
     found = grid.probed.get(version)
     modes = [mode for mode in dict.fromkeys([heatmap_mode, *grid.modes]) if found is None or found.supports(mode)]
     # probed: the one mode; not probed yet: every configured mode that is in the grid, for the script to choose from
-    candidates = tuple(modes[:1]) if found is not None else tuple(
-        mode for mode in modes if (version, reference["target"], reference["shape"], mode) in grid.jobs
+    candidates = (
+        tuple(modes[:1])
+        if found is not None
+        else tuple(mode for mode in modes if (version, reference["target"], reference["shape"], mode) in grid.jobs)
     )
     key = (version, reference["target"], reference["shape"], modes[0] if modes else heatmap_mode)
     if not modes:
