@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO, make_workdir, require_tilelang, run_script, snakemake
+from conftest import REPO, make_workdir, require_tilelang, run_script, snakemake, trace_batch_counts
 from maintainer_build import wheel_of_installed
 from tilelang_churn.core import passes_table as pt
 from tilelang_churn.grid import config_checks, job_grid
@@ -215,6 +215,26 @@ def test_an_environment_entry_is_used_as_it_is(environment_run):
     assert after == before, "the workflow wrote into the environment"
     rows = pt.read_rows(workdir / "results" / "churn.csv")
     assert {row["tilelang_version"] for row in rows if row["version_name"] == "dev"} == {"0.1.14"}
+
+
+def test_an_edited_environment_retraces_its_own_jobs_only(environment_run):
+    """The environment's TileLang changed (one of its Python files): a dry run reruns its batches, not 0.1.14's."""
+    workdir, _, before, _ = environment_run
+    init = next(path for path in before if path.name == "__init__.py" and path.parent.name == "tilelang")
+    text = init.read_text()
+    config = workdir / "versions.yaml"
+    release_data = workdir.parent / "releases_without_0.1.14.yaml"
+    env = {**os.environ, "TILELANG_CHURN_RELEASE_DATA": str(release_data)}
+    try:
+        init.write_text(text + "\n# edited\n")
+        proc = snakemake(workdir, "-n", "--quiet", "rules", "--configfile", str(config), env=env)
+    finally:
+        init.write_text(text)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    traced = trace_batch_counts(proc.stdout)
+    assert traced and all("_dev_" in name for name in traced), traced
+    unchanged = snakemake(workdir, "-n", "--quiet", "rules", "--configfile", str(config), env=env)
+    assert not trace_batch_counts(unchanged.stdout), unchanged.stdout
 
 
 def test_an_unlisted_release_is_probed_recorded_and_traced_as_the_listed_one(environment_run, release_envs_dir):
