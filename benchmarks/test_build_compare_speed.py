@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 from maintainer_build import wheel_of_installed  # noqa: E402
 
-TOLERANCE = 1.10  # the wheel's comparison may take at most 10% longer (run-to-run spread on this machine: ~5%)
+TOLERANCE = 1.10  # the wheel's comparison may take at most 10% longer: room for run-to-run spread
 
 
 def comparison(root: Path, name: str, versions: list, envs: Path):
