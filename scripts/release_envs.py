@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""One uv environment per TileLang release: python3 scripts/release_envs.py build --version V --root DIR.
+"""One uv environment per TileLang release or wheel: python3 scripts/release_envs.py build --version V --root DIR.
 
 The logic: tilelang_churn/releases/release_envs.py.
 """

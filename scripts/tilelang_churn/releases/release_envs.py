@@ -1,31 +1,34 @@
-"""TileLang releases to compare: their data, the check of the `versions` config key, and one isolated uv
-environment per release.
+"""TileLang environments: the release data, and one isolated uv environment per release or user's wheel.
 
-The data of every supported release (extra pins, what it can trace) is config/tilelang_releases.yaml;
-the supported range is its oldest to its newest entry. Each release gets its own environment
-ROOT/tilelang-<version>/ with torch (the pin of requirements.txt, CPU build) and tilelang==<version> plus
-the release's pins, all in ONE install. ROOT/tilelang-<version>/environment.json is the marker: written
-only after the environment imported the right tilelang, so it can be a Snakemake rule's output.
+config/tilelang_releases.yaml holds what cannot be probed: each listed release's extra pins, with how they were
+found; its oldest entry is the oldest release the workflow accepts. A release it does not list, and a wheel, get the
+pins of the nearest older entry (``nearest_release``). Each gets its own environment ROOT/tilelang-<name>/ with torch
+(the pin of requirements.txt, CPU build) and tilelang==<version> (or the wheel file) plus the pins, all in ONE install.
+ROOT/tilelang-<name>/environment.json is the marker: written only after the environment imported the right tilelang,
+with what it can do (capabilities.py), so it can be a Snakemake rule's output. A wheel's marker holds its sha256: a
+rebuilt wheel makes the marker stale (``drop_stale_marker``).
 
 Command line:
 
-    python scripts/release_envs.py check 0.1.14 0.1.15
+    python scripts/release_envs.py check 0.1.14 0.1.15                  (version_entries.print_checked_versions)
     python scripts/release_envs.py build --version 0.1.14 --root .envs [--requirements requirements.txt]
                                         [--log FILE] [--uv PATH]
+    python scripts/release_envs.py build --version my-branch --wheel dist/tilelang-....whl --root .envs
+                                        [--pin NAME==VERSION ...]
 
 Exit status: 0 done (build prints the marker path); 2 a bad version, one line on stderr; 3 the build or
 its verification failed, one line on stderr naming the step and the log file with uv's and Python's
-output (default ROOT/tilelang-<version>.build.log, outside the environment so a rebuild keeps it).
+output (default ROOT/tilelang-<name>.build.log, outside the environment so a rebuild keeps it).
 
 From Python or a Snakefile (the project installed: make, environment.yml):
 
     from tilelang_churn.releases import release_envs
-    versions = release_envs.check_versions(config["versions"], release_envs.installed_release())
-    release = release_envs.load_releases()["0.1.14"]      # .pins, .has_lower_trace, .has_pass_diff, ...
+    release = release_envs.load_releases()["0.1.14"]      # .pins, .requirements
     marker = release_envs.build_env("0.1.14", ".envs")    # ROOT/tilelang-0.1.14/environment.json
     release_envs.stale_reason(marker)                     # why that environment needs a rebuild, or None
 
-Standard library plus PyYAML (pinned in requirements.txt). TileLang itself is never imported here.
+The entries of config versions are checked by version_entries.py. Standard library plus PyYAML (pinned in
+requirements.txt). TileLang itself is never imported here.
 """
 
 from __future__ import annotations
