@@ -55,6 +55,14 @@ def test_each_bad_entry_is_one_line_naming_its_index(tmp_path, python_without_ti
         (f"{first}: unknown key 'pins'; a python entry has name, python", {"name": "a", "python": bare, "pins": []}),
         (f"{first}.name: 'my branch' is not a name", {"name": "my branch", "wheel": str(wheel)}),
         (f"{first}.name: '0.1.16' reads as a TileLang release", {"name": "0.1.16", "wheel": str(wheel)}),
+        (
+            f"{first}.pins[0]: 'torch==2.0' is set elsewhere, not by a pin",
+            {"name": "a", "wheel": str(wheel), "pins": ["torch==2.0"]},
+        ),
+        (
+            f"{first}.pins[0]: expected NAME==VERSION, got 'ffi>=1'",
+            {"name": "a", "wheel": str(wheel), "pins": ["ffi>=1"]},
+        ),
     ]
     for message, entry in cases:
         error = refused(versions=["0.1.15", entry])

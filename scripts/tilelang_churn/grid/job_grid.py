@@ -342,6 +342,8 @@ def build_grid(cfg: dict, installed: str | None = None, source=None) -> Grid:
     installed = installed if installed is not None else release_envs.installed_release()
     entries = {entry.name: entry for entry in resolve_versions(cfg, installed)}
     versions = tuple(entries)
+    if source is None and installed in versions:  # found once for the checks and the probe below
+        source = tilelang_source.find_installed_source()
     shape_origins: dict[str, int] = {}
     shapes = resolve_shapes(cfg, shape_origins)
     targets = resolve_targets(cfg)

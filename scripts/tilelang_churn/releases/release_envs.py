@@ -216,15 +216,35 @@ def _load_pins(pins, where: str) -> tuple[Pin, ...]:
         if not isinstance(pin, dict) or set(pin) != {"requirement", "found"}:
             raise ReleaseError(f"{where}[{i}]: expected exactly the keys requirement, found")
         requirement, found = pin["requirement"], pin["found"]
-        if not isinstance(requirement, str) or not PIN_RE.match(requirement):
-            raise ReleaseError(f"{where}[{i}].requirement: expected NAME==VERSION, got {requirement!r}")
-        # tilelang and torch come from the release and requirements.txt: a pin of either would conflict
-        if re.split(r"[=\s]", requirement)[0].lower() in ("tilelang", "torch"):
-            raise ReleaseError(f"{where}[{i}].requirement: {requirement!r} is set elsewhere, not by a pin")
+        problem = pin_problem(requirement)
+        if problem:
+            raise ReleaseError(f"{where}[{i}].requirement: {problem}")
         if not isinstance(found, str) or not found.strip():
             raise ReleaseError(f"{where}[{i}].found: say how the pin was found")
         loaded.append(Pin(requirement, " ".join(found.split())))
     return tuple(loaded)
+
+
+def pin_problem(requirement) -> str | None:
+    """Why REQUIREMENT cannot be a pin, or None: an exact NAME==VERSION of neither tilelang nor torch."""
+    if not isinstance(requirement, str) or not PIN_RE.match(requirement):
+        return f"expected NAME==VERSION, got {requirement!r}"
+    # tilelang and torch come from the release and requirements.txt: a pin of either would conflict
+    if re.split(r"[=\s]", requirement)[0].lower() in ("tilelang", "torch"):
+        return f"{requirement!r} is set elsewhere, not by a pin"
+    return None
+
+
+def given_pins(values, where: str) -> tuple[Pin, ...]:
+    """Pins given by a user (a wheel entry's ``pins``, ``release_envs.py build --pin``), each checked as the release
+    data's are (pin_problem); ReleaseError naming WHERE[i]."""
+    if not isinstance(values, (list, tuple)):
+        raise ReleaseError(f"{where}: {values!r} is not a list of requirements NAME==VERSION")
+    for i, requirement in enumerate(values):
+        problem = pin_problem(requirement)
+        if problem:
+            raise ReleaseError(f"{where}[{i}]: {problem}")
+    return tuple(Pin(requirement, "given") for requirement in values)
 
 
 def supported_range(releases: dict[str, Release]) -> str:
@@ -326,7 +346,7 @@ def env_inputs(name: str, wheel: str | Path | None = None, pins: list[str] | Non
     """The inputs of environment NAME: release NAME, or the wheel file WHEEL; ``pins`` (NAME==VERSION) replace the
     pins of the nearest listed release. ReleaseError for a bad release or wheel."""
     known = known if known is not None else load_releases()
-    given = tuple(Pin(requirement, "given") for requirement in pins) if pins else None
+    given = given_pins(pins, "--pin") if pins else None
     if wheel is not None:
         wheel = Path(wheel).absolute()
         if not wheel.is_file():
@@ -446,7 +466,7 @@ def display(path: Path) -> str:
         return str(path)
 
 
-def _normalized(name: str) -> str:
+def normalized_name(name: str) -> str:
     """PEP 503 form of a distribution name, as uv pip freeze prints it (apache_tvm_ffi -> apache-tvm-ffi)."""
     return re.sub(r"[-_.]+", "-", name).lower()
 
@@ -709,10 +729,10 @@ def _build(
             raise BuildError(version, "verify import", f"loaded another install's libraries: {foreign}", log_path)
 
         freeze = steps.run("uv pip freeze", [str(uv_bin), "pip", "freeze", "--python", str(env_python)])
-        packages = {_normalized(name): v for name, _, v in (ln.partition("==") for ln in freeze.splitlines()) if v}
+        packages = {normalized_name(name): v for name, _, v in (ln.partition("==") for ln in freeze.splitlines()) if v}
         for requirement in inputs.requirements:
             name, wanted = requirement.split("==", 1)
-            got = packages.get(_normalized(name))
+            got = packages.get(normalized_name(name))
             if got != wanted:
                 raise BuildError(version, "check pins", f"{name} is {got}, the pin is {wanted}", log_path)
         if "+cpu" not in imported["torch"] or imported["torch_cuda"]:

@@ -183,7 +183,7 @@ def _wheel_entry(name: str, value: dict, where: str, known: dict[str, Release]) 
     if not wheel.is_file():
         raise ReleaseError(f"{where}.wheel: {path!r} does not exist (relative paths are from {Path.cwd()})")
     metadata = release_envs.wheel_metadata(wheel, f"{where}.wheel")
-    if _normalized(metadata.get("Name", "")) != "tilelang":
+    if release_envs.normalized_name(metadata.get("Name", "")) != "tilelang":
         raise ReleaseError(f"{where}.wheel: {path!r} is a wheel of {metadata.get('Name')!r}, not of tilelang")
     version = metadata.get("Version", "")
     if release_sort_key(releases.base_version(version)) < release_sort_key(next(iter(known))):
@@ -192,7 +192,7 @@ def _wheel_entry(name: str, value: dict, where: str, known: dict[str, Release]) 
             f" {release_envs.supported_range(known)}"
         )
     if "pins" in value:
-        pins = _given_pins(value["pins"], f"{where}.pins")
+        pins = release_envs.given_pins(value["pins"], f"{where}.pins")
         pins_from = None
     else:
         nearest = release_envs.nearest_release(version, known)
@@ -202,17 +202,6 @@ def _wheel_entry(name: str, value: dict, where: str, known: dict[str, Release]) 
         name, "wheel", version, pins, pins_from, listed=False, wheel=str(wheel),
         wheel_sha256=release_envs.file_sha256(wheel), capabilities=capabilities.probe(source),
     )  # fmt: skip
-
-
-def _given_pins(values, where: str) -> tuple[Pin, ...]:
-    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-        raise ReleaseError(f"{where}: {values!r} is not a list of requirements NAME==VERSION")
-    pins = []
-    for i, requirement in enumerate(values):
-        if not release_envs.PIN_RE.match(requirement):
-            raise ReleaseError(f"{where}[{i}]: expected NAME==VERSION, got {requirement!r}")
-        pins.append(Pin(requirement, "given in the config"))
-    return tuple(pins)
 
 
 # Run by the entry's interpreter, isolated (-I: no user site, no working directory on the path), without writing
@@ -295,10 +284,6 @@ def sources_sha256(package_dir: Path) -> str:
     for path in sorted(p for p in package_dir.rglob("*.py") if "__pycache__" not in p.parts):
         digest.update(str(path.relative_to(package_dir)).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
-
-
-def _normalized(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def print_checked_versions(values: list[str]) -> int:
