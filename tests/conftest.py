@@ -36,10 +36,13 @@ SLOW_MODULES |= {"test_shared_lowering"}
 
 
 # The tests run on three pytest-xdist workers (`-n 3 --dist loadgroup`, pyproject.toml): the tests that share an
-# expensive fixture go to one worker, so it is built once, and the rest spread over all three.
+# expensive fixture go to one worker, so it is built once, and the rest spread over all three. A module-scoped
+# fixture counts too: each worker that runs a test of the module builds it again.
 SHARED_FIXTURES = ("finished_run", "compared_run", "kernels_run", "trace_runs", "api_runs", "cluster")
 SHARED_FIXTURES += ("built_0_1_14", "knockout_run", "gemm_knockout", "shared_lowerings", "two_checkouts")
-SHARED_FIXTURES += ("styles_run", "maintainer_run", "environment_run")
+SHARED_FIXTURES += ("styles_run", "maintainer_run", "environment_run", "traced", "book_sets", "odd_batch")
+# a fixture whose tests also use another shared one, named by that one's group
+SAME_WORKER_AS = {"instrument_runs": "trace_runs", "knocked": "traced"}
 
 
 # The middle tier (marker `integration`): a test that runs TileLang or Snakemake for real, itself or through a
@@ -81,6 +84,7 @@ def pytest_itemcollected(item):
     elif _runs_for_real(item):
         item.add_marker(pytest.mark.integration)
     shared = next((name for name in SHARED_FIXTURES if name in item.fixturenames), None)
+    shared = shared or next((group for name, group in SAME_WORKER_AS.items() if name in item.fixturenames), None)
     if shared:
         item.add_marker(pytest.mark.xdist_group(shared))
 

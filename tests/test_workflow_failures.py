@@ -84,12 +84,12 @@ def test_a_deleted_job_folder_is_traced_again(finished_run):
         hidden.rename(hip)
 
 
-@pytest.mark.parametrize("signal_name", ["SIGINT", "SIGTERM"])
-def test_an_interrupted_run_resumes_to_the_same_churn_table(finished_run, tmp_path, signal_name):
-    """Stop a run once some trace jobs are done, resume it: its rows equal those of an uninterrupted run."""
+def test_an_interrupted_run_resumes_to_the_same_churn_table(finished_run, tmp_path):
+    """Stop a run by SIGINT once some trace jobs are done, resume it and stop it again by SIGTERM, resume it to the
+    end: its rows equal those of an uninterrupted run."""
     workdir = make_workdir(tmp_path / "wf")
     # the table is what must come out the same: the figures and the book are not asked for. Four jobs, each its
-    # own batch process (its import of TileLang takes seconds), on one core: they end one after another, so the
+    # own batch process (its import of TileLang takes seconds), on one core: they end one after another, so each
     # signal comes with some jobs done and some not
     grid = (
         "--config",
@@ -99,30 +99,32 @@ def test_an_interrupted_run_resumes_to_the_same_churn_table(finished_run, tmp_pa
         "--",
         "results/churn.csv",
     )
-    command = snakemake_command(workdir, "--cores", "1")
+    command = snakemake_command(workdir, "--cores", "1", "--rerun-incomplete")
     # Snakemake started with SIGINT at its default: a SIGINT the test runner's process ignores is ignored by what it
     # starts, and the signal would then stop nothing
     default_sigint = (
         "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(*sys.argv[1:2], sys.argv[1:])"
     )
-    proc = subprocess.Popen([sys.executable, "-c", default_sigint, *command, *TEST_CONFIG, *grid], cwd=workdir,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
-    deadline = time.monotonic() + 300
-    # two jobs done and the third's batch started (its log opened): Snakemake waits on that batch, not finishing
-    # the second, when the signal comes (CI once saw a SIGINT sent as the second finished end in a run of exit 0)
-    while (
-        len(list(workdir.glob("results/runs/*/*/*/*/passes.csv"))) < 2
-        or len(list(workdir.glob("logs/trace/*/trace_*.log"))) < 3
-    ) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.5)
-    proc.send_signal(getattr(signal, signal_name))
-    _, stderr = proc.communicate(timeout=300)
-    assert proc.returncode != 0, (
-        f"the run finished before the signal; the test needs it interrupted (this process's SIGINT handler: "
-        f"{signal.getsignal(signal.SIGINT)}): {stderr[-2000:]}"
-    )
-    assert not (workdir / "results" / "churn.csv").exists()
+    for signal_name, done in (("SIGINT", 2), ("SIGTERM", 3)):
+        proc = subprocess.Popen([sys.executable, "-c", default_sigint, *command, *TEST_CONFIG, *grid], cwd=workdir,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        deadline = time.monotonic() + 300
+        # DONE jobs finished and the next one's batch started (its log opened): Snakemake waits on that batch, not
+        # finishing the one before, when the signal comes (CI once saw a SIGINT sent as the second finished end in a
+        # run of exit 0)
+        while (
+            len(list(workdir.glob("results/runs/*/*/*/*/passes.csv"))) < done
+            or len(list(workdir.glob("logs/trace/*/trace_*.log"))) < done + 1
+        ) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)
+        proc.send_signal(getattr(signal, signal_name))
+        _, stderr = proc.communicate(timeout=300)
+        assert proc.returncode != 0, (
+            f"the run finished before {signal_name}; the test needs it interrupted (this process's SIGINT handler: "
+            f"{signal.getsignal(signal.SIGINT)}): {stderr[-2000:]}"
+        )
+        assert not (workdir / "results" / "churn.csv").exists()
 
     resumed = snakemake(workdir, "--cores", "2", "--rerun-incomplete", *TEST_CONFIG, *grid)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
