@@ -23,7 +23,7 @@ TRACE_SCRIPT = SCRIPTS / "gemm_lower_trace.py"
 # The top tier (marker `slow`): every test that needs a whole workflow run, a trace batch, a release environment,
 # a cluster or a browser: these fixtures and modules. Marked here, from what a test uses, so that a new test of
 # that kind is slow without anyone remembering to say so.
-SLOW_FIXTURES = {"finished_run", "compared_run", "book_run", "local_run", "slurm_run", "cluster", "api_runs", "browser"}
+SLOW_FIXTURES = {"finished_run", "compared_run", "book_run", "slurm_run", "cluster", "api_runs", "browser"}
 SLOW_FIXTURES |= {"kernels_run"}
 SLOW_FIXTURES |= {"built_0_1_14", "uv_bin"}
 SLOW_FIXTURES |= {"no_gpu_run"}  # tests/test_gpu_stage.py: a real (one-job) workflow run with gpu: true
@@ -31,6 +31,7 @@ SLOW_FIXTURES |= {"knockout_run"}  # tests/test_knockout_workflow.py: a workflow
 SLOW_FIXTURES |= {"two_checkouts"}  # tests/test_trace_cache.py: two workflow runs sharing a cache
 SLOW_FIXTURES |= {"styles_run"}  # tests/test_kernel_styles.py: kernels in TileLang's styles, a workflow run
 SLOW_FIXTURES |= {"maintainer_run", "environment_run"}  # tests/test_any_version.py: builds and workflow runs
+SLOW_FIXTURES |= {"pass_configs_run"}  # test_pass_configs.py, test_book_figures.py: pass-config sets, a workflow run
 SLOW_MODULES = {"test_workflow_failures", "test_trace_batch", "test_batch_signals", "test_release_mismatch"}
 SLOW_MODULES |= {"test_shared_lowering"}
 
@@ -38,11 +39,12 @@ SLOW_MODULES |= {"test_shared_lowering"}
 # The tests run on three pytest-xdist workers (`-n 3 --dist loadgroup`, pyproject.toml): the tests that share an
 # expensive fixture go to one worker, so it is built once, and the rest spread over all three. A module-scoped
 # fixture counts too: each worker that runs a test of the module builds it again.
-SHARED_FIXTURES = ("finished_run", "compared_run", "kernels_run", "trace_runs", "api_runs", "cluster")
+SHARED_FIXTURES = ("finished_run", "compared_run", "kernels_run", "trace_runs", "api_runs")
 SHARED_FIXTURES += ("built_0_1_14", "knockout_run", "gemm_knockout", "shared_lowerings", "two_checkouts")
 SHARED_FIXTURES += ("styles_run", "maintainer_run", "environment_run", "traced", "book_sets", "odd_batch")
+SHARED_FIXTURES += ("pass_configs_run",)
 # a fixture whose tests also use another shared one, named by that one's group
-SAME_WORKER_AS = {"instrument_runs": "trace_runs", "knocked": "traced"}
+SAME_WORKER_AS = {"instrument_runs": "trace_runs", "knocked": "traced", "cluster": "finished_run"}
 
 
 # The middle tier (marker `integration`): a test that runs TileLang or Snakemake for real, itself or through a
@@ -395,3 +397,37 @@ def book_run(finished_run, tmp_path_factory) -> WorkflowRun:
     proc = run.snakemake("--report", "results/report.html")
     assert proc.returncode == 0, f"snakemake --report:\n{proc.stdout[-3000:]}{proc.stderr[-5000:]}"
     return run
+
+
+# ------------------------------------------------------------------------------- pass-config sets, one run
+# Read by test_pass_configs.py (each set traced and knocked out beside TileLang's switch) and test_book_figures.py
+# (a set that fails at setup drawn in figure 4).
+
+NO_WS = {"tl.disable_warp_specialized": True}  # TileLang's own switch: the warp-specialization passes never run
+WS_PASSES = ["ProducerConsumerWarpSpecialized", "AnnotateWarpGroupRegAlloc"]
+# an integer past 64 bits for an integer option: the config check passes it, TVM refuses it at setup in every job
+FAILS_AT_SETUP = {"tl.config_index_bitwidth": 10**30}
+
+
+@pytest.fixture(scope="session")
+def pass_configs_run(tmp_path_factory) -> Path:
+    """`snakemake --cores 2` of the book's reference GEMM (256^3, cuda-sm90) under three pass-config sets (none,
+    NO_WS, FAILS_AT_SETUP) in modes trace-env and instrument, the warp-specialization passes knocked out of each
+    configuration: its working directory."""
+    import yaml
+
+    require_tilelang()
+    workdir = make_workdir(tmp_path_factory.mktemp("pass_configs_run"))
+    config = {
+        "shapes": [{"M": 256, "N": 256, "K": 256, "block": [64, 64, 32]}],
+        "defaults": {"pass_configs": [{}, NO_WS, FAILS_AT_SETUP]},
+        "targets": ["cuda-sm90"],
+        "modes": ["trace-env", "instrument"],
+        "kernels": [],  # the GEMM alone: the default config's kernels would be 12 more configurations to knock out
+        "job_figures": False,
+        "knockout": {"passes": WS_PASSES},
+    }
+    (workdir / "config" / "pass_configs.yaml").write_text(yaml.safe_dump(config))
+    proc = snakemake(workdir, "--cores", "2", "--configfile", "config/test_config.yaml", "config/pass_configs.yaml")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    return workdir

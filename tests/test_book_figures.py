@@ -18,19 +18,19 @@ import matplotlib.image as mpimg
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
-import yaml
 from conftest import (
+    FAILS_AT_SETUP,
     WorkflowRun,
     job_provenance,
     make_row,
     make_workdir,
     require_tilelang,
     rule_counts,
-    snakemake,
     trace_batch_counts,
     version_of,
     write_passes,
 )
+from tilelang_churn.core import pass_configs
 from tilelang_churn.core import passes_table as pt
 from tilelang_churn.figures import book_figures
 from tilelang_churn.figures import figure_style as fs
@@ -539,24 +539,14 @@ def test_a_dollar_in_a_label_is_drawn_as_written_in_the_book(tmp_path, monkeypat
 
 
 @pytest.mark.slow
-def test_a_pass_config_set_that_fails_at_setup_is_drawn_as_failed_in_the_books_figures(tmp_path):
+def test_a_pass_config_set_that_fails_at_setup_is_drawn_as_failed_in_the_books_figures(pass_configs_run, tmp_path):
     """Round four: {foo.bar: true} beside sets that lower (TVM refuses the key in every job of that set) killed
     book_figures_render (plot_variants: unary minus of None). The book is drawn, and figure 4's column of that set
     marks its failed setup and the passes it never reached. (foo.bar itself is refused at the config check since;
     an integer past 64 bits for an integer option still passes it and fails at setup, in every job of the set.)"""
-    require_tilelang()
-    workdir = make_workdir(tmp_path / "wf")
-    bad = {"tl.config_index_bitwidth": 10**30}
-    # the book's reference shape alone; the table and the book asked for, not the per-job figures
-    sets = {"defaults": {"pass_configs": [{}, {"tl.disable_warp_specialized": True}, bad]},
-            "shapes": [{"M": 256, "N": 256, "K": 256, "block": [64, 64, 32]}],
-            "targets": ["cuda-sm90"], "modes": ["trace-env", "instrument"]}  # fmt: skip
-    (workdir / "config" / "sets.yaml").write_text(yaml.safe_dump(sets))
-    config = ("--configfile", "config/test_config.yaml", "config/sets.yaml")
-    proc = snakemake(workdir, "--cores", "2", *config, "--", "results/churn.csv", "book_figures")
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    workdir = pass_configs_run  # {}, NO_WS and FAILS_AT_SETUP (conftest.py) at the reference shape
     churn = frames.read_frame(workdir / "results" / "churn.csv")
-    failed = churn[churn["pass_configs"] == '{"tl.config_index_bitwidth":1000000000000000000000000000000}']
+    failed = churn[churn["pass_configs"] == pass_configs.canonical(FAILS_AT_SETUP)]
     assert set(failed["status"]) == {pt.STATUS_FAILED} and set(failed["pass"]) == {"setup"}
     assert len(failed) and all("int too large to convert" in error for error in failed["error"])
     figures = {path.name for path in (workdir / "results" / "book" / "en").iterdir()}

@@ -16,18 +16,15 @@ import textwrap
 from pathlib import Path
 
 import pytest
-import yaml
-from conftest import make_workdir, require_tilelang, run_batch, snakemake
+from conftest import FAILS_AT_SETUP, NO_WS, WS_PASSES, require_tilelang, run_batch
 from test_job_grid import grid_of, refused
 from tilelang_churn.core import knockout_rows, pass_configs, passes_table
 from tilelang_churn.tables import knockout_table
 from tilelang_churn.trace import trace_cli
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
-NO_WS = {"tl.disable_warp_specialized": True}
 UNKNOWN_KEY = {"tirx.no_such_option": True}
 GEMM_256 = ["--mode", "instrument", "--shape", "256,256,256", "--block", "64,64,32", "--target", "cuda-sm90"]
-WS_PASSES = ["ProducerConsumerWarpSpecialized", "AnnotateWarpGroupRegAlloc"]
 
 # TileLang lowering the kernel of the arguments under each set of pass configs, with an instrument of the test's own
 REFERENCE = textwrap.dedent(
@@ -261,28 +258,16 @@ def test_a_knockout_is_read_beside_the_official_switch(knocked):
 # -------------------------------------------------------------------------------------------- the workflow
 
 
-@pytest.mark.slow
-def test_the_workflow_traces_and_knocks_out_each_set(tmp_path):
-    require_tilelang()
-    workdir = make_workdir(tmp_path)
-    config = {
-        "shapes": [{"M": 256, "N": 256, "K": 256, "block": [64, 64, 32]}],
-        "defaults": {"pass_configs": [{}, NO_WS]},
-        "targets": ["cuda-sm90"],
-        "modes": ["instrument"],
-        "kernels": [],  # the GEMM alone: the default config's kernels would be 12 more configurations to knock out
-        "job_figures": False,
-        "knockout": {"passes": WS_PASSES},
-    }
-    (workdir / "config" / "pass_configs.yaml").write_text(yaml.safe_dump(config))
-    done = snakemake(workdir, "--configfile", "config/pass_configs.yaml", "--cores", "2")
-    assert done.returncode == 0, done.stderr[-4000:]
-    churn = passes_table.read_rows(workdir / "results" / "churn.csv")
-    assert {row["pass_configs"] for row in churn} == {"{}", pass_configs.canonical(NO_WS)}
-    gathered = knockout_rows.read_rows(workdir / "results" / "knockout" / "knockout.csv")
+def test_the_workflow_traces_and_knocks_out_each_set(pass_configs_run):
+    churn = passes_table.read_rows(pass_configs_run / "results" / "churn.csv")
+    sets = {"{}", pass_configs.canonical(NO_WS), pass_configs.canonical(FAILS_AT_SETUP)}
+    assert {row["pass_configs"] for row in churn} == sets
+    gathered = knockout_rows.read_rows(pass_configs_run / "results" / "knockout" / "knockout.csv")
+    assert {row["pass_configs"] for row in gathered} == sets
     beside = [row for row in gathered if row["switch_pass_configs"]]
     assert {row["variant"] for row in beside} == set(WS_PASSES)
-    page = next((workdir / "results" / "knockout" / "pages").glob("*256x256x256_b64x64x32.html")).read_text()
+    assert {row["pass_configs"] for row in beside} == {"{}"}
+    page = next((pass_configs_run / "results" / "knockout" / "pages").glob("*256x256x256_b64x64x32.html")).read_text()
     assert page.count("switch tl.disable_warp_specialized=true: ") == len(WS_PASSES)
 
 
