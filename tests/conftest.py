@@ -31,7 +31,10 @@ SLOW_FIXTURES |= {"knockout_run"}  # tests/test_knockout_workflow.py: a workflow
 SLOW_FIXTURES |= {"two_checkouts"}  # tests/test_trace_cache.py: two workflow runs sharing a cache
 SLOW_FIXTURES |= {"styles_run"}  # tests/test_kernel_styles.py: kernels in TileLang's styles, a workflow run
 SLOW_FIXTURES |= {"maintainer_run", "environment_run"}  # tests/test_any_version.py: builds and workflow runs
-SLOW_FIXTURES |= {"pass_configs_run"}  # test_pass_configs.py, test_book_figures.py: pass-config sets, a workflow run
+SLOW_FIXTURES |= {
+    "pass_configs_run",
+    "module_host",
+}  # test_pass_configs.py, test_book_figures.py: pass-config sets, a workflow run
 SLOW_MODULES = {"test_workflow_failures", "test_trace_batch", "test_batch_signals", "test_release_mismatch"}
 SLOW_MODULES |= {"test_shared_lowering"}
 
@@ -42,7 +45,7 @@ SLOW_MODULES |= {"test_shared_lowering"}
 SHARED_FIXTURES = ("finished_run", "compared_run", "kernels_run", "trace_runs", "api_runs")
 SHARED_FIXTURES += ("built_0_1_14", "knockout_run", "gemm_knockout", "shared_lowerings", "two_checkouts")
 SHARED_FIXTURES += ("styles_run", "maintainer_run", "environment_run", "traced", "book_sets", "odd_batch")
-SHARED_FIXTURES += ("pass_configs_run",)
+SHARED_FIXTURES += ("pass_configs_run", "module_host")
 # a fixture whose tests also use another shared one, named by that one's group
 SAME_WORKER_AS = {"instrument_runs": "trace_runs", "knocked": "traced", "cluster": "finished_run"}
 

@@ -20,14 +20,9 @@ import numpy as np
 import pytest
 from conftest import (
     FAILS_AT_SETUP,
-    WorkflowRun,
     job_provenance,
     make_row,
-    make_workdir,
-    require_tilelang,
-    rule_counts,
     trace_batch_counts,
-    version_of,
     write_passes,
 )
 from tilelang_churn.core import pass_configs
@@ -358,49 +353,6 @@ def test_the_book_in_chinese_from_the_same_tables(book_run):
     assert not trace_batch_counts(proc.stdout + proc.stderr)  # tables reused
     en = digests(book_run.workdir / "results" / "book" / "en")
     assert en != digests(zh) and set(en) == set(digests(zh))
-
-
-# the book's reference configuration alone (the test grid's 256^3 reference, one target, one mode): nothing
-# differs from it in one respect, so no figure 4
-ONE_CONFIGURATION = """\
-shapes:
-  - {M: 256, N: 256, K: 256, block: [64, 64, 32]}
-targets: [cuda-sm90]
-modes: [trace-env]
-"""
-
-
-@pytest.mark.slow  # a workflow run
-def test_a_grid_of_the_reference_alone_runs_to_the_end_without_figure_4(tmp_path):
-    require_tilelang()
-    workdir = make_workdir(tmp_path / "run")
-    (workdir / "config" / "one_configuration.yaml").write_text(ONE_CONFIGURATION)
-    run = WorkflowRun(workdir, ["config/test_config.yaml", "config/one_configuration.yaml"])
-
-    def run_to_the_end(*extra: str) -> str:
-        """rule all (traces, tables, figures, the book) ends with exit 0; FIGURES.md."""
-        proc = run.snakemake("--cores", "2", *extra)
-        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
-        assert rule_counts(proc.stdout + proc.stderr).get("book_figures_render") == 1
-        proc = run.snakemake("-n", *extra)
-        assert proc.returncode == 0 and "Nothing to be done" in proc.stdout + proc.stderr
-        return (workdir / "results" / "book" / "en" / book_figures.MANIFEST).read_text()
-
-    def figure_4_not_made_and_why(manifest: str, installed: str) -> None:
-        why = (
-            f"no configuration of TileLang {installed}, mode trace-env differs from the reference (256\u00b3, cuda-sm90"
-        )
-        assert f"| fig4_variants | not made | {why}" in manifest and "in exactly one respect" in manifest
-        assert f"fig4_variants not made: {why}" in (workdir / "logs" / "book" / "book_figures_en.log").read_text()
-
-    book = workdir / "results" / "book" / "en"
-    manifest = (
-        run_to_the_end()
-    )  # one release; over three: test_workflow.py::test_the_comparison_draws_the_book_without_figure_4
-    installed = version_of(workdir)
-    assert {p.name for p in book.iterdir()} == expected_files(["fig1_reference_passes", "fig2_pass_heatmap"])
-    assert "| fig3_releases | not made | the config compares no releases" in manifest
-    figure_4_not_made_and_why(manifest, installed)
 
 
 def test_the_release_figure_reads_the_gemm_rows_of_a_comparison_with_other_kernels(tmp_path):

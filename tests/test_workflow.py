@@ -548,12 +548,13 @@ def test_a_real_pairs_edits_read_at_1000_and_1400_px(compared_run, release_envs_
 # ------------------------------------------------------------------------------ as a module of another project
 
 
-@pytest.mark.slow
-def test_the_workflow_runs_as_a_module_of_another_project(tmp_path):
-    """`module tlchurn: snakefile: ...; config: config` and `use rule * from tlchurn as tlchurn_*`, as the
-    Snakemake workflow catalog asks: the rules find their scripts through the module's own files."""
+@pytest.fixture(scope="session")
+def module_host(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    """A project of a user's that runs the workflow as a module (`module tlchurn: snakefile: ...; config: config`,
+    `use rule * from tlchurn as tlchurn_*`, as the Snakemake workflow catalog asks), on a grid of the book's
+    reference alone (one shape, one target, one mode): its folder and its `snakemake --cores 2`."""
     require_tilelang()
-    host = tmp_path / "host project"
+    host = tmp_path_factory.mktemp("module") / "host project"
     (host / "config").mkdir(parents=True)
     shape = {"M": 200, "N": 200, "K": 200, "block": [64, 64, 32]}
     config = {"shapes": [shape], "targets": ["cuda-sm90"], "modes": ["instrument"]}
@@ -564,7 +565,12 @@ def test_the_workflow_runs_as_a_module_of_another_project(tmp_path):
         f"module tlchurn:\n    snakefile:\n        {str(REPO / 'Snakefile')!r}\n    config:\n        config\n\n\n"
         "use rule * from tlchurn as tlchurn_*\n"
     )
-    proc = snakemake(host, "--cores", "2", own_snakefile=True)
+    return host, snakemake(host, "--cores", "2", own_snakefile=True)
+
+
+def test_the_workflow_runs_as_a_module_of_another_project(module_host):
+    """The rules find their scripts through the module's own files."""
+    host, proc = module_host
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
     ran = set(re.findall(r"\(Rule: (\w+)\)", proc.stdout + proc.stderr))
     assert {"tlchurn_static_check", "tlchurn_churn_table", "tlchurn_book_figures_render"} <= ran, ran
@@ -574,6 +580,31 @@ def test_the_workflow_runs_as_a_module_of_another_project(tmp_path):
     churn = frames.read_frame(host / "results" / "churn.csv")
     assert len(churn) == len(rows)
     assert (host / "results" / "static" / "static_check.txt").read_text().startswith("py_compile: ok")
+
+
+def test_a_grid_of_the_reference_alone_runs_to_the_end_without_figures_3_and_4(module_host):
+    """Rule all (traces, tables, figures, the book) ends with exit 0 and leaves nothing to do; FIGURES.md and the
+    rule's log say why figures 3 and 4 were not made. (Over three releases:
+    test_the_comparison_draws_the_book_without_figure_4.)"""
+    from tilelang_churn.figures import book_figures
+
+    host, proc = module_host
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    assert rule_counts(proc.stdout + proc.stderr).get("tlchurn_book_figures_render") == 1
+    again = snakemake(host, "-n", own_snakefile=True)
+    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
+    book = host / "results" / "book" / "en"
+    stems = ["fig1_reference_passes", "fig2_pass_heatmap"]
+    made = {f"{stem}.{ext}" for stem in stems for ext in book_figures.FORMATS} | {book_figures.MANIFEST}
+    assert {path.name for path in book.iterdir()} == made
+    manifest = (book / book_figures.MANIFEST).read_text()
+    assert "| fig3_releases | not made | the config compares no releases" in manifest
+    why = (
+        f"no configuration of TileLang {release_envs.installed_release()}, mode instrument differs from the reference"
+        " (200\u00b3, cuda-sm90"
+    )
+    assert f"| fig4_variants | not made | {why}" in manifest and "in exactly one respect" in manifest
+    assert f"fig4_variants not made: {why}" in (host / "logs" / "book" / "book_figures_en.log").read_text()
 
 
 @pytest.mark.slow
