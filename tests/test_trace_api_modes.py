@@ -62,16 +62,20 @@ def job_args(mode: str, target_name: str, shape: str) -> tuple[str, ...]:
     return ("--mode", mode, "--target", target_name, "--shape", ",".join(map(str, SHAPES[shape])))
 
 
+# every target and every shape, each shape on the target of the book (the pipelines differ by target, the IR by shape)
+CASES = [("cuda-sm90", "1024x1024x1024"), ("cuda-sm90", "1000x1000x1000"), ("cuda-sm80", "1024x1024x1024")]
+CASES += [("hip", "1000x1000x1000")]
+
+
 @pytest.fixture(scope="session")
 def api_runs(tmp_path_factory):
-    """Every mode x target x shape of this module in one trace batch, as the workflow runs its jobs."""
-    jobs = [job_args(mode, target, shape) for mode in TOOLS for target in TARGETS for shape in SHAPES]
+    """Every mode x case of this module in one trace batch, as the workflow runs its jobs."""
+    jobs = [job_args(mode, target, shape) for mode in TOOLS for target, shape in CASES]
     return run_batch(tmp_path_factory.mktemp("api_runs"), jobs)
 
 
 @pytest.mark.parametrize("mode", TOOLS)
-@pytest.mark.parametrize("target_name", TARGETS)
-@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize(("target_name", "shape"), CASES)
 def test_csv_equals_what_the_tool_returns(api_runs, mode, target_name, shape):
     M, N, K = SHAPES[shape]
     proc, out = api_runs[job_args(mode, target_name, shape)]
