@@ -55,7 +55,8 @@ USER_FILE = "../my kernels/scale.py"
 def kernel_config(user_file: str) -> dict:
     entries = [{"name": name, "shipped": name, "params": params} for name, params in SMALL.items()]
     entries.append({"name": "scale", "file": user_file, "params": [{"M": 256, "N": 512}]})
-    return {"shapes": [], "targets": ["cuda-sm90"], "modes": MODES, "kernels": entries}
+    # the per-job figures of kernels other than the GEMM: test_plot_churn.py draws them from rows
+    return {"shapes": [], "targets": ["cuda-sm90"], "modes": MODES, "kernels": entries, "job_figures": False}
 
 
 @pytest.fixture(scope="session")
@@ -146,10 +147,9 @@ def test_trace_api_rows_equal_what_lower_trace_returns(kernels_run):
     assert any(changed for _, changed, _, _ in expected)
 
 
-def test_the_heatmap_and_the_job_figures_name_each_kernel(kernels_run):
+def test_the_heatmap_names_each_kernel(kernels_run):
     workdir, _ = kernels_run
-    figures = list((workdir / "results" / "figures" / "churn").rglob("*.png"))
-    assert len(figures) == 4 * len(MODES)
+    assert not list((workdir / "results" / "figures" / "churn").rglob("*.png")), "job_figures: false draws none"
     assert (workdir / "results" / "figures" / "churn_heatmap.png").stat().st_size > 10_000
     from tilelang_churn.figures import plot_churn  # the heatmap's column labels (its SVG draws text as outlines)
 
