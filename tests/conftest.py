@@ -45,7 +45,7 @@ SLOW_MODULES |= {"test_shared_lowering"}
 SHARED_FIXTURES = ("finished_run", "compared_run", "kernels_run", "trace_runs", "api_runs")
 SHARED_FIXTURES += ("built_0_1_14", "knockout_run", "gemm_knockout", "shared_lowerings", "two_checkouts")
 SHARED_FIXTURES += ("styles_run", "maintainer_run", "environment_run", "traced", "book_sets", "odd_batch")
-SHARED_FIXTURES += ("pass_configs_run", "module_host")
+SHARED_FIXTURES += ("pass_configs_run", "module_host", "mislabelled_env")
 # a fixture whose tests also use another shared one, named by that one's group
 SAME_WORKER_AS = {"instrument_runs": "trace_runs", "knocked": "traced", "cluster": "finished_run"}
 
@@ -92,6 +92,13 @@ def pytest_itemcollected(item):
     shared = shared or next((group for name, group in SAME_WORKER_AS.items() if name in item.fixturenames), None)
     if shared:
         item.add_marker(pytest.mark.xdist_group(shared))
+
+
+DESELECTED = []  # the tests -m or -k left out: test_tiers.py reads the whole suite's
+
+
+def pytest_deselected(items):
+    DESELECTED.extend(items)
 
 
 @functools.cache
