@@ -192,6 +192,7 @@ def test_the_set_is_written_and_documented(book_sets, language):
         assert (out / f"{stem}.pdf").read_bytes()[:5] == b"%PDF-"
 
 
+@pytest.mark.slow  # two processes per language drawing the whole book: make test's, not make check's daily loop
 @pytest.mark.parametrize("language", fs.LANGUAGES)
 def test_regeneration_is_byte_identical(tmp_path, language):
     churn, ref = tables(tmp_path)

@@ -4,6 +4,7 @@ so a renamed or deleted test cannot leave its row pointing at nothing; README.md
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -12,10 +13,12 @@ TESTS = Path(__file__).resolve().parent
 NODE = re.compile(r"`(test_\w+\.py)::(\w+)[^`]*`")
 
 
-def defined_tests(path: Path) -> set[str]:
-    """The names of the functions and fixtures defined anywhere in a test file (module level or in a class)."""
+@functools.cache
+def defined_tests(path: Path) -> frozenset[str]:
+    """The names of the functions and fixtures defined anywhere in a test file (module level or in a class); each
+    file parsed once, however many tests the pages name in it."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    return {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)}
+    return frozenset(node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef))
 
 
 def named_tests(text: str) -> list[tuple[str, str]]:
