@@ -31,10 +31,8 @@ SLOW_FIXTURES |= {"knockout_run"}  # tests/test_knockout_workflow.py: a workflow
 SLOW_FIXTURES |= {"two_checkouts"}  # tests/test_trace_cache.py: two workflow runs sharing a cache
 SLOW_FIXTURES |= {"styles_run"}  # tests/test_kernel_styles.py: kernels in TileLang's styles, a workflow run
 SLOW_FIXTURES |= {"maintainer_run", "environment_run"}  # tests/test_any_version.py: builds and workflow runs
-SLOW_FIXTURES |= {
-    "pass_configs_run",
-    "module_host",
-}  # test_pass_configs.py, test_book_figures.py: pass-config sets, a workflow run
+SLOW_FIXTURES |= {"pass_configs_run"}  # test_pass_configs.py, test_book_figures.py: pass-config sets, a workflow run
+SLOW_FIXTURES |= {"module_host"}  # tests/test_workflow.py: the workflow as a module of a project, a workflow run
 SLOW_MODULES = {"test_workflow_failures", "test_trace_batch", "test_batch_signals", "test_release_mismatch"}
 SLOW_MODULES |= {"test_shared_lowering"}
 

@@ -14,8 +14,10 @@ import conftest
 import pytest
 
 TESTS = Path(__file__).resolve().parent
-# what makes a fixture cost seconds: a process of its own (TileLang, Snakemake, uv, a figure's command line)
-STARTS_A_PROCESS = ("run_script(", "run_batch(", "run_knockout(", "snakemake(", "subprocess.", "run_cli(", "build_env(")
+# what makes a fixture cost seconds: a process of its own (TileLang, Snakemake, uv, a figure's command line): the
+# integration tier's calls but the in-process import check, and the other ways the tests start one
+STARTS_A_PROCESS = tuple(call for call in conftest.INTEGRATION_CALLS if call != "require_tilelang(")
+STARTS_A_PROCESS += ("subprocess.", "run_cli(", "build_env(")
 
 
 def process_fixtures(folder: Path = TESTS) -> dict[str, str]:
