@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import gc
 import importlib.util
 import inspect
 import json
@@ -90,6 +91,11 @@ def pytest_itemcollected(item):
     shared = shared or next((group for name, group in SAME_WORKER_AS.items() if name in item.fixturenames), None)
     if shared:
         item.add_marker(pytest.mark.xdist_group(shared))
+
+
+def pytest_collection_finish(session):
+    """What collection imported lives as long as the worker: frozen, the tests' garbage collections skip it."""
+    gc.freeze()
 
 
 DESELECTED = []  # the tests -m or -k left out: test_tiers.py reads the whole suite's

@@ -4,6 +4,7 @@ The logic lives in scripts/tilelang_churn/grid/ (config_checks.py, job_grid.py; 
 config stops Snakemake here, before any job, with a message naming the config key and the bad value.
 """
 
+import gc
 import os
 import re
 from pathlib import Path
@@ -18,6 +19,10 @@ from tilelang_churn.grid import config_checks, job_grid, kernels
 from tilelang_churn.releases import release_envs, release_process
 from tilelang_churn.tables import version_table
 from tilelang_churn.gpu import gpu_bench
+
+# Snakemake's modules and ours live as long as the run: frozen, the collections that building the DAG and scheduling
+# run skip them (a dry run of config/test_config.yaml: 1.31 -> 1.03 s of CPU)
+gc.freeze()
 
 # Rules reach their scripts through this file's own location (not workflow.basedir, the main Snakefile's folder),
 # so `-s PATH/Snakefile --directory OTHER` works, and so does this workflow as a module of another project.

@@ -2,6 +2,7 @@
 
 __all__ = [
     "files",
+    "import_gc",
     "interrupt",
     "ir_archive",
     "job_spec",

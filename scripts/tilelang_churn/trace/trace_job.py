@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tilelang_churn.core import files, passes_table, releases, targets, trace_modes
+from tilelang_churn.core import files, import_gc, passes_table, releases, targets, trace_modes
 from tilelang_churn.releases import release_process, tilelang_source
 from tilelang_churn.trace import trace_cli
 
@@ -219,7 +219,8 @@ def trace(args, served: tuple[list[str], str] | None = None) -> int:
     # TileLang and TVM print progress (and "ROCm not detected") on stdout: keep it in the run's log
     with log, contextlib.redirect_stdout(log):
         try:
-            from tilelang_churn.trace import tilelang_trace  # imports tilelang: reads TL_LOWER_TRACE now
+            with import_gc.collector_off():  # a fifth less CPU
+                from tilelang_churn.trace import tilelang_trace  # imports tilelang: reads TL_LOWER_TRACE now
         except Exception as exc:  # noqa: BLE001 - recorded as a row, then reported as a broken environment
             error = exc
             broken = f"TileLang cannot be imported here ({passes_table.error_text(exc)})"
