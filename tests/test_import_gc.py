@@ -5,7 +5,6 @@ from __future__ import annotations
 import gc
 
 import pytest
-
 from tilelang_churn.core import import_gc
 
 
