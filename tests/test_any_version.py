@@ -7,7 +7,6 @@ import csv
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -196,14 +195,21 @@ def test_the_index_reads_like_a_code_review(maintainer_run):
 @pytest.fixture(scope="session")
 def environment_run(tmp_path_factory, release_envs_dir):
     """0.1.14 twice: as a release the data file does not list (a copy of it without 0.1.14's entry), and as an
-    environment entry, a venv made here with 0.1.14 (uv), used through `python:`; the venv's files before and after."""
+    environment entry, a venv a user made with uv (`uv venv`, `uv pip install torch tilelang==0.1.14`), used
+    through `python:`; the venv's files before and after. The release's environment is compared_run's (one worker:
+    built once for both)."""
     require_tilelang()
     root = tmp_path_factory.mktemp("environment")
-    marker = release_envs.build_env("0.1.14", root / "venvs", requirements=REPO / "requirements.txt")
-    python = marker.parent / "bin" / "python"
-    for cache in list(marker.parent.rglob("__pycache__")):  # as uv installs it: no bytecode (the build imported it)
-        shutil.rmtree(cache)
-    venv_files = {path: (path.stat().st_size, path.stat().st_mtime_ns) for path in marker.parent.rglob("*")}
+    venv = root / "venvs" / "dev"
+    python = venv / "bin" / "python"
+    uv = str(release_envs.find_uv())
+    subprocess.run([uv, "venv", "-p", sys.executable, str(venv)], check=True, capture_output=True)
+    links = [arg for link in release_envs.find_links() for arg in ("--find-links", link)]  # the CPU torch
+    torch = release_envs.torch_requirement(REPO / "requirements.txt")
+    install = [uv, "pip", "install", "--python", str(python), *links, torch, "tilelang==0.1.14"]
+    subprocess.run(install, check=True, capture_output=True)
+    assert not list(venv.rglob("__pycache__")), "uv compiled bytecode: the workflow's own would not show"
+    venv_files = {path: (path.stat().st_size, path.stat().st_mtime_ns) for path in venv.rglob("*")}
     data = yaml.safe_load(release_envs.RELEASES_FILE.read_text())
     del data["releases"]["0.1.14"]
     release_data = root / "releases_without_0.1.14.yaml"
@@ -214,7 +220,7 @@ def environment_run(tmp_path_factory, release_envs_dir):
     # bytecode written as a user's shell writes it (a developer's may say PYTHONDONTWRITEBYTECODE)
     environ = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
     proc = run(workdir, config, env={**environ, "TILELANG_CHURN_RELEASE_DATA": str(release_data)})
-    after = {path: (path.stat().st_size, path.stat().st_mtime_ns) for path in marker.parent.rglob("*")}
+    after = {path: (path.stat().st_size, path.stat().st_mtime_ns) for path in venv.rglob("*")}
     return workdir, proc, venv_files, after
 
 

@@ -42,7 +42,8 @@ def build(M, N, block_N=128, dtype="float16"):
     return main
 """
 SMALL = {
-    "flash_attention": [{"seq_q": 128, "seq_kv": 128}, {"seq_q": 128, "seq_kv": 128, "is_causal": True}],
+    # one FlashAttention (its lowerings cost 2-3 s of CPU each), with a boolean parameter
+    "flash_attention": [{"seq_q": 128, "seq_kv": 128, "is_causal": True}],
     "rmsnorm": [{"M": 256, "N": 256}],
 }
 MODES = ["trace-env", "trace-api", "pass-diff", "instrument"]
@@ -83,7 +84,7 @@ def test_every_kernel_runs_in_every_mode_with_its_own_columns(kernels_run):
     workdir, user_file = kernels_run
     churn = frames.read_frame(workdir / "results" / "churn.csv")
     jobs = churn.groupby(["kernel", "params", "target_name", "mode"]).ngroups
-    assert jobs == (2 + 1 + 1) * len(MODES)
+    assert jobs == (1 + 1 + 1) * len(MODES)
     assert set(churn["kernel"]) == {"flash_attention", "rmsnorm", "scale"}
     assert churn[["M", "block_M", "threads"]].isna().all().all() and (churn["dtype"] == "").all()  # the GEMM's
     causal = churn[churn["params"] == kernels.canonical({"seq_q": 128, "seq_kv": 128, "is_causal": True})]
@@ -108,7 +109,9 @@ def test_every_kernel_runs_in_every_mode_with_its_own_columns(kernels_run):
         assert "--job-timeout 600" in batch_log.read_text().splitlines()[0], batch_log
 
 
-@pytest.mark.parametrize("folder", ["flash_attention_seq_q128_seq_kv128", "rmsnorm_M256_N256", "scale_M256_N512"])
+@pytest.mark.parametrize(
+    "folder", ["flash_attention_seq_q128_seq_kv128_is_causalTrue", "rmsnorm_M256_N256", "scale_M256_N512"]
+)
 def test_trace_env_rows_equal_tilelangs_own_report(kernels_run, folder):
     workdir, _ = kernels_run
     (out,) = (workdir / "results" / "runs").glob(f"*/cuda-sm90/{folder}/trace-env")

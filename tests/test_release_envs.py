@@ -199,6 +199,26 @@ def _env_without_pip_find_links(**extra: str) -> dict:
     return env
 
 
+def test_disk_usage_counts_each_inode_once_across_paths_with_du_and_without(tmp_path, monkeypatch):
+    """A build's disk_bytes_added: the blocks of every file and folder under the paths, a hard link (uv links an
+    environment's files to its cache) counted once, as each inode's own lstat says."""
+    cache, env = tmp_path / "cache", tmp_path / "env"
+    (cache / "wheel").mkdir(parents=True)
+    env.mkdir()
+    (cache / "wheel" / "big.so").write_bytes(os.urandom(300_000))
+    os.link(cache / "wheel" / "big.so", env / "big.so")
+    (env / "own.pyc").write_bytes(os.urandom(5_000))
+    inodes = {}
+    for path in [cache, env, *cache.rglob("*"), *env.rglob("*")]:
+        info = os.lstat(path)
+        inodes[(info.st_dev, info.st_ino)] = info.st_blocks * 512
+    expected = sum(inodes.values())
+    assert release_envs.disk_usage([cache, env]) == expected  # du
+    assert release_envs.walked_disk_usage([cache, env]) == expected
+    monkeypatch.setattr(release_envs.shutil, "which", lambda name: None)
+    assert release_envs.disk_usage([cache, env, tmp_path / "missing"]) == expected
+
+
 def test_find_links_from_a_pip_config_file(tmp_path):
     config = tmp_path / "pip.conf"
     config.write_text("[global]\nfind-links =\n    /wheels/a\n    /wheels/b\n")

