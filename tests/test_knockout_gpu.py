@@ -51,20 +51,20 @@ def gpu_job(tmp_path: Path, record: Path, device: Path, args: list, workers: int
 def test_without_a_gpu_every_variant_is_a_row_and_the_knockout_reaches_tilelang_compile(tmp_path):
     require_tilelang()
     args = ["--shape", "256,256,256", "--block", "64,64,32", "--target", "cuda-sm90"]
-    record = knock_out(tmp_path, args, "tl.Simplify,AnnotateEntryFunc")
+    record = knock_out(tmp_path, args, "AnnotateEntryFunc")  # one variant: each costs a compile with nvcc
     device = tmp_path / "device.json"
     device.write_text(json.dumps({"gpu_name": "none", "gpu_arch": "sm_90", "gpu_uuid": "test"}))
     gpu_record = gpu_job(tmp_path, record, device, args)
     rows = {row["variant"]: row for row in knockout_table.read_configuration(record, gpu_record)}
-    assert set(rows) == {"baseline", "tl.Simplify", "AnnotateEntryFunc"}
+    assert set(rows) == {"baseline", "AnnotateEntryFunc"}
     for name, row in rows.items():
         assert row["gpu_status"] in (statuses.STATUS_COMPILE_FAILED, statuses.STATUS_LAUNCH_FAILED), row
         assert row["gpu_error"]
         assert row["compile_hook"] == (pass_knockout.HOOK_NONE if name == "baseline" else pass_knockout.HOOK_SESSION)
     # TVM asked the knockout about the pass inside tilelang.compile's own PassContexts, and it was skipped there
-    assert rows["tl.Simplify"]["compile_skipped_runs"] >= 1 and rows["AnnotateEntryFunc"]["compile_skipped_runs"] == 1
+    assert rows["AnnotateEntryFunc"]["compile_skipped_runs"] == 1
     assert rows["baseline"]["compile_skipped_runs"] is None
-    assert rows["tl.Simplify"]["latency_ratio"] is None  # nothing timed, nothing made up
+    assert rows["AnnotateEntryFunc"]["latency_ratio"] is None  # nothing timed, nothing made up
 
 
 def test_a_variant_whose_kernel_never_finishes_on_the_gpu_is_a_timeout_row_and_the_others_go_on(tmp_path, monkeypatch):

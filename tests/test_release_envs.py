@@ -266,6 +266,17 @@ def test_torch_pin_is_read_from_requirements(tmp_path):
         release_envs.torch_requirement(bad)
 
 
+def test_ml_dtypes_is_pinned_as_in_requirements_unless_the_pins_name_it(tmp_path):
+    """The venv's ml-dtypes (requirements.txt's pin, read here as pip reads the file) goes to every release
+    environment, after torch; a release's or a user's pin of ml-dtypes wins; a file without one adds none."""
+    pinned = {line.split("==")[0]: line for line in (REPO / "requirements.txt").read_text().split() if "==" in line}
+    assert release_envs.base_requirements(REPO / "requirements.txt") == [pinned["torch"], pinned["ml-dtypes"]]
+    assert release_envs.base_requirements(REPO / "requirements.txt", ("ML_Dtypes==0.5.1",)) == [pinned["torch"]]
+    bare = tmp_path / "requirements.txt"
+    bare.write_text("torch==2.13.0\n# ml-dtypes==0.6.0\n")
+    assert release_envs.base_requirements(bare) == ["torch==2.13.0"]
+
+
 # ------------------------------------------------------------------------------------ building
 
 
@@ -329,6 +340,9 @@ def test_real_build_of_0_1_14_imports_0_1_14_with_the_cpu_torch(built_0_1_14):
     assert data["packages"]["torch"] == "2.13.0+cpu"
     assert not [name for name in data["packages"] if name.startswith("nvidia")]
     assert data["packages"]["tilelang"] == "0.1.14" and data["pins"] == []
+    # requirements.txt's ml-dtypes, as uv pip freeze found it installed
+    assert data["base_requirements"] == release_envs.base_requirements(REPO / "requirements.txt")
+    assert f"ml-dtypes=={data['packages']['ml-dtypes']}" == data["base_requirements"][1]
     assert data["python"] == str(root / "tilelang-0.1.14" / "bin" / "python")
     assert data["tilelang_cache_dir"] == str(root / "tilelang-0.1.14" / "tilelang_cache")
     assert (root / "tilelang-0.1.14" / "tilelang_cache").is_dir(), "the verifying import used the env's own cache"

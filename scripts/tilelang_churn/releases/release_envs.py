@@ -3,7 +3,8 @@
 config/tilelang_releases.yaml holds what cannot be probed: each listed release's extra pins, with how they were
 found; its oldest entry is the oldest release the workflow accepts. A release it does not list, and a wheel, get the
 pins of the nearest older entry (``nearest_release``). Each gets its own environment ROOT/tilelang-<name>/ with torch
-(the pin of requirements.txt, CPU build) and tilelang==<version> (or the wheel file) plus the pins, all in ONE install.
+(the pin of requirements.txt, CPU build), ml-dtypes (requirements.txt's pin, unless the pins name it) and
+tilelang==<version> (or the wheel file) plus the pins, all in ONE install.
 ROOT/tilelang-<name>/environment.json is the marker: written only after the environment imported the right tilelang,
 with what it can do (capabilities.py), so it can be a Snakemake rule's output. A wheel's marker holds its sha256: a
 rebuilt wheel makes the marker stale (``drop_stale_marker``).
@@ -73,6 +74,9 @@ VERSION_RE = re.compile(r"^(\d+)\.(\d+)\.(\d+)(?:\.post(\d+))?$")
 # A pin is an exact requirement: anything looser re-opens the resolution the pin exists to close.
 PIN_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9][A-Za-z0-9.+!]*$")
 TORCH_PIN_RE = re.compile(r"^\s*torch\s*==\s*([A-Za-z0-9.+!]+)\s*(?:#.*)?$")
+# TileLang and tvm_ffi import ml-dtypes unpinned: 0.7.0's extension takes 0.5 s to load in every process that imports
+# TileLang, 0.6.0's 5 ms; every release environment gets requirements.txt's pin (base_requirements)
+ML_DTYPES_PIN_RE = re.compile(r"^\s*ml[-_.]dtypes\s*==\s*([A-Za-z0-9.+!]+)\s*(?:#.*)?$", re.IGNORECASE)
 RELEASE_FIELDS = ("pins",)
 
 # Run inside the new environment, which holds no tilelang_churn: release_process (standard library only) is loaded
@@ -436,6 +440,18 @@ def torch_requirement(requirements: str | Path) -> str:
     raise ReleaseError(f"{path}: no 'torch==VERSION' line; torch must be pinned (an unpinned torch is a CUDA build)")
 
 
+def base_requirements(requirements: str | Path, pins: tuple[str, ...] = ()) -> list[str]:
+    """What a release environment gets from the requirements file besides TileLang and its ``pins``: torch
+    (torch_requirement), then ml-dtypes where the file pins it and the pins do not name it."""
+    base = [torch_requirement(requirements)]
+    pinned = {normalized_name(pin.split("==", 1)[0]) for pin in pins}
+    for line in Path(requirements).read_text().splitlines():
+        match = ML_DTYPES_PIN_RE.match(line)
+        if match and "ml-dtypes" not in pinned:
+            base.append(f"ml-dtypes=={match.group(1)}")
+    return base
+
+
 def disk_usage(paths) -> int:
     """Bytes allocated under PATHS, each inode counted once: `du -s -k PATHS` in one call, which walks uv's cache
     (some 250,000 files) in half the CPU of a walk in Python (0.5 against 1.0 s, twice a build); the walk where du
@@ -501,15 +517,17 @@ def read_marker(marker: Path) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def marker_matches(data: dict | None, inputs: EnvInputs, torch_pin: str) -> bool:
-    """A marker stands for an environment built from the same inputs, whose python still exists."""
+def marker_matches(data: dict | None, inputs: EnvInputs, base: list[str]) -> bool:
+    """A marker stands for an environment built from the same inputs (``base``: base_requirements), whose python
+    still exists."""
     if not data or data.get("schema") != MARKER_SCHEMA:
         return False
     return (
         data.get("version") == inputs.name
         and inputs.imports(str(data.get("tilelang_version")))
         and data.get("pins") == list(inputs.requirements)
-        and data.get("torch_requirement") == torch_pin
+        and data.get("torch_requirement") == base[0]
+        and data.get("base_requirements") == base
         and data.get("wheel_sha256") == inputs.wheel_sha256
         and Path(str(data.get("python"))).is_file()
     )
@@ -647,23 +665,24 @@ def build_env(
     """Build (or keep) ROOT/tilelang-VERSION with uv; return the path of its environment.json marker.
 
     VERSION is a release (from the package index), or, with ``wheel``, the name of a user's wheel installed from
-    that file. With a marker of the same inputs (release or wheel sha256, pins, torch pin) the environment is kept
-    as it is. Otherwise it is rebuilt from scratch: `uv venv --clear`, one `uv pip install` of torch, tilelang (or
-    the wheel) and the pins (with pip's find-links, so torch is the local CPU build), an import of tilelang with
-    TILELANG_CACHE_DIR inside the environment, `uv pip freeze`, a probe of what it can do (capabilities.py); the
-    marker is written last. ReleaseError for a bad release or wheel; BuildError naming the failed step.
+    that file. With a marker of the same inputs (release or wheel sha256, pins, torch and ml-dtypes pins) the
+    environment is kept as it is. Otherwise it is rebuilt from scratch: `uv venv --clear`, one `uv pip install` of
+    torch, ml-dtypes, tilelang (or the wheel) and the pins (with pip's find-links, so torch is the local CPU
+    build), an import of tilelang with TILELANG_CACHE_DIR inside the environment, `uv pip freeze` (each pin
+    checked), a probe of what it can do (capabilities.py); the marker is written last. ReleaseError for a bad
+    release or wheel; BuildError naming the failed step.
     """
     inputs = env_inputs(version, wheel, pins)
     try:
-        torch_pin = torch_requirement(requirements)
-    except ReleaseError as exc:  # not a bad version: the build's own input is missing
+        base = base_requirements(requirements, inputs.requirements)
+    except (ReleaseError, OSError) as exc:  # not a bad version: the build's own input is missing
         raise BuildError(version, "read requirements", str(exc)) from None
     root = Path(root).absolute()
     dest = env_dir(root, version)
     marker = dest / MARKER_NAME
 
     def usable() -> bool:  # built from the same inputs, and still sound
-        return marker_matches(read_marker(marker), inputs, torch_pin) and not stale_reason(marker)
+        return marker_matches(read_marker(marker), inputs, base) and not stale_reason(marker)
 
     if usable():
         return marker
@@ -673,13 +692,13 @@ def build_env(
         fcntl.flock(lock, fcntl.LOCK_EX)
         if usable():
             return marker  # built by the process that held the lock
-        return _build(inputs, dest, torch_pin, uv=uv, log=log, python=python)
+        return _build(inputs, dest, base, uv=uv, log=log, python=python)
 
 
 def _build(
     inputs: EnvInputs,
     dest: Path,
-    torch_pin: str,
+    base: list[str],
     *,
     uv: str | Path | None,
     log: str | Path | None,
@@ -688,6 +707,7 @@ def _build(
     """build_env's work, under its lock: rebuild DEST from scratch, verify it, write the marker last."""
     version, root = inputs.name, dest.parent
     marker = dest / MARKER_NAME
+    torch_pin = base[0]
     env_python = dest / "bin" / "python"
     log_path = Path(log).absolute() if log else root / f"tilelang-{version}.build.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -723,7 +743,7 @@ def _build(
         install = [str(uv_bin), "pip", "install", "--python", str(env_python)]
         for link in links:
             install += ["--find-links", link]
-        install += [torch_pin, inputs.install, *inputs.requirements]
+        install += [*base, inputs.install, *inputs.requirements]
         steps.run("uv pip install", install)
 
         # verify in a clean child, as the trace jobs run: this release's own tilelang cache, no other install's paths
@@ -744,7 +764,7 @@ def _build(
 
         freeze = steps.run("uv pip freeze", [str(uv_bin), "pip", "freeze", "--python", str(env_python)])
         packages = {normalized_name(name): v for name, _, v in (ln.partition("==") for ln in freeze.splitlines()) if v}
-        for requirement in inputs.requirements:
+        for requirement in [*base[1:], *inputs.requirements]:
             name, wanted = requirement.split("==", 1)
             got = packages.get(normalized_name(name))
             if got != wanted:
@@ -780,6 +800,7 @@ def _build(
             "pins_found": {pin.requirement: pin.found for pin in inputs.pins},
             "pins_from": inputs.pins_from,
             "torch_requirement": torch_pin,
+            "base_requirements": base,
             "torch_version": imported["torch"],
             "torch_cuda": imported["torch_cuda"],
             "tilelang_version": imported["tilelang"],
