@@ -440,6 +440,7 @@ def pass_configs_run(tmp_path_factory) -> Path:
         "modes": ["trace-env", "instrument"],
         "kernels": [],  # the GEMM alone: the default config's kernels would be 12 more configurations to knock out
         "job_figures": False,
+        "heatmap_formats": ["png"],
         "knockout": {"passes": WS_PASSES},
     }
     (workdir / "config" / "pass_configs.yaml").write_text(yaml.safe_dump(config))

@@ -10,6 +10,7 @@ import csv
 import hashlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -224,16 +225,17 @@ def test_the_chinese_pdf_embeds_noto_sans_cjk(book_sets):
     assert b"NotoSansCJK" not in (en / "fig1_reference_passes.pdf").read_bytes()
 
 
-def test_the_width_comes_from_the_argument_and_the_labels_from_the_language(tmp_path):
-    churn, ref = tables(tmp_path)
+@book_sets_group
+def test_the_width_comes_from_the_argument_and_the_labels_from_the_language(book_sets, tmp_path):
+    churn, ref = book_sets["churn"], book_sets["reference"]
     result = book_figures.build(churn, ref, tmp_path / "zh", language="zh", width_cm=12.0)
     assert list(result["written"]) == FIGURES_WITHOUT_RELEASES and list(result["skipped"]) == ["fig3_releases"]
     for stem in FIGURES_WITHOUT_RELEASES:
         pixels = mpimg.imread(tmp_path / "zh" / f"{stem}.png")
         assert pixels.shape[1] == pytest.approx(12 / 2.54 * 300, abs=2), stem
-    book_figures.build(churn, ref, tmp_path / "en", language="en", width_cm=12.0)
-    for stem in FIGURES_WITHOUT_RELEASES:  # same data, other labels: other outlines in the SVG
-        assert (tmp_path / "zh" / f"{stem}.svg").read_bytes() != (tmp_path / "en" / f"{stem}.svg").read_bytes()
+    (en, _), (zh, _) = book_sets["en"], book_sets["zh"]
+    for stem in FIGURES_WITHOUT_RELEASES:  # same data and width, other labels: other outlines in the SVG
+        assert (zh / f"{stem}.svg").read_bytes() != (en / f"{stem}.svg").read_bytes()
 
 
 def by_version_rows() -> list[dict]:
@@ -292,11 +294,11 @@ def test_bad_inputs_are_one_line_errors(tmp_path):
     assert proc.returncode == 2
 
 
-def test_without_a_one_change_configuration_figure_4_is_not_made_and_why(tmp_path):
-    churn, ref = tables(tmp_path)
-    out = tmp_path / "book"
-    assert run_cli("--churn", str(churn), "--reference", str(ref), "--out-dir", str(out)).returncode == 0
-    assert (out / "fig4_variants.png").is_file()  # drawn from the full table: the next run must remove it
+@book_sets_group
+def test_without_a_one_change_configuration_figure_4_is_not_made_and_why(book_sets, tmp_path):
+    ref, out = book_sets["reference"], tmp_path / "book"
+    shutil.copytree(book_sets["en"][0], out)  # the set drawn from the full table
+    assert (out / "fig4_variants.png").is_file()  # the next run must remove it
     lone = tmp_path / "lone.csv"  # the reference alone: nothing differs from it in one respect
     pt.write_rows(lone, pt.read_rows(ref))
     proc = run_cli("--churn", str(lone), "--reference", str(ref), "--out-dir", str(out))

@@ -183,6 +183,7 @@ targets: [cuda-sm90]
 modes: [instrument]
 kernels: []
 job_figures: false
+heatmap_formats: [png]
 """  # the book's reference (1024^3) is not in the grid: no book figures (the device is what this grid is for)
 
 

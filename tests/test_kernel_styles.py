@@ -35,6 +35,7 @@ def styles_config() -> dict:
         "targets": ["cuda-sm90"],
         "modes": ["trace-env", "instrument"],
         "job_figures": False,  # what is checked here is the rows; the job figures are test_kernels.py's
+        "heatmap_formats": ["png"],
         "kernels": [
             {
                 "name": "styles",

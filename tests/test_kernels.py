@@ -57,7 +57,8 @@ def kernel_config(user_file: str) -> dict:
     entries = [{"name": name, "shipped": name, "params": params} for name, params in SMALL.items()]
     entries.append({"name": "scale", "file": user_file, "params": [{"M": 256, "N": 512}]})
     # the per-job figures of kernels other than the GEMM: test_plot_churn.py draws them from rows
-    return {"shapes": [], "targets": ["cuda-sm90"], "modes": MODES, "kernels": entries, "job_figures": False}
+    return {"shapes": [], "targets": ["cuda-sm90"], "modes": MODES, "kernels": entries, "job_figures": False,
+            "heatmap_formats": ["png"]}  # fmt: skip
 
 
 @pytest.fixture(scope="session")

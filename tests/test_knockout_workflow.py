@@ -20,6 +20,7 @@ CONFIG = {
     "targets": ["cuda-sm90", "hip"],
     "modes": ["instrument"],
     "job_figures": False,
+    "heatmap_formats": ["png"],
     # InjectFenceProxy runs for cuda-sm90, not for hip: there its rows say the knockout did not take effect
     # tl.Simplify by its full name: Simplify alone is two passes (tl.Simplify and tirx.Simplify), two variants
     "knockout": {"passes": ["tl.Simplify", "LowerTileOp", "AnnotateEntryFunc", "InjectFenceProxy"]},

@@ -321,8 +321,14 @@ def test_failed_install_exits_3_naming_the_step_and_the_log(tmp_path, uv_bin):
 
 @pytest.fixture(scope="session")
 def built_0_1_14(tmp_path_factory, uv_bin):
-    """One real build of 0.1.14 through the command line, as a Snakemake rule would run it."""
+    """One real build of 0.1.14 through the command line, as a Snakemake rule would run it, over what a build that
+    never finished left: an environment with a stray file and a marker cut short (test_an_invalid_marker_...)."""
     root = tmp_path_factory.mktemp("release_envs")
+    left = root / "tilelang-0.1.14"
+    (left / "lib").mkdir(parents=True)
+    (left / "pyvenv.cfg").write_text(f"home = {Path(sys.executable).parent}\n")
+    (left / "lib" / "stray.txt").write_text("left by a half-finished build")
+    (left / "environment.json").write_text('{"schema": 1, "version": "0.1.14"')  # truncated: not a valid marker
     start = time.monotonic()
     proc = run_cli("build", "--version", "0.1.14", "--root", str(root))
     seconds = time.monotonic() - start
@@ -487,13 +493,10 @@ def test_a_second_build_with_a_valid_marker_returns_at_once(built_0_1_14):
 
 
 def test_an_invalid_marker_rebuilds_from_scratch(built_0_1_14):
-    root, marker, _ = built_0_1_14
-    stray = marker.parent / "lib" / "stray.txt"
-    stray.write_text("left by a half-finished build")
-    marker.write_text('{"schema": 1, "version": "0.1.14"')  # truncated: not a valid marker
-    assert build_env("0.1.14", root, requirements=REPO / "requirements.txt") == marker
+    """The fixture built over a truncated marker and a stray file."""
+    _, marker, _ = built_0_1_14
     assert json.loads(marker.read_text())["tilelang_version"] == "0.1.14"
-    assert not stray.exists(), "uv venv --clear started from an empty folder"
+    assert not (marker.parent / "lib" / "stray.txt").exists(), "uv venv --clear started from an empty folder"
 
 
 def test_a_build_of_a_bad_release_or_a_missing_wheel_is_refused(tmp_path):
