@@ -21,9 +21,11 @@ WRITE_BYTECODE := env -u PYTHONDONTWRITEBYTECODE
 .PHONY: test check system-packages run bench static clean-results
 
 $(STAMP): requirements.txt pyproject.toml
-	test -x $(PY) || python3 -m venv $(VENV)
-	# uv itself comes from the pins, then installs the rest in seconds from its cache
-	$(PY) -m pip install --quiet --disable-pip-version-check "$$(grep -E '^uv==' requirements.txt)"
+	# no ensurepip (3 s): uv itself comes from the pins through the system's pip (22.3 or later: --python), else through
+	# the venv's own pip; then uv installs the rest, pip included, in seconds from its cache
+	test -x $(PY) || python3 -m venv --without-pip $(VENV)
+	python3 -m pip --python $(PY) install --quiet --disable-pip-version-check "$$(grep -E '^uv==' requirements.txt)" \
+	  || { $(PY) -m ensurepip --default-pip && $(PY) -m pip install --quiet "$$(grep -E '^uv==' requirements.txt)"; }
 	$(UV) pip install --quiet --python $(PY) $(UV_FIND_LINKS_ARGS) -r requirements.txt
 	# the project itself (pyproject.toml), editable: the package tilelang_churn importable from anywhere, the pins kept
 	$(UV) pip install --quiet --python $(PY) --no-deps -e .

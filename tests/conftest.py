@@ -140,10 +140,12 @@ def require_tilelang():
     import importlib
 
     from system_packages import under_ci
+    from tilelang_churn.core import import_gc
 
     try:
-        for name in TILELANG_MODULES:
-            importlib.import_module(name)
+        with import_gc.collector_off():  # as a trace job imports it: what it made is frozen, the worker's GC skips it
+            for name in TILELANG_MODULES:
+                importlib.import_module(name)
         return sys.modules["tilelang"]
     except Exception as exc:  # noqa: BLE001 - a broken install raises anything (OSError from a libtvm, ...)
         found = getattr(sys.modules.get("tilelang"), "__file__", None)
