@@ -148,6 +148,27 @@ def test_a_signal_whose_raise_lands_in_a_finalizer_still_stops_the_command(tmp_p
     assert proc.stderr == "probe: stopped by SIGTERM: nothing more written\n"
 
 
+def test_a_signal_whose_raise_c_code_replaces_by_its_own_error_still_stops_in_one_line():
+    """Seen in CI: SIGTERM during numpy's import, whose C code (PyCapsule_Import) turned the handler's raise into
+    ImportError("... could not import module 'datetime'"): a traceback and exit 1, not the one line. Here the
+    replacing is done as C code does it: the signal's raise caught, another error raised in its place."""
+    code = (
+        "import os, signal, sys, time; sys.path.insert(0, sys.argv[1])\n"
+        "from tilelang_churn.core import interrupt\n"
+        "with interrupt.stopped_in_one_line('probe'):\n"
+        "    try:\n"
+        "        os.kill(os.getpid(), signal.SIGTERM)\n"
+        "        time.sleep(5)\n"
+        "    except BaseException:\n"
+        "        raise ImportError('PyCapsule_Import could not import module \"datetime\"')\n"
+        "    print('went on')\n"
+    )
+    command = [sys.executable, "-c", code, str(REPO / "scripts")]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stdout) == (128 + signal.SIGTERM, "")
+    assert proc.stderr == "probe: stopped by SIGTERM: nothing more written\n"
+
+
 def test_a_signal_that_lands_while_the_handlers_are_installed_still_stops_in_one_line():
     """SIGTERM taken inside stopped_in_one_line's own set-up, before its with block starts (seen in CI, on a busy
     machine: the test's poll saw the handler and signalled at once): one line and 143, no traceback."""

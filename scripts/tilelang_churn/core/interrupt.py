@@ -4,7 +4,8 @@ Around a command's imports and its main: SIGINT (KeyboardInterrupt) or SIGTERM p
 SIGNAL: nothing more written`` on stderr and exits 128 + the signal's number, never a traceback. On Linux the
 process also gets SIGTERM when its parent dies (PR_SET_PDEATHSIG), so no orphan goes on writing after Snakemake
 removed the outputs. A raise that lands in a finalizer or a weakref callback, where Python prints and ignores it, is
-raised again until it lands in the command's own code (``_stop``). Standard library only.
+raised again until it lands in the command's own code (``_stop``); one that C code replaced by an error of its own
+still stops the command in one line. Standard library only.
 """
 
 from __future__ import annotations
@@ -99,7 +100,10 @@ class stopped_in_one_line:
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        if exc_type is None and _received:  # its every raise was ignored, and the command ended
+        # once a signal came, the command was stopped however it ends: its every raise ignored and the command done, or
+        # a raise that C code replaced by an error of its own (numpy's import: ImportError, "PyCapsule_Import could
+        # not import module 'datetime'")
+        if _received and exc_type not in (KeyboardInterrupt, Stopped):
             self._exit(_received[0])
         if exc_type is KeyboardInterrupt:
             self._exit(signal.SIGINT)
