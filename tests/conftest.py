@@ -44,7 +44,7 @@ SLOW_MODULES |= {"test_shared_lowering"}
 SHARED_FIXTURES = ("finished_run", "compared_run", "kernels_run", "trace_runs", "api_runs")
 SHARED_FIXTURES += ("built_0_1_14", "knockout_run", "gemm_knockout", "shared_lowerings", "two_checkouts")
 SHARED_FIXTURES += ("styles_run", "maintainer_run", "traced", "book_sets", "odd_batch")
-SHARED_FIXTURES += ("pass_configs_run", "module_host", "mislabelled_env")
+SHARED_FIXTURES += ("pass_configs_run", "module_host", "mislabelled_env", "book_with_releases")
 # a fixture whose tests also use another shared one, named by that one's group
 SAME_WORKER_AS = {"instrument_runs": "trace_runs", "knocked": "traced", "cluster": "finished_run"}
 SAME_WORKER_AS["environment_run"] = "compared_run"  # both run 0.1.14 from the worker's release_envs_dir: one build

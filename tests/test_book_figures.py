@@ -193,20 +193,34 @@ def test_the_set_is_written_and_documented(book_sets, language):
         assert (out / f"{stem}.pdf").read_bytes()[:5] == b"%PDF-"
 
 
+@pytest.fixture(scope="session")
+def book_with_releases(tmp_path_factory):
+    """The whole book, figure 3 included, drawn by the command line from hand-made tables (hash seed 0), once per
+    language asked: draw(language) -> (its out dir, the completed process, its arguments but --out-dir)."""
+    root = tmp_path_factory.mktemp("book_with_releases")
+    churn, ref = tables(root)
+    by_version = write_by_version(root / "churn_by_version.csv")
+    drawn = {}
+
+    def draw(language: str):
+        if language not in drawn:
+            args = ("--churn", str(churn), "--reference", str(ref), "--by-version", str(by_version))
+            args += ("--language", language)
+            drawn[language] = root / language, run_cli(*args, "--out-dir", str(root / language)), args
+        return drawn[language]
+
+    return draw
+
+
 @pytest.mark.slow  # two processes per language drawing the whole book: make test's, not make check's daily loop
 @pytest.mark.parametrize("language", fs.LANGUAGES)
-def test_regeneration_is_byte_identical(tmp_path, language):
-    churn, ref = tables(tmp_path)
-    by_version = write_by_version(tmp_path / "churn_by_version.csv")  # and figure 3 with them
-    runs = []
-    for k, seed in enumerate(("1", "2")):  # two processes, different hash seeds
-        out = tmp_path / f"run{k}"
-        proc = run_cli("--churn", str(churn), "--reference", str(ref), "--by-version", str(by_version),
-                       "--out-dir", str(out), "--language", language, seed=seed)  # fmt: skip
-        assert proc.returncode == 0, proc.stderr
-        runs.append(digests(out))
-    assert runs[0] == runs[1]
-    assert set(runs[0]) == expected_files(book_figures.FIGURES)
+def test_regeneration_is_byte_identical(book_with_releases, tmp_path, language):
+    out, proc, args = book_with_releases(language)
+    assert proc.returncode == 0, proc.stderr
+    again = run_cli(*args, "--out-dir", str(tmp_path / "again"), seed="1")  # another process, another hash seed
+    assert again.returncode == 0, again.stderr
+    assert digests(out) == digests(tmp_path / "again")
+    assert set(digests(out)) == expected_files(book_figures.FIGURES)
 
 
 @book_sets_group
@@ -269,12 +283,8 @@ def write_by_version(path: Path) -> Path:
     return path
 
 
-def test_the_release_figure_when_releases_are_compared(tmp_path):
-    churn, ref = tables(tmp_path)
-    by_version = write_by_version(tmp_path / "churn_by_version.csv")
-    out = tmp_path / "book"
-    args = ["--churn", str(churn), "--reference", str(ref), "--by-version", str(by_version), "--out-dir", str(out)]
-    proc = run_cli(*args, "--language", "zh")
+def test_the_release_figure_when_releases_are_compared(book_with_releases):
+    out, proc, _ = book_with_releases("zh")
     assert proc.returncode == 0, proc.stderr
     assert {p.name for p in out.iterdir()} == expected_files(book_figures.FIGURES)
     assert "not made" not in (out / book_figures.MANIFEST).read_text()

@@ -4,7 +4,9 @@ follow a link, choose a pass and see both releases' diff of it."""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import functools
 import html
 import json
 import re
@@ -82,30 +84,36 @@ def chromium_path() -> str:
     return found
 
 
+@functools.cache
+def chromium_browser():
+    """Headless Chromium (Debian's, through Playwright), launched once per test process (0.8 s of CPU a launch) and
+    closed as the process exits; each page opens in a context of its own (cookies, storage, cache apart)."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    playwright = sync_api.sync_playwright().start()
+    atexit.register(playwright.stop)
+    return playwright.chromium.launch(
+        executable_path=chromium_path(), args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
+    )
+
+
 @contextlib.contextmanager
 def chromium_page(viewport: dict):
-    """A page of headless Chromium (Debian's, through Playwright) and the list its errors are collected into:
-    uncaught exceptions, console errors and, when asked, dialogs and requests that leave the file system."""
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=chromium_path(), args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
+    """A page of headless Chromium in a fresh context and the list its errors are collected into: uncaught
+    exceptions, console errors and, when asked, dialogs and requests that leave the file system."""
+    context = chromium_browser().new_context(viewport=viewport)
+    try:
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(f"pageerror {exc}"))
+        page.on("console", lambda msg: errors.append(f"console {msg.text}") if msg.type == "error" else None)
+        page.on("dialog", lambda dialog: (errors.append(f"dialog {dialog.message}"), dialog.dismiss()))
+        page.on(
+            "request",
+            lambda request: errors.append(f"request {request.url}") if not request.url.startswith("file:") else None,
         )
-        try:
-            page = browser.new_page(viewport=viewport)
-            errors: list[str] = []
-            page.on("pageerror", lambda exc: errors.append(f"pageerror {exc}"))
-            page.on("console", lambda msg: errors.append(f"console {msg.text}") if msg.type == "error" else None)
-            page.on("dialog", lambda dialog: (errors.append(f"dialog {dialog.message}"), dialog.dismiss()))
-            page.on(
-                "request",
-                lambda request: (
-                    errors.append(f"request {request.url}") if not request.url.startswith("file:") else None
-                ),
-            )
-            yield page, errors
-        finally:
-            browser.close()
+        yield page, errors
+    finally:
+        context.close()
 
 
 def drive(compare_dir: Path, link_text: str, screenshot: Path | None = None, both_changed: bool = False) -> dict:
