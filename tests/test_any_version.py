@@ -282,15 +282,16 @@ def test_an_unlisted_release_is_probed_recorded_and_traced_as_the_listed_one(env
 
 
 @pytest.mark.slow
-def test_a_wheel_gets_a_gpu_site_of_its_own(tmp_path):
-    """The GPU stage layers a user's wheel onto the machine's torch as it layers a release: its files without
-    dependencies in a folder, whose import gives the wheel's own version (no GPU needed to build and check it)."""
+def test_a_wheel_gets_a_gpu_site_of_its_own(maintainer_run, tmp_path):
+    """The GPU stage layers a user's wheel (the maintainer's) onto the machine's torch as it layers a release: its
+    files without dependencies in a folder, whose import gives the wheel's own version (no GPU needed to build and
+    check it)."""
     from tilelang_churn.gpu import gpu_site
 
-    wheel = wheel_of_installed(tmp_path, "site")
+    _, wheel, _ = maintainer_run
     marker = gpu_site.build_site("my-branch", tmp_path / "site", wheel=wheel)
     record = json.loads(marker.read_text())
-    assert record["tilelang_version"] == "0.1.15+site" and record["pins"] == []
+    assert record["tilelang_version"] == f"{release_envs.installed_release()}+test" and record["pins"] == []
     env = {**release_process.release_environ(), "PYTHONPATH": str(marker.parent)}
     said = subprocess.run([sys.executable, "-c", "import tilelang; print(tilelang.__file__)"], env=env,
                           capture_output=True, text=True, check=True)  # fmt: skip
