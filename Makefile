@@ -35,8 +35,10 @@ $(STAMP): requirements.txt pyproject.toml
 test: $(STAMP) system-packages
 	$(WRITE_BYTECODE) $(PY) -m pytest
 
+# the base tier waits on nothing (no Slurm, no timers): two workers for two cores, one collection fewer than make
+# test's three (from a fresh clone 48.6 s against 53.3 s)
 check: $(STAMP)
-	$(WRITE_BYTECODE) $(PY) -m pytest -m "smoke or not (slow or integration)"
+	$(WRITE_BYTECODE) $(PY) -m pytest -n 2 -m "smoke or not (slow or integration)"
 
 # root with apt-get: installs what is missing; otherwise says what the tests will skip
 system-packages:
