@@ -34,6 +34,7 @@ SLOW_FIXTURES |= {"styles_run"}  # tests/test_kernel_styles.py: kernels in TileL
 SLOW_FIXTURES |= {"maintainer_run", "environment_run"}  # tests/test_any_version.py: builds and workflow runs
 SLOW_FIXTURES |= {"pass_configs_run"}  # test_pass_configs.py, test_book_figures.py: pass-config sets, a workflow run
 SLOW_FIXTURES |= {"module_host"}  # tests/test_workflow.py: the workflow as a module of a project, a workflow run
+SLOW_FIXTURES |= {"book_with_releases"}  # tests/test_book_figures.py: the whole book with figure 3, per language
 SLOW_MODULES = {"test_workflow_failures", "test_trace_batch", "test_batch_signals", "test_release_mismatch"}
 SLOW_MODULES |= {"test_shared_lowering"}
 
