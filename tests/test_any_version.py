@@ -7,6 +7,7 @@ import csv
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -221,7 +222,9 @@ def environment_run(tmp_path_factory, release_envs_dir):
     environ = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
     proc = run(workdir, config, env={**environ, "TILELANG_CHURN_RELEASE_DATA": str(release_data)})
     after = {path: (path.stat().st_size, path.stat().st_mtime_ns) for path in venv.rglob("*")}
-    return workdir, proc, venv_files, after
+    yield workdir, proc, venv_files, after
+    # the bytecode its jobs wrote for it under the user's cache (release_process.PYCACHE): a new venv path each session
+    shutil.rmtree(release_process.PYCACHE / root.relative_to(root.anchor), ignore_errors=True)
 
 
 def test_an_environment_entry_is_used_as_it_is(environment_run):
