@@ -21,7 +21,7 @@ from tilelang_churn.tables import version_table
 from tilelang_churn.gpu import gpu_bench
 
 # Snakemake's modules and ours live as long as the run: frozen, the collections that building the DAG and scheduling
-# run skip them (a dry run of config/test_config.yaml: 1.31 -> 1.03 s of CPU)
+# run skip them (a dry run of config/test_config.yaml: 1.31 -> 1.06 s of CPU)
 gc.freeze()
 
 # Rules reach their scripts through this file's own location (not workflow.basedir, the main Snakefile's folder),
