@@ -20,6 +20,9 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--version", required=True, help="a release, or with --wheel the name of that wheel's entry")
     build.add_argument("--wheel", type=Path, help="install this TileLang wheel (a user's build) instead of a release")
     build.add_argument(
+        "--wheel-sha256", help="refuse the wheel unless it has this sha256 (the one the workflow checked)"
+    )
+    build.add_argument(
         "--pin",
         action="append",
         default=[],
@@ -38,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "check":
         return version_entries.print_checked_versions(args.versions)
     return release_envs.print_built_env(
-        args.version, args.root, args.requirements, args.uv, args.log, args.wheel, args.pin or None
+        args.version, args.root, args.requirements, args.uv, args.log, args.wheel, args.pin or None, args.wheel_sha256
     )
 
 

@@ -7,6 +7,7 @@ import copy
 import importlib.util
 import json
 import shlex
+import string
 
 import pytest
 from conftest import entry
@@ -263,7 +264,7 @@ def test_batch_names_say_what_the_batch_holds_and_stay_when_other_parts_of_the_g
     again = alone(shapes=shapes[::-1], targets=["hip"], modes=modes, trace_batch_size=2)
     assert [b.name for b in again.batches] == split
     # every name a rule name of its own, short whatever the kernel's name
-    long = [{"name": "k" * 200, "file": user_kernel(tmp_path), "params": [{}]}]
+    long = [{"name": (string.ascii_lowercase * 8)[:200], "file": user_kernel(tmp_path), "params": [{}]}]
     names = [b.name for b in alone(shapes=shapes, targets=["hip"], modes=modes, kernels=long).batches]
     assert len(set(names)) == len(names) and all(name.isidentifier() and len(name) <= 64 for name in names)
 

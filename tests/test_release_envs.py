@@ -634,3 +634,26 @@ def test_the_real_environment_is_stale_once_its_python_is_removed_and_sound_once
     finally:
         python.symlink_to(target)
     assert release_envs.stale_reason(marker) is None
+
+
+def test_a_wheel_switched_after_its_check_is_refused_and_the_install_is_of_hashed_bytes(tmp_path):
+    """Round five: a wheel path that is a symlink switched to another build. The build refuses a wheel whose sha256
+    is not the one the workflow checked, and installs from a private copy whose own bytes were hashed."""
+    from test_version_entries import fake_wheel
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    build_a = fake_wheel(tmp_path / "a" / "tilelang-0.1.15+mine-py3-none-any.whl")
+    build_b = fake_wheel(tmp_path / "b" / build_a.name, files={"tilelang/__init__.py": "# build B\n"})
+    link = tmp_path / build_a.name
+    link.symlink_to(build_a)
+    checked = release_envs.file_sha256(link)
+    link.unlink()
+    link.symlink_to(build_b)
+    with pytest.raises(BuildError, match=r"step 'read wheel' failed: .* changed after it was checked: sha256 "):
+        build_env("my-branch", tmp_path / "envs", wheel=link, wheel_sha256=checked)
+    assert not (tmp_path / "envs").exists()  # refused before anything was built
+    copy = release_envs.snapshot_wheel(link, tmp_path / "copy", release_envs.file_sha256(build_b))
+    assert (copy.name, copy.read_bytes()) == (link.name, build_b.read_bytes())
+    with pytest.raises(ValueError, match="changed after it was checked"):
+        release_envs.snapshot_wheel(link, tmp_path / "copy", checked)

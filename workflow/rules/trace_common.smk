@@ -16,7 +16,9 @@ def release_env_markers(wildcards=None) -> dict:
 def release_env_args(wildcards) -> list:
     """The build's arguments beyond the release (each quoted by the rule): a wheel's file, pins given in the config."""
     entry = GRID.entries[wildcards.version]
-    args = ["--wheel", str(Path(entry.wheel).absolute())] if entry.kind == "wheel" else []
+    args = []
+    if entry.kind == "wheel":  # the sha256 checked here: a wheel switched since is refused, not installed unrecorded
+        args = ["--wheel", str(Path(entry.wheel).absolute()), "--wheel-sha256", entry.wheel_sha256]
     if entry.kind == "wheel" and entry.pins_from is None:
         args += [arg for pin in entry.pins for arg in ("--pin", pin.requirement)]
     return args

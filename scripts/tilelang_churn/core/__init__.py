@@ -1,6 +1,7 @@
 """The job model, the row model and the files every layer above shares (standard library only)."""
 
 __all__ = [
+    "child_group",
     "files",
     "import_gc",
     "interrupt",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 
 
@@ -22,6 +23,23 @@ def short_name(name: str, limit: int, whole: str, digits: int = 16) -> str:
         return name
     digest = hashlib.sha256(whole.encode("utf-8")).hexdigest()[:digits]
     return f"{name[: limit - digits - 1]}_{digest}"
+
+
+# Snakemake refuses a wildcard value that ends in one substring repeated 20 times or more (PeriodicWildcardError:
+# it reads it as an endless recursion); every name of a config key becomes one
+_PERIODIC_SUFFIX = re.compile(r"(.+?)\1{19,}\Z", re.S)
+
+
+def periodic_problem(name: str) -> str | None:
+    """Why Snakemake would refuse NAME as a wildcard value ("ends in 'a' repeated 64 times, ..."), else None."""
+    found = _PERIODIC_SUFFIX.search(name)
+    if found is None:
+        return None
+    unit = found.group(1)
+    return (
+        f"ends in {unit!r} repeated {len(found.group(0)) // len(unit)} times, which Snakemake refuses in a name it"
+        " reads from a path (an endless recursion to it)"
+    )
 
 
 class WriteError(OSError):

@@ -49,6 +49,7 @@ import subprocess
 import sys
 import time
 import zipfile
+import zlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.parser import HeaderParser
@@ -69,10 +70,11 @@ MARKER_NAME = "environment.json"
 MARKER_SCHEMA = 1
 CACHE_DIR_NAME = "tilelang_cache"
 
-# X.Y.Z with an optional .postN: the form of every TileLang release on PyPI (0.1.7.post3, 0.1.15, ...)
-VERSION_RE = re.compile(r"^(\d+)\.(\d+)\.(\d+)(?:\.post(\d+))?$")
+# X.Y.Z with an optional .postN: the form of every TileLang release on PyPI (0.1.7.post3, 0.1.15, ...). Patterns
+# of whole values are anchored with \A...\Z: "$" also matches before a final newline ("0.1.14\n").
+VERSION_RE = re.compile(r"\A(\d+)\.(\d+)\.(\d+)(?:\.post(\d+))?\Z")
 # A pin is an exact requirement: anything looser re-opens the resolution the pin exists to close.
-PIN_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9][A-Za-z0-9.+!]*$")
+PIN_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9][A-Za-z0-9.+!]*\Z")
 TORCH_PIN_RE = re.compile(r"^\s*torch\s*==\s*([A-Za-z0-9.+!]+)\s*(?:#.*)?$")
 # TileLang and tvm_ffi import ml-dtypes unpinned: 0.7.0's extension takes 0.5 s to load in every process that imports
 # TileLang, 0.6.0's 5 ms; every release environment gets requirements.txt's pin (base_requirements)
@@ -278,6 +280,9 @@ def release_problem(value, releases: dict[str, Release]) -> str | None:
             f"{value!r} is not a release of the form X.Y.Z or X.Y.Z.postN such as '0.1.14'{hint}"
             f" (supported range {span}), nor a wheel or environment entry {{name: ..., wheel: ...}}"
         )
+    canonical = ".".join(str(int(part)) if part.isdigit() else part for part in value.split("."))
+    if canonical != value:  # 00.1.15 is 0.1.15 to the package index: one release, not two entries
+        return f"{value!r} is {canonical} written with a leading zero; write {canonical!r}"
     if release_sort_key(value) < release_sort_key(next(iter(releases))):
         return f"{value!r} is older than {next(iter(releases))}, the oldest release the workflow supports"
     return None
@@ -293,16 +298,50 @@ def nearest_release(version: str, known: dict[str, Release]) -> Release:
 
 
 def wheel_metadata(wheel: Path, where: str) -> dict[str, str]:
-    """Name and Version of a wheel's .dist-info/METADATA; ReleaseError naming WHERE when it is no wheel."""
+    """Name and Version of a wheel's .dist-info/METADATA; ReleaseError naming WHERE when it is no wheel: no zip
+    archive, a file name uv cannot read (no python, abi and platform tags, or another version than its METADATA), a
+    damaged member (a bad CRC), METADATA without Name or Version, no tilelang/__init__.py."""
     if wheel.suffix != ".whl" or not zipfile.is_zipfile(wheel):
         raise ReleaseError(f"{where}: {str(wheel)!r} is not a wheel (a .whl zip archive)")
-    with zipfile.ZipFile(wheel) as archive:
-        names = [n for n in archive.namelist() if re.fullmatch(r"[^/]+\.dist-info/METADATA", n)]
-        if len(names) != 1:
-            raise ReleaseError(f"{where}: {str(wheel)!r} is not a wheel: it holds no single .dist-info/METADATA")
-        text = archive.read(names[0]).decode("utf-8", errors="replace")
+    try:
+        with zipfile.ZipFile(wheel) as archive:
+            names = [n for n in archive.namelist() if re.fullmatch(r"[^/]+\.dist-info/METADATA", n)]
+            if len(names) != 1:
+                raise ReleaseError(f"{where}: {str(wheel)!r} is not a wheel: it holds no single .dist-info/METADATA")
+            text = _read_member(archive, names[0], wheel, where).decode("utf-8", errors="replace")
+            if "tilelang/__init__.py" in archive.namelist():
+                _read_member(archive, "tilelang/__init__.py", wheel, where)
+            package = "tilelang/__init__.py" in archive.namelist()
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise ReleaseError(f"{where}: {str(wheel)!r} is damaged: {exc}") from None
     headers = HeaderParser().parsestr(text)
-    return {"Name": headers.get("Name", ""), "Version": headers.get("Version", "")}
+    found = {"Name": (headers.get("Name") or "").strip(), "Version": (headers.get("Version") or "").strip()}
+    for field_name in ("Name", "Version"):
+        if not found[field_name]:
+            raise ReleaseError(f"{where}: {str(wheel)!r} has no {field_name} in its METADATA ({names[0]})")
+    # the wheel file name's form (PEP 427): uv refuses any other, after the whole check has passed
+    parts = wheel.name[: -len(".whl")].split("-")
+    if len(parts) not in (5, 6):
+        raise ReleaseError(
+            f"{where}: {wheel.name!r} is not a wheel file name: NAME-VERSION-PYTHON-ABI-PLATFORM.whl, e.g."
+            " tilelang-0.1.15-cp38-abi3-manylinux_2_27_x86_64.whl (uv reads the tags from the name)"
+        )
+    if normalized_name(found["Name"]) == "tilelang" and parts[1] != found["Version"]:
+        raise ReleaseError(
+            f"{where}: {wheel.name!r} says version {parts[1]}, its METADATA {found['Version']}: uv refuses such a"
+            " wheel; name the file after its METADATA's version"
+        )
+    if normalized_name(found["Name"]) == "tilelang" and not package:
+        raise ReleaseError(f"{where}: {str(wheel)!r} holds no tilelang/__init__.py: it is no TileLang package")
+    return found
+
+
+def _read_member(archive: zipfile.ZipFile, member: str, wheel: Path, where: str) -> bytes:
+    """MEMBER's bytes, its CRC checked; ReleaseError naming WHERE and the member when they do not read."""
+    try:
+        return archive.read(member)
+    except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+        raise ReleaseError(f"{where}: {str(wheel)!r} is damaged: {member} does not read ({exc})") from None
 
 
 @functools.cache
@@ -643,6 +682,25 @@ class _StepRunner:
         return proc.stdout
 
 
+def snapshot_wheel(wheel: Path, folder: Path, sha256: str) -> Path:
+    """A copy of WHEEL in FOLDER under its own file name (uv reads the tags from it), its bytes hashed: ValueError
+    when they are not SHA256, the wheel the workflow checked (it was rebuilt or switched since)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    copy = folder / wheel.name
+    digest = hashlib.sha256()
+    with open(wheel, "rb") as source, open(copy, "wb") as target:
+        for block in iter(lambda: source.read(1 << 20), b""):
+            digest.update(block)
+            target.write(block)
+    if digest.hexdigest() != sha256:
+        raise ValueError(changed_wheel(wheel, digest.hexdigest(), sha256))
+    return copy
+
+
+def changed_wheel(wheel, found: str, checked: str) -> str:
+    return f"{wheel} changed after it was checked: sha256 {found[:16]}..., checked {checked[:16]}...; run again"
+
+
 def _gist(output: str) -> str:
     """The line of a failed command's output that says why: uv's error line, else the last line (a traceback's)."""
     lines = [line.strip() for line in output.splitlines() if line.strip()]
@@ -660,6 +718,7 @@ def build_env(
     uv: str | Path | None = None,
     log: str | Path | None = None,
     python: str | Path | None = None,
+    wheel_sha256: str | None = None,
 ) -> Path:
     """Build (or keep) ROOT/tilelang-VERSION with uv; return the path of its environment.json marker.
 
@@ -669,9 +728,13 @@ def build_env(
     torch, ml-dtypes, tilelang (or the wheel) and the pins (with pip's find-links, so torch is the local CPU
     build), an import of tilelang with TILELANG_CACHE_DIR inside the environment, `uv pip freeze` (each pin
     checked), a probe of what it can do (capabilities.py); the marker is written last. ReleaseError for a bad
-    release or wheel; BuildError naming the failed step.
+    release or wheel; BuildError naming the failed step. ``wheel_sha256``: the wheel's sha256 when the workflow checked
+    config versions (the rule's param); a wheel that has another is refused, and so is one that changes while it is
+    copied for its install.
     """
     inputs = env_inputs(version, wheel, pins)
+    if wheel is not None and wheel_sha256 is not None and inputs.wheel_sha256 != wheel_sha256:
+        raise BuildError(version, "read wheel", changed_wheel(inputs.install, inputs.wheel_sha256, wheel_sha256))
     try:
         base = base_requirements(requirements, inputs.requirements)
     except (ReleaseError, OSError) as exc:  # not a bad version: the build's own input is missing
@@ -742,8 +805,18 @@ def _build(
         install = [str(uv_bin), "pip", "install", "--python", str(env_python)]
         for link in links:
             install += ["--find-links", link]
-        install += [*base, inputs.install, *inputs.requirements]
-        steps.run("uv pip install", install)
+        # a wheel is installed from a private copy whose bytes were hashed: the marker's sha256 is what was installed,
+        # whatever the user's path (a symlink switched to another build) points at meanwhile
+        snapshot = root / f".tilelang-{version}.wheel"
+        try:
+            wheel = snapshot_wheel(Path(inputs.install), snapshot, inputs.wheel_sha256) if inputs.wheel_sha256 else None
+        except (OSError, ValueError) as exc:
+            raise BuildError(version, "copy wheel", str(exc), log_path) from None
+        install += [*base, str(wheel or inputs.install), *inputs.requirements]
+        try:
+            steps.run("uv pip install", install)
+        finally:
+            shutil.rmtree(snapshot, ignore_errors=True)
 
         # verify in a clean child, as the trace jobs run: this release's own tilelang cache, no other install's paths
         verify_env = release_process.release_environ()
@@ -829,10 +902,22 @@ def _build(
 
 
 def print_built_env(version: str, root: Path, requirements: Path, uv: Path | None, log: Path | None,
-                    wheel: Path | None = None, pins: list[str] | None = None) -> int:  # fmt: skip
+                    wheel: Path | None = None, pins: list[str] | None = None,
+                    wheel_sha256: str | None = None) -> int:  # fmt: skip
     """``build_env``, then its marker path printed; the exit status of ``exit_status``."""
     return exit_status(
-        lambda: print(build_env(version, root, wheel=wheel, pins=pins, requirements=requirements, uv=uv, log=log))
+        lambda: print(
+            build_env(
+                version,
+                root,
+                wheel=wheel,
+                pins=pins,
+                requirements=requirements,
+                uv=uv,
+                log=log,
+                wheel_sha256=wheel_sha256,
+            )
+        )  # fmt: skip
     )
 
 

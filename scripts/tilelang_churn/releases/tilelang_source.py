@@ -71,7 +71,8 @@ class SourceTree:
 
     @classmethod
     def from_path(cls, path: str | Path) -> SourceTree:
-        """A directory or a .whl; raises ValueError naming the path when it holds no TileLang."""
+        """A directory or a .whl; raises ValueError naming the path when it holds no TileLang (the caller names the
+        option or key it came from)."""
         path = Path(path)
         if path.is_file() and path.suffix == ".whl":
             archive = zipfile.ZipFile(path)
@@ -90,9 +91,9 @@ class SourceTree:
             root = path.parent if (path / "env.py").is_file() and path.name == "tilelang" else path
             tree = cls(str(path), lambda relpath: _read_text(root / relpath), _dist_release(root), root)
         else:
-            raise ValueError(f"--tilelang-src {str(path)!r} is neither a directory nor a .whl file")
+            raise ValueError(f"{str(path)!r} is neither a directory nor a .whl file")
         if tree.read("tilelang/__init__.py") is None:
-            raise ValueError(f"--tilelang-src {str(path)!r} holds no tilelang/__init__.py")
+            raise ValueError(f"{str(path)!r} holds no tilelang/__init__.py")
         return tree
 
 

@@ -26,16 +26,20 @@ import json
 import os
 import re
 import subprocess
+import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tilelang_churn.core import releases
+from tilelang_churn.core import child_group, files, releases
 from tilelang_churn.core.releases import release_sort_key
 from tilelang_churn.releases import capabilities, release_envs, release_process, tilelang_source
 from tilelang_churn.releases.release_envs import Pin, Release, ReleaseError
 
 # a name is a folder under results/runs and a Snakemake wildcard value
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
+# (\A...\Z: "$" would match before a final newline)
+NAME_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._+-]{0,63}\Z")
+PROBE_TIMEOUT_S = 120  # an interpreter's answer to PROBE_CODE (seconds)
 ENTRY_KEYS = {"wheel": ("name", "wheel", "pins"), "python": ("name", "python")}
 
 
@@ -155,6 +159,9 @@ def _check_name(value: dict, where: str) -> str:
         raise ReleaseError(
             f"{where}.name: {name!r} reads as a TileLang release; give the build a name of its own, e.g. 'my-branch'"
         )
+    periodic = files.periodic_problem(name)
+    if periodic:
+        raise ReleaseError(f"{where}.name: {name!r} {periodic}; give another name")
     return name
 
 
@@ -172,7 +179,7 @@ def _built_entry(value: dict, where: str, known: dict[str, Release]) -> VersionE
     name = _check_name(value, where)
     if kind == "wheel":
         return _wheel_entry(name, value, where, known)
-    return _python_entry(name, value["python"], where)
+    return _python_entry(name, value["python"], where, known)
 
 
 def _wheel_entry(name: str, value: dict, where: str, known: dict[str, Release]) -> VersionEntry:
@@ -197,10 +204,13 @@ def _wheel_entry(name: str, value: dict, where: str, known: dict[str, Release]) 
     else:
         nearest = release_envs.nearest_release(version, known)
         pins, pins_from = nearest.pins, nearest.version
-    source = tilelang_source.SourceTree.from_path(wheel)
+    try:
+        probed = capabilities.probe(tilelang_source.SourceTree.from_path(wheel))
+    except (zipfile.BadZipFile, zlib.error, EOFError, UnicodeDecodeError) as exc:  # a member of its package
+        raise ReleaseError(f"{where}.wheel: {path!r} is damaged: {exc}") from None
     return VersionEntry(
         name, "wheel", version, pins, pins_from, listed=False, wheel=str(wheel),
-        wheel_sha256=release_envs.file_sha256(wheel), capabilities=capabilities.probe(source),
+        wheel_sha256=release_envs.file_sha256(wheel), capabilities=probed,
     )  # fmt: skip
 
 
@@ -221,39 +231,74 @@ print("version-entry-probe: " + json.dumps(out))
 """
 
 
-def probe_interpreter(python: str, where: str) -> dict:
-    """What PYTHON says of its TileLang (PROBE_CODE); ReleaseError naming WHERE when it cannot run or has none."""
+def probe_interpreter(python: str, where: str, known: dict[str, Release]) -> dict:
+    """What PYTHON says of its TileLang (PROBE_CODE), each field checked; ReleaseError naming WHERE when it cannot
+    run, does not answer in PROBE_TIMEOUT_S (it and what it started are killed), answers out of shape, has no
+    TileLang, or one older than the supported range."""
     path = Path(python)
     if not path.is_file() or not os.access(path, os.X_OK):
         raise ReleaseError(f"{where}: {python!r} is not an executable interpreter")
     try:
-        proc = subprocess.run([python, "-I", "-B", "-c", PROBE_CODE], capture_output=True, text=True, timeout=120,
-                              env=release_process.release_environ(), check=False)  # fmt: skip
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        proc = child_group.run([python, "-I", "-B", "-c", PROBE_CODE], timeout=PROBE_TIMEOUT_S,
+                               env=release_process.release_environ())  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise ReleaseError(
+            f"{where}: {python!r} did not answer the probe in {PROBE_TIMEOUT_S} s (it prints where its TileLang is,"
+            " importing nothing); it and what it started were stopped"
+        ) from None
+    except OSError as exc:
         raise ReleaseError(f"{where}: {python!r} cannot be run: {exc}") from None
     line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("version-entry-probe: ")), None)
     if proc.returncode != 0 or line is None:
         said = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         raise ReleaseError(f"{where}: {python!r} cannot be asked for its TileLang: {said}")
-    found = json.loads(line.split(": ", 1)[1])
-    if not found["version"] or not found["package_dir"]:
+    return _checked_answer(line.split(": ", 1)[1], python, where, known)
+
+
+def _checked_answer(text: str, python: str, where: str, known: dict[str, Release]) -> dict:
+    """The probe's JSON answer, its shape and every field checked (it comes from another program)."""
+    try:
+        found = json.loads(text)
+    except ValueError:
+        found = None
+    if not isinstance(found, dict):
+        raise ReleaseError(f"{where}: {python!r} answered the probe with no JSON object: {text[:80]!r}")
+    version, package_dir, direct_url = found.get("version"), found.get("package_dir"), found.get("direct_url")
+    if version is None or package_dir is None:
         raise ReleaseError(
             f"{where}: {python!r} has no TileLang (no tilelang distribution and package on its path); install one"
             " in that environment or point at another interpreter"
         )
+    for field_name, value in (("version", version), ("package_dir", package_dir)):
+        if not isinstance(value, str) or not value:
+            raise ReleaseError(f"{where}: {python!r} answered the probe with {field_name} {value!r}, not a string")
+    if direct_url is not None and not isinstance(direct_url, str):
+        raise ReleaseError(f"{where}: {python!r} answered the probe with direct_url {direct_url!r}, not a string")
+    if not (Path(package_dir) / "__init__.py").is_file():
+        raise ReleaseError(
+            f"{where}: {python!r} names the TileLang package folder {package_dir!r}, which holds no __init__.py"
+        )
+    if release_sort_key(releases.base_version(version)) < release_sort_key(next(iter(known))):
+        raise ReleaseError(
+            f"{where}: {python!r} has TileLang {version}, older than the supported range"
+            f" {release_envs.supported_range(known)}"
+        )
     return found
 
 
-def _python_entry(name: str, python, where: str) -> VersionEntry:
+def _python_entry(name: str, python, where: str, known: dict[str, Release]) -> VersionEntry:
     if not isinstance(python, str) or not python:
         raise ReleaseError(f"{where}.python: {python!r} is not a path to an interpreter")
     python = str(Path(python).expanduser())
-    found = probe_interpreter(python, f"{where}.python")
+    found = probe_interpreter(python, f"{where}.python", known)
     package = Path(found["package_dir"])
+    try:
+        probed = capabilities.probe(tilelang_source.SourceTree.from_path(package))
+    except (ValueError, OSError) as exc:  # its package folder, as the interpreter named it, does not read
+        raise ReleaseError(f"{where}.python: {python!r} names the TileLang package {exc}") from None
     return VersionEntry(
-        name, "python", found["version"], listed=False, python=python, commit=install_commit(found["direct_url"]),
-        source_sha256=sources_sha256(package), capabilities=capabilities.probe(tilelang_source.SourceTree.from_path(
-            package)),
+        name, "python", found["version"], listed=False, python=python, commit=install_commit(found.get("direct_url")),
+        source_sha256=sources_sha256(package), capabilities=probed,
     )  # fmt: skip
 
 
@@ -264,11 +309,14 @@ def install_commit(direct_url: str | None) -> str | None:
         data = json.loads(direct_url) if direct_url else {}
     except ValueError:
         return None
-    commit = (data.get("vcs_info") or {}).get("commit_id")
-    if commit:
+    if not isinstance(data, dict):  # the install's own file, read as input: a shape it should not have is no commit
+        return None
+    vcs_info = data.get("vcs_info")
+    commit = vcs_info.get("commit_id") if isinstance(vcs_info, dict) else None
+    if isinstance(commit, str) and commit:
         return commit
     url = data.get("url", "")
-    if not url.startswith("file://"):
+    if not isinstance(url, str) or not url.startswith("file://"):
         return None
     try:
         proc = subprocess.run(["git", "-C", url[len("file://") :], "rev-parse", "HEAD"], capture_output=True,
