@@ -31,6 +31,12 @@ def build_parser() -> argparse.ArgumentParser:
     repeats, launches = gpu_bench.REPEATS, gpu_bench.LAUNCHES
     parser.add_argument("--repeats", type=int, default=repeats, help=f"timed repeats (default {repeats})")
     parser.add_argument("--launches", type=int, default=launches, help=f"launches per repeat (default {launches})")
+    parser.add_argument(
+        "--flush-l2",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="flush the L2 cache before each timed repeat (default: yes)",
+    )
     seconds = gpu_bench.GPU_SECONDS
     parser.add_argument(
         "--gpu-seconds",
@@ -47,7 +53,9 @@ def main(argv: list[str] | None = None) -> int:
     ours, rest = parser.parse_known_args(argv)
     gpu_bench.use_site(ours.site)  # before anything imports tilelang
     if not ours.probe:
-        return gpu_bench.bench_job(rest, ours.out, ours.log, ours.repeats, ours.launches, argv, ours.gpu_seconds)
+        return gpu_bench.bench_job(
+            rest, ours.out, ours.log, ours.repeats, ours.launches, argv, ours.gpu_seconds, ours.flush_l2
+        )
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     return gpu_bench.describe_device(ours.out, ours.log)

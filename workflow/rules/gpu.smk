@@ -74,10 +74,12 @@ rule gpu_bench:
         # the job's arguments, and for a release other than the installed one --site (its GPU site)
         args=lambda wc: [*GPU_JOBS[(wc.version, wc.target, wc.shape)], *gpu_site_args(wc.version)],
         gpu_seconds=config["gpu_timeout_s"],
+        flush_l2="--flush-l2" if config["gpu_flush_l2"] else "--no-flush-l2",
         python=lambda wc: gpu_python(wc.version),
         identity=lambda wc: GRID.entries[wc.version].identity,
     shell:
-        "{params.python:q} {params.script:q} {params.args:q} --gpu-seconds {params.gpu_seconds:q} --out {output:q}"
+        "{params.python:q} {params.script:q} {params.args:q} --gpu-seconds {params.gpu_seconds:q} {params.flush_l2}"
+        " --out {output:q}"
         " > {log:q} 2>&1"
 
 

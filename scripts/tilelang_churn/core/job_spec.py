@@ -55,6 +55,8 @@ class JobSpec:
     # the name of its version entry (config versions) where it is no release: a user's wheel or environment
     version_name: str | None = None
     reference: str | None = None  # the GPU stage's reference: a function of the kernel's file, called (*inputs)
+    # the reference's parameter -> the kernel's parameter or input that gives it, where the names differ
+    reference_args: dict = field(default_factory=dict)
 
     @property
     def target_json(self) -> str:

@@ -67,6 +67,7 @@ from tilelang_churn.core.statuses import (  # noqa: F401
     STATUS_TIMEOUT,
     STATUS_WRONG,
 )
+from tilelang_churn.gpu import output_check
 from tilelang_churn.grid import kernels
 from tilelang_churn.releases import release_process
 from tilelang_churn.trace import fork_pool, trace_cli
@@ -76,18 +77,18 @@ GPU_SECONDS = 120.0  # one job holding the GPU: its launch, check and timing, th
 LAUNCHES = 20
 WARMUP_MS = 100.0
 MEASURED_BY = "torch.cuda.Event"
+# how the launches were timed (timing_method): a CUDA graph of LAUNCHES launches replayed per repeat, the L2 cache
+# flushed before each repeat; plain launches between the events where the kernel cannot be captured in a graph
+TIMING_GRAPH, TIMING_LAUNCHES, FLUSHED = "cuda-graph", "launches", "+l2-flush"
+L2_FLUSH_BYTES = 256 << 20  # written before each repeat: more than any GPU's L2 (H200: 50 MB), as TileLang's do_bench
+KEPT_OUTPUTS = "outputs.pt"  # beside speed.json: the outputs kept for a later version's comparison
 COMPILE_TARGET = "cuda"  # TileLang's target for the visible GPU: its own arch (sm_90a on an H200)
 EXIT_NO_DEVICE = 4
 CONFIG_KEY = "gpu"
 
-CHECK_REFERENCE = "reference"
-CHECK_LAUNCH_ONLY = "launch-only"
-CHECK_REFERENCE_FAILED = "reference-failed"  # the reference raised (error says why): the kernel is timed, unchecked
-
-# tolerance of max|out - ref| / max|ref| by element type, when the kernel file gives none: half precision
-# rounds at 1e-3 relative and sums of hundreds of terms lose more; float32 GEMMs run on the tensor cores' tf32
-DEFAULT_TOLERANCE = {"float16": 2e-2, "bfloat16": 3e-2, "float32": 1e-2, "float64": 1e-6}
-FALLBACK_TOLERANCE = 5e-2
+CHECK_REFERENCE = output_check.CHECK_REFERENCE
+CHECK_LAUNCH_ONLY = output_check.CHECK_LAUNCH_ONLY
+CHECK_REFERENCE_FAILED = output_check.CHECK_REFERENCE_FAILED
 
 
 class NoDevice(Exception):
@@ -188,9 +189,32 @@ class _GpuLock:
 # ----------------------------------------------------------------------------------------------- timing
 
 
-def time_launches(fn, repeats: int = REPEATS, launches: int = LAUNCHES, warmup_ms: float = WARMUP_MS) -> list[float]:
-    """Milliseconds per launch of fn, one value per repeat: after warmup_ms of launches (at least 3), each repeat
-    is `launches` calls between two CUDA events, its elapsed time divided by `launches`."""
+def time_launches(fn, repeats: int = REPEATS, launches: int = LAUNCHES, warmup_ms: float = WARMUP_MS,
+                  flush_l2: bool = True) -> tuple[list[float], str]:  # fmt: skip
+    """Milliseconds per launch of fn, one value per repeat, and how they were timed. After warmup_ms of launches (at
+    least 3), ``launches`` calls are captured in a CUDA graph; each repeat flushes the L2 cache (unless not
+    flush_l2), then replays the graph between two CUDA events: elapsed / launches. The host's cost of a launch is
+    not in the time. A kernel that cannot be captured (its adapter launches outside torch's stream) is launched
+    ``launches`` times between the events instead, and the method says so."""
+    import torch
+
+    _warm_up(fn, warmup_ms)
+    replay, method = _captured(fn, launches)
+    flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda") if flush_l2 else None
+    times = []
+    for _ in range(repeats):
+        if flush is not None:
+            flush.zero_()
+        begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        begin.record()
+        replay()
+        end.record()
+        end.synchronize()
+        times.append(begin.elapsed_time(end) / launches)
+    return times, method + (FLUSHED if flush_l2 else "")
+
+
+def _warm_up(fn, warmup_ms: float) -> None:
     import torch
 
     fn()
@@ -202,16 +226,53 @@ def time_launches(fn, repeats: int = REPEATS, launches: int = LAUNCHES, warmup_m
         if warm % 10 == 0:
             torch.cuda.synchronize()
     torch.cuda.synchronize()
-    times = []
-    for _ in range(repeats):
-        begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        begin.record()
+
+
+def _captured(fn, launches: int):
+    """(a callable that runs ``launches`` launches of fn, its method): a CUDA graph's replay, else the launches."""
+    import torch
+
+    def in_a_row() -> None:
         for _ in range(launches):
             fn()
-        end.record()
-        end.synchronize()
-        times.append(begin.elapsed_time(end) / launches)
-    return times
+
+    try:
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            fn()  # a capture needs the work warmed up on its stream
+        torch.cuda.current_stream().wait_stream(side)
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            in_a_row()
+        torch.cuda.synchronize()
+        graph.replay()
+        torch.cuda.synchronize()
+        return graph.replay, TIMING_GRAPH
+    except Exception as exc:  # noqa: BLE001 - not capturable: timed launch by launch, the method says so
+        print(f"gpu_bench: not captured in a CUDA graph ({type(exc).__name__}: {exc}); timing plain launches")
+        torch.cuda.synchronize()
+        return in_a_row, TIMING_LAUNCHES
+
+
+def tilelang_do_bench(fn) -> tuple[float | None, str]:
+    """TileLang's own timing of fn (``tilelang.profiler.do_bench``: the L2 flushed before each launch, events around
+    it), with the cupti backend where the installed TileLang has it: (ms, backend), or (None, why not)."""
+    import inspect
+
+    try:
+        from tilelang.profiler import do_bench
+    except ImportError as exc:
+        return None, f"no do_bench: {exc}"
+    accepts = inspect.signature(do_bench).parameters
+    for backend in ("cupti", "event") if "backend" in accepts else (None,):
+        try:
+            ms = do_bench(fn, backend=backend) if backend else do_bench(fn)
+            return float(_first(ms)), backend or "event"
+        except Exception as exc:  # noqa: BLE001 - cupti missing here: the next backend
+            said = f"{backend or 'do_bench'}: {type(exc).__name__}: {exc}"
+    return None, passes_table.error_text(said)
 
 
 def summarize_times(times: list[float]) -> dict:
@@ -268,21 +329,6 @@ def _extent(extent, sizes: dict, buffer: str) -> int:
         return value
 
 
-def default_tolerance(params: dict) -> float:
-    dtype = str(params.get("dtype", "float16")).removeprefix("T.")  # "T.bfloat16": TileLang's object, by name
-    return DEFAULT_TOLERANCE.get(dtype, FALLBACK_TOLERANCE)
-
-
-def relative_error(out, ref) -> tuple[float, float]:
-    """(max|out - ref|, max|out - ref| / max|ref|), in float64; NaN anywhere gives NaN."""
-    diff = (out.double() - ref.double()).abs()
-    max_abs = float(diff.max()) if diff.numel() else 0.0
-    if not math.isfinite(max_abs) or bool(out.isnan().any()):
-        return math.nan, math.nan
-    scale = float(ref.double().abs().max()) if ref.numel() else 0.0
-    return max_abs, (max_abs / scale if scale > 0 else max_abs)
-
-
 def target_text(target) -> str:
     """`cuda sm_90a`: the kind and arch TileLang compiled for (COMPILE_TARGET when it does not say)."""
     kind = getattr(getattr(target, "kind", None), "name", None)
@@ -318,7 +364,18 @@ class KernelIO:
     out_idx: list[int]  # the outputs among the PrimFunc's parameters
     compile_out_idx: list[int] | None  # what tilelang.compile is given (None: the PrimFunc's T.empty says)
     compile_args: dict  # the @tilelang.jit decorator's compile_flags, as its own compile passes them
-    reference_fn: object = None  # (params, inputs) -> tensor, or None: launch-only
+    reference_fn: object = None  # (params, inputs, names) -> tensor(s), or None: launch-only
+    written: tuple[int, ...] = ()  # the parameters the kernel writes (output_check.written_params)
+
+    @property
+    def names(self) -> list[str]:
+        return output_check.param_names(self.func)
+
+    @property
+    def input_names(self) -> list[str]:
+        """The names of the parameters the kernel is called with (all but its out_idx outputs), in order."""
+        outputs = {i % len(self.func.params) for i in self.out_idx}
+        return [name for i, name in enumerate(self.names) if i not in outputs]
 
     def inputs(self, device: str) -> list:
         """The kernel's inputs on device: its inputs hook's, else made from the PrimFunc (default_inputs)."""
@@ -328,7 +385,21 @@ class KernelIO:
 
     @property
     def reference(self):
-        return None if self.reference_fn is None else (lambda inputs: self.reference_fn(self.params, inputs))
+        if self.reference_fn is None:
+            return None
+        return lambda inputs: self.reference_fn(self.params, inputs, self.input_names)
+
+    def outputs(self, inputs: list, returned) -> dict:
+        """Every buffer the launch wrote, by its parameter's name: the out_idx outputs it returned, in out_idx
+        order, then the inputs it wrote in place, in parameter order."""
+        count = len(self.func.params)
+        returned = list(returned) if isinstance(returned, (list, tuple)) else [] if returned is None else [returned]
+        found = {self.names[i % count]: tensor for i, tensor in zip(self.out_idx, returned)}
+        written = {self.names[i] for i in self.written}
+        for name, value in zip(self.input_names, inputs):
+            if name in written and hasattr(value, "shape"):
+                found.setdefault(name, value)
+        return found
 
 
 def kernel_io(spec) -> KernelIO:
@@ -357,13 +428,16 @@ def kernel_io(spec) -> KernelIO:
     flags = getattr(impl, "compile_flags", None)
     if flags:
         compile_args["compile_flags"] = flags
-    reference_fn = hooks.reference
+    reference_fn = None
+    if hooks.reference:
+        reference_fn = lambda params, inputs, names: hooks.reference(params, inputs)  # noqa: E731 - the hook's form
     if spec.reference:
         named = getattr(module, spec.reference, None)
         if not callable(named):
             raise kernels.KernelError(f"{spec.kernel_file}: no function {spec.reference!r} (config reference)")
-        reference_fn = functools.partial(_call_reference, named)
-    return KernelIO(func, hooks, params, out_idx, compile_out_idx, compile_args, reference_fn)
+        reference_fn = functools.partial(call_reference, named, mapping=dict(spec.reference_args or {}))
+    written = output_check.written_params(func)
+    return KernelIO(func, hooks, params, out_idx, compile_out_idx, compile_args, reference_fn, written)
 
 
 def compile_kernel(io: KernelIO, spec):
@@ -375,18 +449,82 @@ def compile_kernel(io: KernelIO, spec):
                             pass_configs=spec.pass_configs or None, **io.compile_args)  # fmt: skip
 
 
-def _call_reference(reference, params: dict, inputs: list):
-    """A config ``reference`` called as TileLang's examples call theirs: the inputs in order, then every further
-    parameter of the function that the kernel has by the same name (``ref_program(Q, K, V, is_causal)``,
-    ``ref_program(x, weight, bias, eps)``) by keyword, with the value the kernel gets."""
+class ReferenceArgumentMissing(TypeError):
+    """A reference parameter that no input, kernel parameter or reference_args entry gives (the message names it)."""
+
+
+def call_reference(reference, params: dict, inputs: list, names: list[str] | None = None, mapping: dict | None = None):
+    """A config ``reference`` called as TileLang's examples call theirs. Each of its parameters gets, by name (or the
+    name ``mapping``, the config's ``reference_args``, gives it): the input tensor of that name, else the kernel's
+    parameter of that name (``ref_program(Q, K, V, is_causal)``). A reference that names none of the inputs as the
+    kernel does gets them in order (``ref_program(x, w, b, eps)``). ReferenceArgumentMissing names a parameter
+    nothing gives."""
     import inspect
 
+    names, mapping = list(names or []), dict(mapping or {})
     try:
-        names = list(inspect.signature(reference).parameters)
+        signature = inspect.signature(reference)
     except (TypeError, ValueError):
         return reference(*inputs)
-    extra = {name: params[name] for name in names[len(inputs) :] if name in params}
-    return reference(*inputs, **kernels.call_values(extra, jit=False))  # "T.float16" as the kernel gets it
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if any(p.kind == inspect.Parameter.VAR_POSITIONAL for p in signature.parameters.values()):
+        return reference(*inputs)  # ref(*tensors): the inputs, in order
+    tensors = dict(zip(names, inputs))
+    given, used = {}, set()
+    for name in signature.parameters:
+        source = mapping.get(name, name)
+        if source in tensors:
+            given[name] = tensors[source]
+            used.add(source)
+        elif source in params:
+            given[name] = kernels.call_values({source: params[source]}, jit=False)[source]  # "T.float16" as given
+    # a reference that names no input as the kernel does takes them in order (ref_program(x, w, b, eps))
+    left = [] if used else list(inputs)
+    args, kwargs = [], {}
+    for name, parameter in signature.parameters.items():
+        if parameter.kind in positional and name not in given and left:
+            given[name] = left.pop(0)
+    for name, parameter in signature.parameters.items():
+        if parameter.kind in (inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL):
+            continue
+        if name not in given:
+            if parameter.default is inspect.Parameter.empty:
+                raise ReferenceArgumentMissing(
+                    f"{getattr(reference, '__name__', 'the reference')}{signature}: no value for {name!r} (no input"
+                    f" tensor or kernel parameter of that name: map it in the config's reference_args, e.g."
+                    f" {{{name}: <kernel parameter>}})"
+                )
+            continue
+        if parameter.kind == inspect.Parameter.POSITIONAL_ONLY:
+            args.append(given[name])
+        else:
+            kwargs[name] = given[name]
+    return reference(*args, **kwargs)
+
+
+def check_against_reference(io: KernelIO, outputs: dict, inputs: list) -> tuple[dict, object]:
+    """(the row's check columns, the reference's result) of OUTPUTS against io's reference run on INPUTS: each of
+    its results against the output in the same place (one result: the first output); ``reference-failed`` when it
+    raised, with the argument it lacked or its own error."""
+    import torch
+
+    try:
+        result = io.reference(inputs)
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+    except Exception as exc:  # noqa: BLE001 - the reference's failure, not the kernel's: still timed
+        return {"check": CHECK_REFERENCE_FAILED, "correct": None, "error": f"reference: {error_text(exc)}"}, None
+    results = list(result) if isinstance(result, (list, tuple)) else [result]
+    pairs = list(zip(outputs, results))
+    if not pairs or any(not hasattr(ref, "shape") for _, ref in pairs):
+        said = f"reference: returned {type(result).__name__}, not a tensor for output {next(iter(outputs), '?')}"
+        return {"check": CHECK_REFERENCE_FAILED, "correct": None, "error": said}, None
+    tolerance = io.hooks.tolerance(io.params) if io.hooks.tolerance else None
+    try:
+        compared = output_check.compare({name: outputs[name] for name, _ in pairs}, dict(pairs), tolerance)
+    except ValueError as exc:
+        return {"check": CHECK_REFERENCE_FAILED, "correct": None, "error": f"reference: {exc}"}, None
+    return {"check": CHECK_REFERENCE, **compared.as_columns()}, result
 
 
 def run_job(
@@ -398,8 +536,17 @@ def run_job(
     knockout=None,
     knockout_run: bool = False,
     gpu_seconds: float | None = None,
+    flush_l2: bool = True,
+    keep: Path | None = None,
+    baseline: Path | None = None,
+    do_bench: bool = True,
 ):
     """One GPU job (a core.job_spec.JobSpec): every step's outcome as one row (kernel_speed.csv's columns).
+
+    Its outputs (every buffer it writes) are checked against its reference; without one, against the outputs that
+    an earlier run kept in BASELINE (a knockout's baseline), else it is launch-only. KEEP: where to keep them for a
+    later comparison (output_check.keep). The launches are timed as ``time_launches`` does (flush_l2), and, with
+    do_bench, by TileLang's own ``do_bench`` beside.
 
     knockout_run (the pass knockout's GPU jobs, knockout_gpu.py): the kernel is compiled with ``knockout``'s pass
     skipped (None: the baseline), and the row also says how (``compile_hook``, ``compile_skipped_runs``) and what
@@ -462,34 +609,39 @@ def run_job(
             torch.manual_seed(0)
             inputs = io.inputs("cuda")
             stage = "launch"
-            out = _first(kernel(*inputs))
+            returned = kernel(*inputs)
             torch.cuda.synchronize()
-            if out is None:  # seen with AnnotateEntryFunc knocked out: the compiled kernel hands back no tensor
-                raise RuntimeError(f"the kernel returned no output tensor (out_idx {out_idx})")
+            outputs = io.outputs(inputs, returned)
+            if not outputs:  # seen with AnnotateEntryFunc knocked out: the compiled kernel hands back no tensor
+                raise RuntimeError(f"the kernel returned no output tensor and wrote none (out_idx {out_idx})")
+            stage = "check"
+            if keep is not None:
+                output_check.save_kept(keep, {name: output_check.keep(t) for name, t in outputs.items()})
             reference_ran = False
             if io.reference:
-                try:
-                    ref = _first(io.reference(inputs))
-                    torch.cuda.synchronize()
-                    reference_ran = True
-                except Exception as exc:  # noqa: BLE001 - the reference's failure, not the kernel's: still timed
-                    row |= {"check": CHECK_REFERENCE_FAILED, "correct": None, "error": f"reference: {error_text(exc)}"}
-            if reference_ran:
-                max_abs, max_rel = relative_error(out, ref)
-                tolerance = hooks.tolerance(params) if hooks.tolerance else default_tolerance(params)
-                correct = math.isfinite(max_rel) and max_rel <= tolerance
-                row |= {"check": CHECK_REFERENCE, "max_abs_error": max_abs, "max_rel_error": max_rel}
-                row |= {"tolerance": tolerance, "correct": correct}
+                checked, reference_result = check_against_reference(io, outputs, inputs)
+                reference_ran = reference_result is not None
+                row |= checked
+            if not reference_ran and baseline is not None and baseline.exists():
+                kept = {name: output_check.keep(t) for name, t in outputs.items()}
+                tolerance = hooks.tolerance(params) if hooks.tolerance else None
+                compared = output_check.compare_kept(kept, output_check.load_kept(baseline), tolerance)
+                row |= {"check": output_check.CHECK_BASELINE, **compared.as_columns()}
             elif not io.reference:
-                row |= {"check": CHECK_LAUNCH_ONLY, "correct": None}
+                row |= {"check": CHECK_LAUNCH_ONLY, "correct": None, "checked_outputs": " ".join(outputs)}
             stage = "time"
-            timed = summarize_times(time_launches(lambda: kernel(*inputs), repeats, launches))
-            row |= _timing_columns("", timed, row["work_kind"], row["work"])
+            times, method = time_launches(lambda: kernel(*inputs), repeats, launches, flush_l2=flush_l2)
+            row |= _timing_columns("", summarize_times(times), row["work_kind"], row["work"])
+            row["timing_method"] = method
+            if do_bench:
+                stage = "do_bench"
+                row["do_bench_ms"], row["do_bench_backend"] = tilelang_do_bench(lambda: kernel(*inputs))
             if reference_ran and not knockout_run:  # the knockout compares with its baseline, not with torch
                 stage = "time the reference"
-                reference_timed = summarize_times(time_launches(lambda: io.reference(inputs), repeats, launches))
+                reference_times, _ = time_launches(lambda: io.reference(inputs), repeats, launches, flush_l2=flush_l2)
+                reference_timed = summarize_times(reference_times)
                 row |= _timing_columns("torch_", reference_timed, row["work_kind"], row["work"])
-                row["speedup_vs_torch"] = reference_timed["median"] / timed["median"]
+                row["speedup_vs_torch"] = reference_timed["median"] / row["latency_ms"]
         except Exception as exc:  # noqa: BLE001 - a launch failure is data
             return row | {"status": STATUS_LAUNCH_FAILED, "error": f"{stage}: {error_text(exc)}"}
         finally:
@@ -567,10 +719,12 @@ def bench_job(
     launches: int,
     argv: list[str],
     gpu_seconds: float = GPU_SECONDS,
+    flush_l2: bool = True,
 ) -> int:
     """One GPU job: the kernel and target of KERNEL_ARGS (the trace script's options and checks: exit 2 on a bad
     one) compiled, checked and timed on the visible GPU; OUT (speed.json) gets its row, the device and ARGV, and
-    its summary line is printed. EXIT_NO_DEVICE as ``describe_device``.
+    its summary line is printed; the outputs it wrote are kept beside it (KEPT_OUTPUTS) for a later version's
+    comparison. EXIT_NO_DEVICE as ``describe_device``.
 
     The work runs in a child forked before anything touches CUDA (TileLang's import initialises it): a kernel that
     never finishes holds the GPU's lock, and every other job of the stage waits behind it (seen on the H200 with
@@ -582,8 +736,10 @@ def bench_job(
     scratch = out.with_name(out.name + ".child")
     scratch.unlink(missing_ok=True)
     started = time.perf_counter()
+    kept = out.with_name(KEPT_OUTPUTS)
+    kept.unlink(missing_ok=True)  # an earlier run's outputs never pass for this one's
     child = functools.partial(_job_child, spec, log, repeats, launches, out.parent / "tilelang_cache", scratch,
-                              gpu_seconds)  # fmt: skip
+                              gpu_seconds, flush_l2, kept)  # fmt: skip
     with fork_pool.ForkPool(1) as pool:
         pool.start("job", child)
         _, ended = pool.wait()
@@ -604,12 +760,14 @@ def bench_job(
     return 0
 
 
-def _job_child(spec, log, repeats: int, launches: int, cache_dir: Path, scratch: Path, gpu_seconds: float) -> int:
+def _job_child(spec, log, repeats: int, launches: int, cache_dir: Path, scratch: Path, gpu_seconds: float,
+               flush_l2: bool, kept: Path) -> int:  # fmt: skip
     device = _visible_device(log)
     if device is None:
         return EXIT_NO_DEVICE
     files.write_json(scratch, {"device": device})  # what the parent knows should the run never end
-    row = run_job(spec, device, repeats, launches, cache_dir=cache_dir, gpu_seconds=gpu_seconds)
+    row = run_job(spec, device, repeats, launches, cache_dir=cache_dir, gpu_seconds=gpu_seconds, flush_l2=flush_l2,
+                  keep=kept)  # fmt: skip
     files.write_json(scratch, {"device": device, "row": row})
     return 0
 

@@ -27,6 +27,7 @@ class KernelConfig:
     user_file: bool  # source is a file of the user's (an input of its jobs), not a kernel shipped with the workflow
     pass_configs: dict = field(default_factory=dict)  # TileLang's PassConfigKey options ({}: its defaults)
     reference: str | None = None  # the GPU stage's reference: a function of the file, called (*inputs)
+    reference_args: dict = field(default_factory=dict)  # its parameters named otherwise: {reference's: kernel's}
 
     @property
     def file(self) -> Path:
@@ -36,7 +37,8 @@ class KernelConfig:
         """Its kernel's fields of a job spec (core/job_spec.py)."""
         fields = kernel_fields(self.kernel, self.source, self.file, self.function, self.params, self.user_file,
                                self.pass_configs)  # fmt: skip
-        return fields | ({"reference": self.reference} if self.reference else {})
+        fields |= {"reference": self.reference} if self.reference else {}
+        return fields | ({"reference_args": self.reference_args} if self.reference_args else {})
 
 
 def resolve_pass_configs(entry: dict, key: str, defaults: dict) -> list[tuple[dict, str]]:
@@ -145,7 +147,14 @@ def resolve_kernels(cfg: dict, shapes: dict) -> dict[str, KernelConfig]:
                     full[config_id] = (filled, pass_config_set)
                     source = entry["file"] if user_file else entry["shipped"]
                     configs[config_id] = KernelConfig(
-                        name, source, function, params, user_file, pass_config_set, _reference(entry, key, function)
+                        name,
+                        source,
+                        function,
+                        params,
+                        user_file,
+                        pass_config_set,
+                        _reference(entry, key, function),
+                        _reference_args(entry, key, function),
                     )
     return configs
 
@@ -158,6 +167,20 @@ def _reference(entry: dict, key: str, function: str) -> str | None:
     if reference is not None and not (isinstance(reference, str) and reference.isidentifier()):
         raise ConfigError(f"config {key}.reference: {reference!r} is not a function name of the kernel's file")
     return reference
+
+
+def _reference_args(entry: dict, key: str, function: str) -> dict:
+    """The entry's ``reference_args`` for FUNCTION: one mapping {reference's parameter: kernel's parameter or input}
+    for all its functions, or a mapping of function name to such a mapping."""
+    mapping = entry.get("reference_args") or {}
+    if mapping and all(isinstance(value, dict) for value in mapping.values()):
+        mapping = mapping.get(function) or {}
+    for name, source in mapping.items():
+        if not (isinstance(source, str) and source.isidentifier() and name.isidentifier()):
+            raise ConfigError(
+                f"config {key}.reference_args.{name}: {source!r} is not the name of a kernel parameter or input"
+            )
+    return dict(mapping)
 
 
 AUTOTUNE = "autotune"  # params: autotune, the kernel's own @autotune configs as its parameter sets

@@ -69,14 +69,20 @@ SPEED_SCHEMA: list[tuple[str, str]] = [
     ("compile_seconds", "Wall time of tilelang.compile, nvcc included, with an empty cache of the job's own."),
     (
         "check",
-        "`reference` (compared with the kernel file's reference hook or the config's `reference`), `launch-only` "
-        "(it has none) or `reference-failed` (the reference raised, `error` says why: the kernel is timed, its "
-        "result unchecked).",
+        "What the outputs were compared with: `reference` (the kernel file's reference hook or the config's "
+        "`reference`), `baseline` (a knockout variant: the configuration with no pass knocked out), "
+        "`version:<name>` (no reference: the previous entry of config `versions`, on the same seeded inputs), "
+        "`launch-only` (none of these) or `reference-failed` (the reference raised, `error` says why and which "
+        "argument it lacked: the kernel is timed, its result unchecked).",
     ),
-    ("correct", "`True` when max_rel_error <= tolerance; empty for launch-only."),
-    ("max_abs_error", "max abs(out - ref), in float64."),
+    ("correct", "`True` when max_rel_error <= tolerance (integer outputs: equal); empty for launch-only."),
+    ("max_abs_error", "max abs(out - ref) of the worst output, in float64."),
     ("max_rel_error", "max_abs_error / max abs(ref): the checked error (NaN anywhere: NaN, never correct)."),
-    ("tolerance", "The largest max_rel_error accepted (the kernel's tolerance hook, else by dtype)."),
+    (
+        "tolerance",
+        "The largest max_rel_error accepted for the worst output: the kernel's tolerance hook, else by the output's "
+        "dtype (docs/gpu-stage.md's table; integers 0: exact).",
+    ),
     ("error", "Exception type and message of the failed step, one line; empty otherwise."),
     ("repeats", "Timed repeats (after a warm-up of at least 100 ms of launches)."),
     ("launches", "Launches per repeat, between one pair of CUDA events."),
@@ -103,8 +109,23 @@ SPEED_SCHEMA: list[tuple[str, str]] = [
         "The version entry's name (config `versions`), as in churn.csv: the release, or the name of a wheel or an "
         "environment. A table written before the column reads as `tilelang_version`.",
     ),
+    ("checked_outputs", "Every buffer the kernel wrote (its out_idx outputs, then those it writes in place)."),
+    (
+        "timing_method",
+        "`cuda-graph` (the launches captured in a CUDA graph, replayed per repeat: no host cost per launch) or "
+        "`launches` (the kernel could not be captured: launched one by one), `+l2-flush` when the L2 cache was "
+        "flushed before each repeat (config gpu_flush_l2).",
+    ),
+    (
+        "do_bench_ms",
+        "TileLang's own timing of the same compiled kernel (tilelang.profiler.do_bench: the L2 flushed before each "
+        "launch), in ms; empty where it failed.",
+    ),
+    ("do_bench_backend", "The do_bench backend that timed (`cupti` where available, else `event`), or why none."),
 ]
 SPEED_COLUMNS = [name for name, _ in SPEED_SCHEMA]
+# columns a table written before them lacks (issue 57): read as empty
+LATER_SPEED_COLUMNS = ("checked_outputs", "timing_method", "do_bench_ms", "do_bench_backend")
 
 # the churn side: the trace job's churn_summary.csv columns (names kept), and whether it lowered
 JOINED_SCHEMA: list[tuple[str, str]] = [
@@ -130,6 +151,7 @@ FLOAT_COLUMNS = (
     "compile_seconds", "max_abs_error", "max_rel_error", "tolerance", "latency_ms", "latency_min_ms",
     "latency_max_ms", "spread", "tflops", "gbps", "torch_latency_ms", "torch_latency_min_ms",
     "torch_latency_max_ms", "torch_spread", "torch_tflops", "torch_gbps", "speedup_vs_torch", "job_seconds",
+    "do_bench_ms",
 )  # fmt: skip
 INT_COLUMNS = (*passes_table.PROVENANCE_INT_COLUMNS, "repeats", "launches", "work", "source_lines")
 INT_COLUMNS += ("pass_steps", "changed_steps", "failed_steps", "added_total", "deleted_total", "churn_total")
@@ -176,6 +198,8 @@ def read_csv(path: str | Path) -> list[dict]:
         if column not in reader.fieldnames and column in passes_table.PROVENANCE_COLUMNS
     }
     sources = {column: passes_table.ADDED_FROM[column] for column in added if column in passes_table.ADDED_FROM}
+    if "gpu_name" in reader.fieldnames:  # a speed table of before issue 57's columns: they read as empty
+        added |= {column: "" for column in LATER_SPEED_COLUMNS if column not in reader.fieldnames}
     typed = []
     for row in rows:
         row = {**row, **added, **{column: row.get(source, "") for column, source in sources.items()}}

@@ -164,6 +164,14 @@ def _identifier(text: str) -> str:
     return text
 
 
+def _reference_args(text: str) -> dict:
+    mapping = _params(text)
+    for name, source in mapping.items():
+        if not (name.isidentifier() and isinstance(source, str) and source.isidentifier()):
+            raise argparse.ArgumentTypeError(f"{name!r}: {source!r} is not a parameter name mapped to a parameter name")
+    return mapping
+
+
 class ArgumentProblem(ValueError):
     """A bad argument, as argparse would report it (the config check turns it into a ConfigError)."""
 
@@ -220,6 +228,13 @@ def build_parser(parser_class: type = argparse.ArgumentParser, needs_mode: bool 
         metavar="NAME",
         help="the GPU stage's reference: a function of the kernel's file called with the inputs, as TileLang's "
         "examples call their ref_program(*inputs)",
+    )
+    other.add_argument(
+        "--reference-args",
+        type=_reference_args,
+        default={},
+        metavar="JSON",
+        help="the reference's parameters named otherwise than the kernel's: {reference name: kernel name}",
     )
     parser.add_argument(
         "--target",
@@ -382,6 +397,8 @@ def job_argv(spec: JobSpec) -> tuple[str, ...]:
         args += ["--pass-configs", pass_configs.canonical(spec.pass_configs)]
     if spec.reference:
         args += ["--reference", spec.reference]
+    if spec.reference_args:
+        args += ["--reference-args", kernels.canonical(spec.reference_args)]
     if TARGETS.get(spec.target_name) == spec.target:
         args += ["--target", spec.target_name]
     else:
@@ -472,6 +489,7 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str], check_passes: bool)
         release_env=args.release_env,
         version_name=args.version_name,
         reference=args.reference,
+        reference_args=args.reference_args,
         **kernel,
     )
     return args
