@@ -442,3 +442,35 @@ def test_every_written_buffer_is_checked_against_the_reference_by_place(tmp_path
     assert trace_cli.parse_lowering(trace_cli.job_argv(mapped)).reference_args == {"causal": "N"}
     checked, _ = gpu_bench.check_against_reference(gpu_bench.kernel_io(mapped), outputs, [a, b])
     assert checked["check"] == "reference" and checked["checked_outputs"] == "C", checked
+
+
+def test_a_kernel_without_a_reference_is_checked_against_the_previous_version(tmp_path):
+    """Issue 57's differential check across versions: a launch-only row of the second version is compared with the
+    outputs the first version's job of the same configuration kept; equal outputs are right, other ones wrong, a
+    third version compares with the second; another configuration and a job that kept nothing are left alone."""
+    import torch
+    from tilelang_churn.gpu import output_check
+
+    torch.manual_seed(0)
+    c = torch.randn(64, 64).half()
+    base = {"target_name": "cuda-sm90", "kernel": "k", "params": '{"N":64}', "pass_configs": "{}", "status": "ok"}
+
+    def job(version: str, out, **row) -> tuple[dict, Path]:
+        folder = tmp_path / version / row.get("params", base["params"]).strip("{}").replace('"', "")
+        folder.mkdir(parents=True)
+        if out is not None:
+            output_check.save_kept(folder / output_check.KEPT_OUTPUTS, {"C": output_check.keep(out)})
+        full = base | {"tilelang_version": version, "check": "launch-only", "correct": None} | row
+        return full, folder / "speed.json"
+
+    wrong = c.clone()
+    wrong[3, 5] += 2.0
+    jobs = [job("0.1.13", c), job("0.1.14", c.clone()), job("0.1.15", wrong), job("0.1.15-other", None)]
+    jobs.append(job("0.1.15", c, params='{"N":128}'))  # another configuration: nothing before it
+    rows = kernel_speed.check_across_versions([row for row, _ in jobs], [path for _, path in jobs])
+    assert rows[0]["check"] == "launch-only" and rows[4]["check"] == "launch-only"
+    assert (rows[1]["check"], rows[1]["correct"], rows[1]["max_abs_error"], rows[1]["status"]) == (
+        "version:0.1.13", True, 0.0, "ok")  # fmt: skip
+    assert (rows[2]["check"], rows[2]["correct"], rows[2]["status"]) == ("version:0.1.14", False, "wrong")
+    assert rows[2]["max_abs_error"] == pytest.approx(2.0, rel=1e-2) and rows[2]["checked_outputs"] == "C"
+    assert rows[3]["check"] == "launch-only"  # kept nothing: not compared

@@ -76,7 +76,9 @@ def test_a_variant_whose_kernel_never_finishes_on_the_gpu_is_a_timeout_row_and_t
 
     from tilelang_churn.gpu import gpu_bench, knockout_gpu
 
-    def run_job(spec, device, repeats, launches, cache_dir=None, knockout=None, knockout_run=False, gpu_seconds=None):
+    def run_job(
+        spec, device, repeats, launches, cache_dir=None, knockout=None, knockout_run=False, gpu_seconds=None, **_
+    ):
         if knockout is not None and knockout.knocked_pass_id == "Hangs":
             signal.signal(signal.SIGALRM, signal.SIG_DFL)
             signal.alarm(int(gpu_seconds))
@@ -92,6 +94,33 @@ def test_a_variant_whose_kernel_never_finishes_on_the_gpu_is_a_timeout_row_and_t
     hung = results[1]
     assert hung["status"] == statuses.STATUS_TIMEOUT and "past 1 s on the GPU" in hung["error"]
     assert [results[0]["status"], results[2]["status"]] == [statuses.STATUS_OK, statuses.STATUS_OK]
+
+
+def test_the_baseline_runs_first_and_every_variant_is_checked_against_its_outputs(tmp_path, monkeypatch):
+    """Issue 57: a variant without a reference is checked against the baseline's outputs on the same seeded inputs,
+    so the baseline runs alone first, keeps its outputs, and each variant (two workers) is handed them."""
+    import time
+
+    from tilelang_churn.gpu import gpu_bench, knockout_gpu
+
+    def run_job(spec, device, repeats, launches, knockout=None, keep=None, baseline=None, **_):
+        started = time.monotonic()
+        if keep is not None:
+            time.sleep(0.5)  # a baseline slower than the variants: they must still wait for it
+            keep.write_text("outputs")
+        return {"status": statuses.STATUS_OK, "started": started, "ended": time.monotonic(),
+                "keep": str(keep) if keep else None, "baseline": str(baseline) if baseline else None,
+                "baseline_there": bool(baseline and baseline.exists())}  # fmt: skip
+
+    monkeypatch.setattr(gpu_bench, "run_job", run_job)
+    variants = [pass_knockout.BASELINE, pass_knockout.Variant("A"), pass_knockout.Variant("B")]
+    results = knockout_gpu.run_variants(None, {}, variants, tmp_path, workers=2, timeout=60, repeats=1, launches=1)
+    base, *others = results
+    assert base["keep"] and base["baseline"] is None
+    for other in others:
+        assert other["started"] >= base["ended"] and other["baseline"] == base["keep"] and other["baseline_there"]
+        assert other["keep"] is None
+    assert not (tmp_path / ".variants").exists()  # the kept outputs go with the scratch folder
 
 
 # ------------------------------------------------------------------------------------------------ GPU

@@ -139,3 +139,17 @@ def test_every_buffer_a_kernel_writes_is_an_output(tmp_path):
     eager = module.gemm.get_tir(M=128, N=128, K=64)
     names = output_check.param_names(eager)
     assert [names[i] for i in output_check.written_params(eager)] == ["C"]
+
+
+def test_the_tolerance_table_of_the_docs_is_the_one_the_stage_applies():
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "gpu-stage.md").read_text(encoding="utf-8")
+    documented = {}
+    for dtypes, value in re.findall(r"^\| ([a-z0-9_, ]+) \| ([0-9.e-]+)(?: \(.*\))? \|$", text, re.M):
+        for dtype in dtypes.split(", "):
+            documented[dtype] = float(value)
+    assert documented.pop("any other") == output_check.FALLBACK_TOLERANCE
+    assert documented == output_check.TOLERANCES
+    assert "| integers, bool | 0: equal |" in text

@@ -57,7 +57,7 @@ GPU_COLUMNS = [
     "compile_seconds",  # tilelang.compile's wall seconds, nvcc included
     "gpu_source_sha256",  # sha256 of the compiled kernel's source: this variant's, never a cached binary's
     "gpu_source_equal",  # the compiled source is the baseline's, byte for byte
-    "check",  # reference (checked against the kernel's reference) or launch-only
+    "check",  # reference (the kernel's reference), baseline (no reference: the baseline's outputs) or launch-only
     "max_rel_error",  # max|out - ref| / max|ref|
     "tolerance",  # the kernel's tolerance of max_rel_error
     "latency_ms",  # median over the repeats of the milliseconds per launch (gpu_bench.py's timing)

@@ -81,7 +81,6 @@ MEASURED_BY = "torch.cuda.Event"
 # flushed before each repeat; plain launches between the events where the kernel cannot be captured in a graph
 TIMING_GRAPH, TIMING_LAUNCHES, FLUSHED = "cuda-graph", "launches", "+l2-flush"
 L2_FLUSH_BYTES = 256 << 20  # written before each repeat: more than any GPU's L2 (H200: 50 MB), as TileLang's do_bench
-KEPT_OUTPUTS = "outputs.pt"  # beside speed.json: the outputs kept for a later version's comparison
 COMPILE_TARGET = "cuda"  # TileLang's target for the visible GPU: its own arch (sm_90a on an H200)
 EXIT_NO_DEVICE = 4
 CONFIG_KEY = "gpu"
@@ -723,7 +722,7 @@ def bench_job(
 ) -> int:
     """One GPU job: the kernel and target of KERNEL_ARGS (the trace script's options and checks: exit 2 on a bad
     one) compiled, checked and timed on the visible GPU; OUT (speed.json) gets its row, the device and ARGV, and
-    its summary line is printed; the outputs it wrote are kept beside it (KEPT_OUTPUTS) for a later version's
+    its summary line is printed; the outputs it wrote are kept beside it (output_check.KEPT_OUTPUTS) for a later version's
     comparison. EXIT_NO_DEVICE as ``describe_device``.
 
     The work runs in a child forked before anything touches CUDA (TileLang's import initialises it): a kernel that
@@ -736,7 +735,7 @@ def bench_job(
     scratch = out.with_name(out.name + ".child")
     scratch.unlink(missing_ok=True)
     started = time.perf_counter()
-    kept = out.with_name(KEPT_OUTPUTS)
+    kept = out.with_name(output_check.KEPT_OUTPUTS)
     kept.unlink(missing_ok=True)  # an earlier run's outputs never pass for this one's
     child = functools.partial(_job_child, spec, log, repeats, launches, out.parent / "tilelang_cache", scratch,
                               gpu_seconds, flush_l2, kept)  # fmt: skip

@@ -66,10 +66,12 @@ def variants_of(record: Path) -> list[pass_knockout.Variant]:
     return chosen
 
 
-def _child(spec, device: dict, variant, path: Path, cache: Path, repeats: int, launches: int, gpu_seconds: float):
+def _child(spec, device: dict, variant, path: Path, cache: Path, repeats: int, launches: int, gpu_seconds: float,
+           outputs: Path, baseline: Path | None):  # fmt: skip
     print(f"{PROG}: {variant.name}: compiling", flush=True)
     row = gpu_bench.run_job(spec, device, repeats, launches, cache_dir=cache, knockout=variant.knockout(),
-                            knockout_run=True, gpu_seconds=gpu_seconds)  # fmt: skip
+                            knockout_run=True, gpu_seconds=gpu_seconds, keep=outputs if baseline is None else None,
+                            baseline=baseline)  # fmt: skip
     files.write_json(path, row, indent=None)
     print(f"{PROG}: {variant.name}: {gpu_bench.summary_line(row)}", flush=True)
     return 0
@@ -119,21 +121,24 @@ def gpu_row(variant: pass_knockout.Variant, result: dict, baseline: dict) -> dic
 
 def run_variants(spec, device: dict, variants: list, out_dir: Path, workers: int, timeout: float, repeats: int,
                  launches: int, gpu_seconds: float = GPU_SECONDS) -> list[dict]:  # fmt: skip
-    """gpu_bench's row of every variant, in variant order: each in a child of its own, ``workers`` at a time."""
+    """gpu_bench's row of every variant, in variant order: each in a child of its own, ``workers`` at a time. The
+    baseline (the first) runs alone first and keeps its outputs: a variant without a reference is checked against
+    them (check ``baseline``), on the same seeded inputs."""
     results: dict[int, dict] = {}
     scratch = out_dir / ".variants"
     scratch.mkdir(parents=True, exist_ok=True)
+    baseline = scratch / "baseline.outputs.pt"
+    baseline.unlink(missing_ok=True)
     queue = deque(range(len(variants)))
     with fork_pool.ForkPool(workers) as pool:
         while queue or pool.running:
-            while queue and pool.has_room:
+            while queue and pool.has_room and (queue[0] == 0 or 0 in results):
                 index = queue.popleft()
                 path = scratch / f"{index}.json"
                 path.unlink(missing_ok=True)
                 cache = out_dir / "tilelang_cache" / str(index)  # a private cache: no variant reads another's kernel
-                child = functools.partial(
-                    _child, spec, device, variants[index], path, cache, repeats, launches, gpu_seconds
-                )
+                child = functools.partial(_child, spec, device, variants[index], path, cache, repeats, launches,
+                                          gpu_seconds, baseline, None if index == 0 else baseline)  # fmt: skip
                 pool.start(index, child, timeout)
             index, ended = pool.wait()
             if ended.signal == signal.SIGALRM:  # its kernel held the GPU past gpu_seconds (gpu_bench.run_job)
@@ -142,8 +147,8 @@ def run_variants(spec, device: dict, variants: list, out_dir: Path, workers: int
                 results[index] = pass_knockout.child_result(
                     scratch / f"{index}.json", ended, timeout, "the compile and run"
                 )
-    for path in scratch.glob("*.json"):
-        path.unlink()
+    for path in [*scratch.glob("*.json"), baseline]:
+        path.unlink(missing_ok=True)
     scratch.rmdir()
     return [results[i] for i in range(len(variants))]
 

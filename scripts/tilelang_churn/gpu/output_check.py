@@ -48,6 +48,7 @@ TOLERANCES = {
 EXACT_KINDS = ("int", "uint", "bool")  # integers and booleans: equal or wrong
 FALLBACK_TOLERANCE = 5e-2  # a dtype the table does not know
 SAMPLE_LIMIT = 1 << 20  # elements of an output kept for a later comparison
+KEPT_OUTPUTS = "outputs.pt"  # beside a GPU job's speed.json: its outputs, kept for a later version's comparison
 
 
 def tolerance_of(dtype: str) -> float:

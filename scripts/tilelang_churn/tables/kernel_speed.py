@@ -9,7 +9,8 @@ the same text; a test keeps them in step). The join pairs a GPU row with the tra
 (``join_version``: its ``version_name``, a release compared without a local ``+...`` suffix; a user's wheel or
 environment by its name alone), ``target_name``, ``kernel``, ``params`` and ``pass_configs``, in
 one trace mode (``--mode``: the workflow passes ``instrument`` when it is configured, the mode of every release,
-else the first configured). A GPU row without such a job keeps empty churn columns. Standard library only.
+else the first configured). A GPU row without such a job keeps empty churn columns. A launch-only row is checked
+against the previous version's outputs (``check_across_versions``, with torch). Standard library only otherwise.
 """
 
 from __future__ import annotations
@@ -261,8 +262,42 @@ def join(speed_rows: list[dict], summary_rows: list[dict], mode: str) -> list[di
     return joined
 
 
+def check_across_versions(rows: list[dict], speed_json: list) -> list[dict]:
+    """ROWS (of SPEED_JSON, in config order: versions first) with each ``launch-only`` row checked against the
+    outputs that the nearest earlier version's job of the same configuration kept (output_check.KEPT_OUTPUTS beside
+    its speed.json): ``check`` becomes ``version:<name>``, the error and tolerance are filled in, and a row off by
+    more than its tolerance is ``wrong``. Outputs that do not compare (another shape) leave the row launch-only,
+    its ``error`` saying why."""
+    from tilelang_churn.core import statuses
+    from tilelang_churn.gpu import output_check
+
+    earlier: dict[tuple, tuple[str, dict]] = {}
+    checked = []
+    for row, path in zip(rows, speed_json):
+        kept_path, kept = Path(path).with_name(output_check.KEPT_OUTPUTS), None
+        try:
+            kept = output_check.load_kept(kept_path) if kept_path.exists() else None
+        except ValueError as exc:  # a file read from disk: not compared, and said
+            print(f"kernel_speed: warning: {exc}")
+        key = (row.get("target_name"), row.get("kernel"), row.get("params"), row.get("pass_configs"))
+        if kept is not None and row.get("check") == output_check.CHECK_LAUNCH_ONLY and key in earlier:
+            name, before = earlier[key]
+            try:
+                compared = output_check.compare_kept(kept, before)
+            except ValueError as exc:
+                row = row | {"error": f"against version {name}: {exc}"}
+            else:
+                row = row | {"check": output_check.CHECK_VERSION_PREFIX + name, **compared.as_columns()}
+                if not compared.correct:
+                    row["status"] = statuses.STATUS_WRONG
+        if kept is not None:
+            earlier[key] = (join_version(row), kept)
+        checked.append(row)
+    return checked
+
+
 def build_tables(speed_json: list, summary_csv: str | Path, mode: str, speed_csv, joined_csv) -> int:
-    rows = read_speed_rows(speed_json)
+    rows = check_across_versions(read_speed_rows(speed_json), speed_json)
     write_csv(speed_csv, rows, SPEED_COLUMNS)
     # params and tilelang_version stay the exact text the trace wrote (the join compares them as text)
     joined = join(read_csv(speed_csv), read_csv(summary_csv), mode)
