@@ -340,13 +340,16 @@ def test_a_reference_gets_its_tensors_by_name_a_mapped_name_or_says_what_it_lack
         gpu_bench.call_reference(ref_program, {"causal": True}, inputs, names)
     mapped = gpu_bench.call_reference(ref_program, {"causal": True}, inputs, names, mapping={"is_causal": "causal"})
     assert mapped == "out" and seen == {"Q": "q", "K": "k", "V": "v", "is_causal": True, "scale": None}
-    # a parameter named after a kernel parameter gets its value as the kernel does: "T.float16" is the dtype object
+    # a dtype reaches the reference (torch code) as torch's ("T.float16" as TileLang's object reads as a device
+    # string to torch: attention_sink's reference failed so on the H200); another TileLang object as TileLang's
     import tilelang.language as T
+    import torch
 
-    def ref_cast(x, dtype):
-        return (x, dtype)
+    def ref_cast(x, dtype, policy=None):
+        return (x, dtype, policy)
 
-    assert gpu_bench.call_reference(ref_cast, {"dtype": "T.float16"}, ["x"], ["X"]) == ("x", T.float16)
+    params = {"dtype": "T.float16", "policy": "T.GemmWarpPolicy.Square"}
+    assert gpu_bench.call_reference(ref_cast, params, ["x"], ["X"]) == ("x", torch.float16, T.GemmWarpPolicy.Square)
 
 
 def test_readmes_table_of_tilelang_examples_is_what_the_recorded_h200_table_makes():

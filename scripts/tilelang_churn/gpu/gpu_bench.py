@@ -476,7 +476,7 @@ def call_reference(reference, params: dict, inputs: list, names: list[str] | Non
             given[name] = tensors[source]
             used.add(source)
         elif source in params:
-            given[name] = kernels.call_values({source: params[source]}, jit=False)[source]  # "T.float16" as given
+            given[name] = reference_value(params[source])
     # a reference that names no input as the kernel does takes them in order (ref_program(x, w, b, eps))
     left = [] if used else list(inputs)
     args, kwargs = [], {}
@@ -499,6 +499,18 @@ def call_reference(reference, params: dict, inputs: list, names: list[str] | Non
         else:
             kwargs[name] = given[name]
     return reference(*args, **kwargs)
+
+
+def reference_value(value):
+    """A kernel parameter as a reference (torch code) takes it: a dtype spelled ``"T.float16"`` is torch's dtype of
+    that name (TileLang's object reads as a device string to torch), another TileLang object is TileLang's."""
+    import torch
+
+    if isinstance(value, str) and kernels.LANGUAGE_OBJECT.fullmatch(value):
+        found = getattr(torch, value.removeprefix("T."), None) if value.count(".") == 1 else None
+        if isinstance(found, torch.dtype):
+            return found
+    return kernels.call_values({"value": value}, jit=False)["value"]
 
 
 def check_against_reference(io: KernelIO, outputs: dict, inputs: list) -> tuple[dict, object]:
