@@ -734,8 +734,8 @@ def bench_job(
 ) -> int:
     """One GPU job: the kernel and target of KERNEL_ARGS (the trace script's options and checks: exit 2 on a bad
     one) compiled, checked and timed on the visible GPU; OUT (speed.json) gets its row, the device and ARGV, and
-    its summary line is printed; the outputs it wrote are kept beside it (output_check.KEPT_OUTPUTS) for a later version's
-    comparison. EXIT_NO_DEVICE as ``describe_device``.
+    its summary line is printed; the outputs it wrote are kept beside it (output_check.KEPT_OUTPUTS) for a later
+    version's comparison. EXIT_NO_DEVICE as ``describe_device``.
 
     The work runs in a child forked before anything touches CUDA (TileLang's import initialises it): a kernel that
     never finishes holds the GPU's lock, and every other job of the stage waits behind it (seen on the H200 with
