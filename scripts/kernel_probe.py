@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """A kernel's settings that its source computes (decorator pass_configs and out_idx, @autotune configs), read by
-importing its file; one JSON line on stdout. The config check runs it (tilelang_churn/grid/kernel_probe.py):
+importing its file, and the files under its folder that the import read. The config check runs it
+(tilelang_churn/grid/kernel_probe.py), in a session of its own, and reads the answer from --answer:
 
-    python3 scripts/kernel_probe.py FILE FUNCTION[,FUNCTION...] ['{"M": 1024}']
+    python3 scripts/kernel_probe.py FILE FUNCTION[,FUNCTION...] [--answer FILE] [--autotune-max N] [--fixed JSON]
 
-One JSON object: each function's settings; with the fixed parameters, a callable @autotune configs is called
-with them.
+One JSON object, {"answer": {function: its settings}, "files": {path: sha256}} (on stdout without --answer);
+with --fixed, a callable @autotune configs is called with those parameters; at most N + 1 configs are read.
 """
 
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -16,14 +18,20 @@ from pathlib import Path
 from tilelang_churn.grid import kernel_probe
 
 
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("file", type=Path, help="the kernel file")
+    parser.add_argument("functions", help="its kernels' functions, comma-separated")
+    parser.add_argument("--answer", type=Path, help="write the answer to this file (default: stdout)")
+    parser.add_argument("--autotune-max", type=int, default=kernel_probe.AUTOTUNE_MAX,
+                        help="read at most this many @autotune configs, and one more")  # fmt: skip
+    parser.add_argument("--fixed", type=json.loads, help="the parameters a callable @autotune configs is called with")
+    return parser
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) not in (2, 3):
-        print("usage: kernel_probe.py FILE FUNCTION[,FUNCTION...] [FIXED_PARAMS_JSON]", file=sys.stderr)
-        return 2
-    fixed = json.loads(argv[2]) if len(argv) == 3 else None
-    print(json.dumps(kernel_probe.settings(Path(argv[0]), argv[1].split(","), fixed)))
-    return 0
+    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    return kernel_probe.answer(args.file, args.functions.split(","), args.fixed, args.autotune_max, args.answer)
 
 
 if __name__ == "__main__":

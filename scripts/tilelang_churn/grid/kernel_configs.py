@@ -101,15 +101,16 @@ def resolve_kernels(cfg: dict, shapes: dict) -> dict[str, KernelConfig]:
             except kernels.KernelError as error:
                 raise ConfigError(f"config {key}: kernel {name!r}: {error}") from None
             fixed = signature.ordered(_entry_defaults(entry, key, function, signature, several))
+            timeout_s = cfg.get(kernel_probe.TIMEOUT_KEY, kernel_probe.PROBE_TIMEOUT_S)
             if param_sets == AUTOTUNE:
-                param_sets = _autotune_sets(entry, key, name, signature, fixed)
+                param_sets = _autotune_sets(entry, key, name, signature, fixed, timeout_s)
             folders = entry.get("folders")
             if folders is not None and len(folders) != len(param_sets):
                 raise ConfigError(
                     f"config {key}.folders: {len(folders)} folder names for {len(param_sets)} parameter sets; "
                     "give one per set of params, null for a derived folder"
                 )
-            own = _own_pass_configs(signature, key, name, fixed)
+            own = _own_pass_configs(signature, key, name, fixed, entry, timeout_s)
             sets = resolve_pass_configs(entry, key, cfg["defaults"])
             for config_set, configs_key in sets:
                 won = [k for k in config_set if k in own and config_set[k] != own[k]]
@@ -276,12 +277,13 @@ def _check_shared_defaults(entry: dict, key: str, file: Path, functions: list[st
         )
 
 
-def _own_pass_configs(signature, key: str, name: str, fixed: dict) -> dict:
+def _own_pass_configs(signature, key: str, name: str, fixed: dict, entry: dict, timeout_s: float) -> dict:
     """The pass configs the kernel brings (its @tilelang.jit decorator's, T.annotate_pass_configs): read from its
-    source, else by the import probe; {} where the probe cannot import it (its jobs then fail saying why)."""
+    source, else by the import probe (stopped after TIMEOUT_S); {} where the probe cannot import it (its jobs
+    then fail saying why)."""
     own = signature.kernel_pass_configs
     if own == kernel_source.UNREAD:
-        found = kernel_probe.probe(signature.file, signature.function, fixed)
+        found = kernel_probe.probe(signature.file, signature.function, fixed, _autotune_max(entry), timeout_s)
         own = found.get("pass_configs", {})
         if "error" in found:
             print(f"job_grid: config {key}: kernel {name!r}: its pass_configs could not be read: {found['error']}",
@@ -292,21 +294,36 @@ def _own_pass_configs(signature, key: str, name: str, fixed: dict) -> dict:
         raise ConfigError(f"config {key}: kernel {name!r}: its decorator's pass_configs: {error}") from None
 
 
-def _autotune_sets(entry: dict, key: str, name: str, signature, fixed: dict) -> list[dict]:
+def _autotune_max(entry: dict) -> int:
+    return entry.get("autotune_max", kernel_probe.AUTOTUNE_MAX)
+
+
+def _autotune_sets(entry: dict, key: str, name: str, signature, fixed: dict, timeout_s: float) -> list[dict]:
     """``params: autotune``: the kernel's own @autotune configs, each a parameter set over the entry's
-    ``defaults``, at most ``autotune_max``."""
+    ``defaults``, at most ``autotune_max`` (the import probe reads one more at most: a generator may not end)."""
     configs = signature.autotune_configs
     if configs is None:
         raise ConfigError(
             f"config {key}.params: kernel {name!r}: autotune, but {signature.function}() in {signature.file} has no "
             "@autotune decorator; give its parameter sets as a list"
         )
+    limit = _autotune_max(entry)
     if configs == kernel_source.UNREAD:
-        found = kernel_probe.probe(signature.file, signature.function, fixed)
+        found = kernel_probe.probe(signature.file, signature.function, fixed, limit, timeout_s)
         if "error" in found:
             raise ConfigError(f"config {key}.params: kernel {name!r}: autotune: {found['error']}")
         configs = found["autotune_configs"]
-    limit = entry["autotune_max"]
+        if not isinstance(configs, list):
+            raise ConfigError(
+                f"config {key}.params: kernel {name!r}: autotune, but importing {signature.file} gives "
+                f"{signature.function}() no @autotune configs; give its parameter sets as a list"
+            )
+        if len(configs) > limit:
+            raise ConfigError(
+                f"config {key}.params: kernel {name!r}: its @autotune configs, read by importing "
+                f"{Path(signature.file).resolve()}, go on past {limit}: more than {key}.autotune_max ({limit}); "
+                "raise autotune_max to trace them all, or list the sets to trace"
+            )
     if len(configs) > limit:
         raise ConfigError(
             f"config {key}.params: kernel {name!r}: its @autotune search space has {len(configs)} configs, more "
