@@ -426,11 +426,16 @@ def import_problem(exc: BaseException, path: Path, doing: str) -> str:
         package = exc.name.split(".")[0]
         return (f"{path}: {doing} needs the package {package!r}, which is not installed here ({where}: {said}); "
                 f"install it in the environment that traces (e.g. uv pip install {package})")  # fmt: skip
-    text = f"{type(exc).__name__}: {exc}"
-    device_query = ("torch/cuda", "carver/arch", "cuda_driver")  # where torch and TileLang ask the GPU itself
-    if _NEEDS_GPU.search(text) or any(place in frame.filename for frame in frames for place in device_query):
+    if needs_gpu(f"{type(exc).__name__}: {exc}", [frame.filename for frame in frames]):
         return f"{path}: {doing} needs a GPU, which this machine lacks ({where}: {said})"
     return f"{path}: {doing} failed ({where}: {said})"
+
+
+def needs_gpu(text: str, filenames) -> bool:
+    """Whether an exception (its type and message, TEXT, and the files of its traceback's frames) says that the code
+    needs a GPU this machine lacks: torch's and TileLang's own words, or a frame where they ask the GPU itself."""
+    device_query = ("torch/cuda", "carver/arch", "cuda_driver")  # where torch and TileLang ask the GPU itself
+    return bool(_NEEDS_GPU.search(text)) or any(place in name for name in filenames for place in device_query)
 
 
 def gpu_hooks(module) -> GpuHooks:

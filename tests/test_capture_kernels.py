@@ -1,0 +1,242 @@
+"""scripts/capture_kernels.py: a program run once, unchanged, and every kernel it asks TileLang for written as a
+config entry (grid/kernel_capture.py, grid/capture_hook.py).
+
+The programs are real ones of tests/data/capture/, run as child processes with the real TileLang on this CPU
+machine: what they ask for is what their source says they call (the expected entries below are those calls), the
+outputs of the stand-in kernels are checked by the programs themselves, and a captured entry's PrimFunc as the
+workflow builds it is compared with TileLang's own for the program's call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import REPO, require_tilelang
+from tilelang_churn.grid import capture_hook, kernel_capture, kernels
+
+CAPTURE = REPO / "scripts" / "capture_kernels.py"
+DATA = REPO / "tests" / "data" / "capture"
+PREFIX = "capture_kernels.py: "
+
+
+def run_capture(out: Path, *command: str, options: tuple[str, ...] = (), cwd: Path | None = None, env=None):
+    return subprocess.run(
+        [sys.executable, str(CAPTURE), *options, "--out", str(out), "--", *command],
+        cwd=cwd or REPO,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def entries(out: Path) -> list[dict]:
+    return yaml.safe_load(out.read_text())["kernels"]
+
+
+def said(proc) -> list[str]:
+    return [line.removeprefix(PREFIX) for line in proc.stderr.splitlines() if line.startswith(PREFIX)]
+
+
+def line_of(path: Path, text: str) -> int:
+    (number,) = [i for i, line in enumerate(path.read_text().splitlines(), 1) if text in line]
+    return number
+
+
+# the calls tests/data/capture/program.py makes, as a config names them (a function's defaults left out)
+PROGRAM_KERNELS = [
+    ("lazy_scale", {"M": 256, "N": 128}),
+    ("eager_add", {"M": 96, "N": 64, "block_M": 64}),  # M, N: its T.const names, read from the tensors' shapes
+    ("eager_add", {"M": 64, "N": 64}),  # .compile(M=64, N=64, block_M=32): 32 is the default
+    ("tuned_copy", {"M": 128, "N": 256, "block_M": 64, "block_N": 64}),  # the first config of its search space
+    ("fixed_negate", {}),
+    ("build_copy", {"N": 512}),
+    ("lazy_scale", {"M": 512, "N": 64}),  # from its subprocess
+]
+
+
+def test_a_program_in_every_style_is_captured_as_it_asked_for_its_kernels(tmp_path):
+    require_tilelang()
+    program = DATA / "program.py"
+    out = tmp_path / "kernels.yaml"
+    proc = run_capture(out, sys.executable, str(program))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "program: done" in proc.stdout  # every stand-in returned outputs of the shapes and dtypes it checks
+    found = entries(out)
+    assert [(e["function"], e["params"][0]) for e in found] == PROGRAM_KERNELS
+    assert {e["file"] for e in found} == {str(program.resolve())}
+    assert len({e["name"] for e in found}) == len(found) and all(e["folders"] == [e["name"]] for e in found)
+    by_function = {e["function"]: e for e in found}
+    builder = by_function["build_copy"]
+    assert builder["pass_configs"] == [{"tl.disable_warp_specialized": True}]  # tilelang.compile's, not the kernel's
+    assert builder["captured"]["inputs"] == {"A": {"shape": [7, 512], "dtype": "float16"}}  # its first call's
+    assert builder["captured"]["out_idx"] == [-1] and builder["captured"]["style"] == "builder"
+    assert by_function["tuned_copy"]["captured"]["autotune"] == kernel_capture.AUTOTUNED
+    assert "pass_configs" not in by_function["lazy_scale"]
+    inner, callable_ = line_of(program, "make_inner(64)(32)"), line_of(program, "with_callable(64, 64")
+    lines = said(proc)
+    assert any(
+        line.startswith("cannot be replayed: inner") and f"line {inner}" in line and "inside make_inner()" in line
+        for line in lines
+    ), lines
+    assert any(
+        f"line {callable_}" in line and "its argument combine is a callable" in line for line in lines
+    ), lines  # fmt: skip
+    assert lines[-1].startswith("9 kernels recorded (7 that a config can name") and "from 2 processes" in lines[-1]
+
+
+def test_a_captured_entry_builds_the_primfunc_the_program_asked_for(tmp_path):
+    """The eager kernel's T.const values read from the program's tensors, and a factory's arguments: the
+    workflow's PrimFunc of the captured entry is TileLang's own for the program's call."""
+    require_tilelang()
+    import torch
+    from tilelang import tvm
+
+    program = DATA / "program.py"
+    out = tmp_path / "kernels.yaml"
+    assert run_capture(out, sys.executable, str(program)).returncode == 0
+    found = {(e["function"], json.dumps(e["params"][0])): e for e in entries(out)}
+    module = kernels.load_module(program)
+    x = torch.randn(96, 64)
+    theirs = {
+        "eager_add": module.eager_add.get_tir(x, x, block_M=64),
+        "build_copy": module.build_copy(512),
+        "tuned_copy": module.tuned_copy.jit_impl.get_tir(128, 256, block_M=64, block_N=64),
+    }
+    for (function, params), entry in found.items():
+        if function in theirs and json.loads(params) in [p for f, p in PROGRAM_KERNELS if f == function][:1]:
+            ours = kernels.build(entry["file"], function, entry["params"][0])
+            assert tvm.ir.structural_equal(ours, theirs[function]), function
+
+
+def test_a_tensor_put_on_cuda_ends_the_capture_in_one_line_and_the_file_keeps_what_was_recorded(tmp_path):
+    require_tilelang()
+    program = DATA / "gpu_late.py"
+    out = tmp_path / "kernels.yaml"
+    proc = run_capture(out, sys.executable, str(program))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert [(e["function"], e["params"]) for e in entries(out)] == [("double", [{"N": 256}])]
+    stopped = [line for line in said(proc) if line.startswith("the program stopped")]
+    line = line_of(program, 'device="cuda"')
+    assert len(stopped) == 1 and f"at {program.relative_to(REPO)}, line {line}: it needs a GPU" in stopped[0], stopped
+    assert "--cuda-on-cpu" in stopped[0] and str(out) in stopped[0]
+    # again into the same file, torch's cuda device standing in for the CPU: the program goes on to its next kernel
+    again = run_capture(out, sys.executable, str(program), options=("--cuda-on-cpu",))
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "gpu_late: done" in again.stdout
+    assert [(e["function"], e["params"]) for e in entries(out)] == [("double", [{"N": 256}]), ("double", [{"N": 512}])]
+    assert "1 new in" in said(again)[-1] and "1 it already had" in said(again)[-1]
+    header = [line for line in out.read_text().splitlines() if line.startswith("# 20")]
+    assert len(header) == 2 and all(str(program) in line for line in header)  # each program's command and time
+
+
+def test_the_hook_failing_never_breaks_the_program(tmp_path):
+    """A record file that cannot be written, and a hook that cannot be loaded: each said once on stderr, and the
+    program runs as without capture (a kernel TileLang compiles for the host, run on CPU tensors and checked)."""
+    require_tilelang()
+    env = kernel_capture.capture_env(tmp_path, tmp_path)  # the record file is a folder: every write fails
+    env["TILELANG_CACHE_DIR"] = str(tmp_path / "cache")
+    program = [sys.executable, str(DATA / "host_kernel.py")]
+    broken = subprocess.run(program, capture_output=True, text=True, cwd=tmp_path, timeout=300, env=env)
+    notes = [line for line in broken.stderr.splitlines() if line.startswith("tilelang-churn capture:")]
+    assert broken.returncode == 0 and "host_kernel: 1 kernels right" in broken.stdout, broken.stderr[-2000:]
+    assert len(notes) == 1 and "could not hook tilelang" in notes[0], broken.stderr[-2000:]
+    env[capture_hook.HOOK_ENV] = str(tmp_path / "no_such_hook.py")
+    unloaded = subprocess.run([sys.executable, "-c", "print('program ran')"], capture_output=True, text=True,
+                              cwd=tmp_path, timeout=60, env=env)  # fmt: skip
+    notes = [line for line in unloaded.stderr.splitlines() if line.startswith("tilelang-churn capture:")]
+    assert unloaded.returncode == 0 and unloaded.stdout == "program ran\n"
+    assert len(notes) == 1 and "the hook did not load" in notes[0], unloaded.stderr[-2000:]
+
+
+# ---------------------------------------------------------------------------------------- without TileLang
+
+
+@pytest.mark.parametrize(
+    "text, said_of_it",
+    [
+        ("kernels: [\n", "line 2: not a YAML file"),
+        ("- a\n- b\n", "it holds a list"),
+        ("shapes: []\nkernels: []\n", "it also sets shapes"),
+        ("kernels: {a: 1}\n", "kernels is a dict, not a list"),
+        ("kernels:\n- name: a\n- 3\n", "kernels[1] is a int, not a kernel entry"),
+        ("kernels:\n- file: a.py\n", "kernels[0].name is None"),
+    ],
+)
+def test_a_bad_file_stops_the_capture_before_the_program_runs(tmp_path, text, said_of_it):
+    out = tmp_path / "kernels.yaml"
+    out.write_text(text)
+    proc = run_capture(out, sys.executable, "-c", "open('ran', 'w')", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert len(proc.stderr.splitlines()) == 1 and proc.stderr.startswith(f"{PREFIX}error: {out}"), proc.stderr
+    assert said_of_it in proc.stderr
+    assert not (tmp_path / "ran").exists() and out.read_text() == text
+
+
+def test_a_bad_record_is_one_line_naming_the_record_file_and_line_and_nothing_is_lost(tmp_path):
+    out = tmp_path / "kernels.yaml"
+    out.write_text("kernels: []\n")
+    garbage = "import os; open(os.environ['TLCHURN_CAPTURE_RECORDS'], 'a').write('{\"kind\": \"kernel\"}\\n')"
+    proc = run_capture(out, sys.executable, "-c", garbage, cwd=tmp_path)
+    kept = tmp_path / "kernels.yaml.records.jsonl"
+    lines = said(proc)
+    assert proc.returncode == 2 and len(lines) == 1, proc.stderr
+    assert "records.jsonl, line 1: a kernel record without pid" in lines[0] and f"kept in {kept}" in lines[0]
+    assert kept.read_text() == '{"kind": "kernel"}\n' and out.read_text() == "kernels: []\n"
+
+
+def test_records_are_checked_before_they_are_merged(tmp_path):
+    path = tmp_path / "records.jsonl"
+    good = {"kind": "process", "pid": 1, "gpu": False, "argv": ["x"]}
+    for line, problem in [
+        ("not json", "line 2: not a JSON record"),
+        ('{"kind": "other"}', "line 2: its kind is 'other'"),
+        (json.dumps({**good, "pid": True}), "line 2: a process record whose pid is True"),
+        (json.dumps({"kind": "call", "pid": 1, "key": "k", "inputs": []}), "line 2: a call record whose inputs"),
+    ]:
+        path.write_text(json.dumps(good) + "\n" + line + "\n")
+        with pytest.raises(kernel_capture.CaptureError) as error:
+            kernel_capture.read_records(path)
+        assert str(error.value).startswith(f"{path}, {problem}"), error.value
+    path.write_text(json.dumps(good) + "\n")
+    assert kernel_capture.read_records(path) == [good]
+
+
+def test_the_programs_own_sitecustomize_still_runs(tmp_path):
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "sitecustomize.py").write_text(  # the capture command runs it too: the program's is the hooked one
+        "import os\nif 'TLCHURN_CAPTURE_RECORDS' in os.environ:\n    print('own sitecustomize ran')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(own)}
+    proc = run_capture(tmp_path / "k.yaml", sys.executable, "-c", "print('program ran')", cwd=tmp_path, env=env)
+    assert proc.stdout.splitlines() == ["own sitecustomize ran", "program ran"]
+    assert said(proc) == [f"no kernel recorded (no process imported TileLang with the hook: -I and -E ignore "
+                          f"PYTHONPATH); {tmp_path / 'k.yaml'} not written"]  # fmt: skip
+    assert proc.returncode == 1 and not (tmp_path / "k.yaml").exists()
+
+
+def test_nothing_the_program_started_is_left_running(tmp_path):
+    starts = "import subprocess; print(subprocess.Popen(['sleep', '60']).pid)"
+    proc = run_capture(tmp_path / "k.yaml", sys.executable, "-c", starts, cwd=tmp_path)
+    pid = int(proc.stdout.strip())
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and _running(pid):
+        time.sleep(0.05)
+    assert not _running(pid)
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
