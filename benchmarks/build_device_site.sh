@@ -4,16 +4,34 @@
 # already has torch, numpy, matplotlib, jinja2, einops and scipy. Run here, from the repository root:
 #   bash benchmarks/build_device_site.sh 0.1.13 tmp/site13.tar.xz
 # There: mkdir -p tmp/site13 && tar -xJf tmp/site13.tar.xz -C tmp/site13 && export PYTHONPATH=$PWD/tmp/site13
+# `bash benchmarks/build_device_site.sh --freeze` prints the venv's packages as the script reads them, and stops.
 set -euo pipefail
+venv_python=${VENV_PYTHON:-.venv/bin/python}
+
+# The venv's packages as name==version, the name lower case with dashes. The project's own editable install (`-e
+# PATH`, after pip's comment `# Editable install with no version control (...)`, in a venv made by `make`) is no
+# package of the site; any other line that is no name==version (`NAME @ URL`) stops the script, naming it.
+freeze() {
+  "$venv_python" -m pip freeze --disable-pip-version-check --exclude-editable | awk -F'==' '
+    /^#/ || /^-e / || /^--editable / || /^[[:space:]]*$/ { next }
+    NF != 2 || $1 !~ /^[A-Za-z0-9][A-Za-z0-9._-]*$/ || $2 !~ /^[^[:space:]]+$/ {
+      print "build_device_site.sh: not name==version in pip freeze: " $0 > "/dev/stderr"; bad = 1; next
+    }
+    { gsub("_", "-", $1); print tolower($1) "==" $2 }
+    END { exit bad }'
+}
+if [ "${1:-}" = "--freeze" ]; then
+  freeze
+  exit
+fi
 release=$1
 archive=$2
-venv_python=${VENV_PYTHON:-.venv/bin/python}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # the image's own packages, this project's developer tools and the Chinese figures' fonts (100 MB) stay behind
 image_has='^(torch|numpy|matplotlib|jinja2|markupsafe|pyyaml|pillow|fonttools|kiwisolver|contourpy|cycler|pyparsing|python-dateutil|six|packaging|psutil|tqdm|typing-extensions|cloudpickle|ml-dtypes|requests|urllib3|idna|certifi|charset-normalizer|attrs|pytest|pytest-xdist|execnet|iniconfig|pluggy|pygments|filelock|fsspec|networkx|sympy|mpmath|setuptools|wrapt|click|tabulate|wheel|pip|tilelang|black|ruff|snakefmt|playwright|pyee|shfmt-py|uv|pytokens|mplfonts|fontmeta|nvidia-.*|triton|cuda-.*)=='
-"$venv_python" -m pip freeze --disable-pip-version-check | awk -F== '{gsub("_","-",$1); print tolower($1)"=="$2}' |
-  grep -vE "$image_has" > "$work/closure.txt"
+freeze > "$work/freeze.txt"
+grep -vE "$image_has" "$work/freeze.txt" > "$work/closure.txt"
 # pure-Python packages are copied from this venv (some have no wheel on the index); compiled ones and TileLang's
 # release with its pins (those measured for every release in config/tilelang_releases.yaml) come as cp312 wheels
 "$venv_python" - "$work/closure.txt" "$work/site" > "$work/compiled.txt" <<'PY'
