@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import shlex
 import signal
 import subprocess
 import sys
@@ -29,14 +30,14 @@ def no_core_dumps() -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # SIGBUS would dump the core of a 1 GB process
 
 
-def start(command: list[str], stdin_text: str) -> subprocess.Popen:
+def start(command: list[str], stdin_text: str, preexec_fn=no_core_dumps) -> subprocess.Popen:
     process = subprocess.Popen(
         command,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=no_core_dumps,
+        preexec_fn=preexec_fn,
     )
     process.stdin.write(stdin_text)
     process.stdin.close()
@@ -96,35 +97,91 @@ def wait_for(what, timeout: float = 300, step: float = 0.02):
     return None
 
 
+# A kernel that says it is running (a file named for its process, holding the job's arguments), then waits for the
+# test inside a call through TVM's FFI, as a lowering's passes run: the job cannot end before its signal lands, and a
+# signal delivered the usual way lands where TVM turns a KeyboardInterrupt into a RuntimeError.
+WAITING_KERNEL = """
+import json, os, sys, time
+from pathlib import Path
+
+import tilelang.language as T
+import tvm
+
+HERE = Path(__file__).parent
+
+
+def wait_for_the_test():
+    said = HERE / f".running.{os.getpid()}"
+    said.write_text(json.dumps(sys.argv))
+    said.rename(HERE / said.name[1:])  # whole when the test sees it
+    deadline = time.monotonic() + 120
+    while not (HERE / "go").exists() and time.monotonic() < deadline:
+        time.sleep(0.005)
+
+
+def build(M=64, N=64, dtype="float16"):
+    tvm.runtime.convert(wait_for_the_test)()
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(M, threads=128) as bx:
+            for j in T.Parallel(N):
+                C[bx, j] = A[bx, j]
+
+    return main
+"""
+STOPS = (signal.SIGHUP, signal.SIGINT, signal.SIGTERM)
+
+
+def _default_stop_signals():
+    """The batch with the stop signals at their defaults: a test runner started under nohup ignores SIGHUP (a SIGHUP
+    sent to a job was lost: its three jobs exited 0), a pytest-xdist worker may ignore SIGINT, and children inherit
+    that."""
+    no_core_dumps()
+    for number in STOPS:
+        signal.signal(number, signal.SIG_DFL)
+
+
 def test_a_job_stopped_from_outside_is_named_with_signal_job_and_environment_and_not_recorded(tmp_path):
-    """SIGHUP to a job's child: a stop from outside, not the kernel's doing; nothing is recorded, so the batch fails
-    (exit 3) and a rerun traces the job again. (SIGHUP: it has no handler of the batch's that a child caught just
-    after its fork would still run, as SIGTERM's.)"""
+    """SIGHUP, SIGINT or SIGTERM to a job's child: a stop from outside, not the kernel's doing; nothing is recorded, so
+    the batch fails (exit 3) and a rerun traces the job again. Each signal lands while its job runs a call through
+    TVM's FFI, where a SIGINT became a RuntimeError, recorded as the job's failed row (exit 1, which the rules
+    tolerate). The jobs wait for the test: none can end before its signal (a job found by polling /proc could end
+    between the look and the kill, or its SIGHUP be ignored, and the three jobs exited 0)."""
     require_tilelang()
-    # the default 1024^3 GEMM: each job lowers for about a second, long enough to be caught running
-    jobs = [job(tmp_path, f"j{i}", "--mode", "instrument", "--target", "cuda-sm80") for i in range(3)]
-    batch = start_batch(jobs, "--workers", "2")
-    first = wait_for(lambda: forked_children(batch.pid))
-    assert first, "the batch forked no child"
-    os.kill(first[0], signal.SIGHUP)
+    kernels = tmp_path / "kernels"
+    kernels.mkdir()
+    (kernels / "waits.py").write_text(WAITING_KERNEL)
+    jobs = [
+        job(tmp_path, f"j{i}", "--mode", "instrument", "--kernel-file", str(kernels / "waits.py")) for i in range(4)
+    ]
+    batch = start([sys.executable, str(BATCH_SCRIPT), "--jobs", "-", "--workers", "4", "--tolerate=1"],
+                  json.dumps(jobs), preexec_fn=_default_stop_signals)  # fmt: skip
+    running = wait_for(lambda: (found := list(kernels.glob("running.*"))) and len(found) == len(jobs) and found)
+    assert running, "the jobs did not start"
+    pids = {json.loads(path.read_text())[-1]: int(path.suffix[1:]) for path in running}  # --out DIR is last
+    assert set(pids.values()) <= set(forked_children(batch.pid)), "a kernel ran outside the batch's own children"
+    stopped = dict(zip(STOPS, jobs))  # the fourth job runs on
+    for number, killed in stopped.items():
+        os.kill(pids[killed["args"][-1]], number)
+    (kernels / "go").write_text("")
     stdout, stderr = batch.communicate(timeout=600)
     assert batch.returncode == 3, stdout + stderr
-    named = [line for line in stderr.splitlines() if "was killed by SIGHUP (signal 1)" in line]
-    assert len(named) == 1, stderr
-    (killed,) = [j for j in jobs if f"(log: {j['log']})" in named[0]]
-    number = jobs.index(killed) + 1
-    assert named[0].startswith(f"trace_batch.py: error: job {number} of 3 was killed by SIGHUP (signal 1) ")
-    assert f"in the environment {sys.prefix}, nothing recorded: gemm_lower_trace.py --mode instrument" in named[0]
-    assert f"trace_batch.py: error: job was killed by SIGHUP; see {killed['log']}" in stderr
-    # the job's own log ends with what happened to it (the child could write nothing more itself)
-    assert Path(killed["log"]).read_text().splitlines()[-1] == (
-        f"trace_batch.py: error: this job was killed by SIGHUP (signal 1) in the environment {sys.prefix}; "
-        "nothing was recorded"
-    )
-    assert not (Path(killed["args"][-1]) / "passes.csv").exists()
-    for other in jobs:
-        if other is not killed:  # the other jobs are not affected
-            assert pt.read_rows(Path(other["args"][-1]) / "passes.csv"), other
+    for number, killed in stopped.items():
+        name, index = signal.Signals(number).name, jobs.index(killed) + 1
+        named = [line for line in stderr.splitlines() if f"(log: {killed['log']})" in line and "nothing" in line]
+        assert len(named) == 1, f"{name} to job {index}:\n{stdout}{stderr}"
+        assert named[0].startswith(f"trace_batch.py: error: job {index} of 4 was killed by {name} (signal {number}) ")
+        assert f"in the environment {sys.prefix}, nothing recorded: gemm_lower_trace.py --mode instrument" in named[0]
+        assert f"trace_batch.py: error: job was killed by {name}; see {killed['log']}" in stderr
+        # the job's own log ends with what happened to it (the child could write nothing more itself)
+        assert Path(killed["log"]).read_text().splitlines()[-1] == (
+            f"trace_batch.py: error: this job was killed by {name} (signal {number}) in the environment {sys.prefix}; "
+            "nothing was recorded"
+        )
+        assert not (Path(killed["args"][-1]) / "passes.csv").exists()
+    assert pt.read_rows(Path(jobs[3]["args"][-1]) / "passes.csv"), stderr  # the job beside them is not affected
+    assert f"exit 0: {shlex.join(['gemm_lower_trace.py', *jobs[3]['args']])} " in stdout
 
 
 def test_a_job_whose_own_process_crashes_is_a_failed_row_naming_the_signal_and_the_run_goes_on(tmp_path):

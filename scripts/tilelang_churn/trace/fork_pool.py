@@ -9,7 +9,13 @@ process its code forked writes after it; children die with the pool's process (`
 ``Ended.reported`` is the status the child's function returned, written to a pipe before the child exits: None
 means the process ended some other way (a signal, or ``os._exit`` in the kernel's code). Used by the trace
 batches (trace_batch.py: one child per job) and the pass knockout (pass_knockout.py: one child per variant).
-Standard library only.
+
+A stop from outside (STOP_SIGNALS: SIGHUP, SIGINT, SIGQUIT, SIGTERM sent to a child) always ends the child as
+stopped by that signal, never as a finished job: the signals are blocked across the fork (no handler of the pool's
+process runs in a child just forked), and a child keeps them blocked in all its threads while a thread of its own
+waits for them (``_stop_on_signals``). Delivered the usual way, a SIGINT would become a KeyboardInterrupt that TVM's
+FFI turns into a RuntimeError (a failed pass row, as if the lowering had failed), or z3's Ctrl-C handler, installed
+around each proof, would take it to cancel the proof and the lowering would go on. Standard library only.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import os
 import select
 import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +34,10 @@ from pathlib import Path
 EXIT_NOT_RECORDED = 3  # trace_cli's: the child could not say what happened
 EXIT_NO_SPACE = 5  # the child's files could not be written: no space left on their file system
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+# a stop from outside the pool (a user, Snakemake, a scheduler): the child ends as stopped by it, whatever it runs
+STOP_SIGNALS = frozenset({signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGTERM})
+STOPPED_PREFIX = "stopped by signal "  # what a stopped child writes to its pipe, then its number
+STOP_GRACE_S = 1.0  # how long a closing pool waits for a child to end after SIGTERM, before SIGKILL
 
 
 def no_space(exc: OSError) -> bool:
@@ -69,10 +80,33 @@ def output_to(log: str | Path, append: bool = False) -> None:
     os.close(fd)
 
 
+def _stop_on_signals(pipe: int, report: threading.Lock, blocked: set) -> None:
+    """In a child just forked, STOP_SIGNALS blocked (start): no handler of the pool's process runs here; a thread
+    waits for a stop signal (one the pool's process ignores stays ignored), says it on the pipe and ends the child at
+    once. Every thread keeps them blocked (threads inherit the mask), so no library's handler takes one: TVM's FFI
+    would turn a KeyboardInterrupt into a RuntimeError, z3 would cancel a proof and go on. ``report``: held by whoever
+    writes the child's outcome on the pipe, once."""
+    for number in signal.valid_signals():
+        if callable(signal.getsignal(number)):  # a Python handler of the pool's process (SIGINT's, the batch's SIGTERM)
+            signal.signal(number, signal.SIG_DFL)
+    watched = {number for number in STOP_SIGNALS if signal.getsignal(number) != signal.SIG_IGN}
+
+    def watch() -> None:
+        number = signal.sigwait(watched)
+        if report.acquire(blocking=False):  # else the job has ended and said so: its process exits now
+            os.write(pipe, f"{STOPPED_PREFIX}{number}".encode())
+            os._exit(128 + number)
+
+    if watched:
+        threading.Thread(target=watch, name="stop-signals", daemon=True).start()  # all signals blocked in it
+    signal.pthread_sigmask(signal.SIG_SETMASK, blocked | STOP_SIGNALS)
+
+
 @dataclass(frozen=True)
 class Ended:
-    """How a child ended: its exit status (-N: killed by signal N), what its function returned (None: it never
-    returned), and whether the pool killed it for running past its time limit."""
+    """How a child ended: its exit status (-N: killed by signal N, or stopped from outside by N: STOP_SIGNALS),
+    what its function returned (None: it never returned), and whether the pool killed it for running past its time
+    limit."""
 
     status: int
     reported: int | None
@@ -94,6 +128,11 @@ def kill_group(pid: int, number: int) -> None:
             pass
 
 
+def _ended(pid: int) -> bool:
+    """Whether the child PID has ended, left unreaped."""
+    return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+
+
 def _pidfd(pid: int):
     try:
         return os.pidfd_open(pid)
@@ -101,15 +140,18 @@ def _pidfd(pid: int):
         return None
 
 
-def _reported(fd: int) -> int | None:
+def _reported(fd: int) -> tuple[int | None, int | None]:
+    """(the status the child's function returned, the stop signal that ended it), each None when not said."""
     os.set_blocking(fd, False)
     try:
-        text = os.read(fd, 64)
+        text = os.read(fd, 64).decode(errors="replace").strip()
     except BlockingIOError:
-        text = b""
+        text = ""
     finally:
         os.close(fd)
-    return int(text) if text.strip().lstrip(b"-").isdigit() else None
+    if text.startswith(STOPPED_PREFIX) and text[len(STOPPED_PREFIX) :].isdigit():
+        return None, int(text[len(STOPPED_PREFIX) :])
+    return (int(text) if text.lstrip("-").isdigit() else None), None
 
 
 class ForkPool:
@@ -135,34 +177,43 @@ class ForkPool:
         sys.stdout.flush()
         sys.stderr.flush()
         read_end, write_end = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child never returns into the caller
+        # every signal waits until the child is registered here and has its own handling (_stop_on_signals)
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+        try:
+            pid = os.fork()
+            if pid == 0:  # the child never returns into the caller
+                self._child(function, read_end, write_end, blocked)
+            os.close(write_end)
+            try:
+                os.setpgid(pid, pid)  # here too: the group exists before the parent may kill it
+            except OSError:
+                pass
+            deadline = time.monotonic() + timeout if timeout else None
+            self.running[pid] = {"key": key, "pipe": read_end, "deadline": deadline, "pidfd": _pidfd(pid)}
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+    def _child(self, function, read_end: int, write_end: int, blocked: set) -> None:
+        """In the child: ``function()``, its status on the pipe, then the process's exit; never returns."""
+        report = threading.Lock()
+        code = EXIT_NOT_RECORDED
+        try:
             os.close(read_end)
             os.setpgid(0, 0)
             die_with_parent(self._prctl, self._parent)
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)  # stopped at once, as a process of its own would be
-            code = EXIT_NOT_RECORDED
-            try:
-                code = function()
-            except OSError as exc:
-                if not no_space(exc):
-                    raise
-                code = EXIT_NO_SPACE  # its log is on the full disk too: the parent says it
-            finally:
-                for stream in (sys.stdout, sys.stderr):
-                    try:
-                        stream.flush()
-                    except OSError as exc:  # a full disk under the job's log
-                        code = EXIT_NO_SPACE if no_space(exc) else code
-                os.write(write_end, str(code).encode())  # the function returned: what it records is written
-                os._exit(code)
-        os.close(write_end)
-        try:
-            os.setpgid(pid, pid)  # here too: the group exists before the parent may kill it
-        except OSError:
-            pass
-        deadline = time.monotonic() + timeout if timeout else None
-        self.running[pid] = {"key": key, "pipe": read_end, "deadline": deadline, "pidfd": _pidfd(pid)}
+            _stop_on_signals(write_end, report, blocked)
+            code = function()
+        except OSError as exc:
+            code = EXIT_NO_SPACE if no_space(exc) else code  # its log is on the full disk too: the parent says it
+        finally:
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except OSError as exc:  # a full disk under the job's log
+                    code = EXIT_NO_SPACE if no_space(exc) else code
+            report.acquire()  # a stop signal taken first ends the process here
+            os.write(write_end, str(code).encode())  # the function returned: what it records is written
+            os._exit(code)
 
     def wait(self) -> tuple[object, Ended]:
         """(key, how it ended) of the first child to end or to run past its deadline; its group is killed."""
@@ -172,15 +223,20 @@ class ForkPool:
         _, wait_status = os.waitpid(pid, 0)
         if child["pidfd"] is not None:
             os.close(child["pidfd"])
-        return child["key"], Ended(os.waitstatus_to_exitcode(wait_status), _reported(child["pipe"]), timed_out)
+        reported, stopped = _reported(child["pipe"])
+        status = -stopped if stopped and not timed_out else os.waitstatus_to_exitcode(wait_status)
+        return child["key"], Ended(status, reported, timed_out)
 
     def close(self) -> None:
-        """Interrupted (SIGINT, SIGTERM) or done: no child outlives the pool."""
+        """Interrupted (SIGINT, SIGTERM) or done: no child outlives the pool. Each gets SIGTERM (its thread ends it
+        at once), then its group SIGKILL once it ended, or after STOP_GRACE_S (its code holding Python's lock)."""
         for pid in self.running:
             kill_group(pid, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_GRACE_S
         for pid, child in list(self.running.items()):
             try:
-                os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)  # ended, not reaped: its group id is still its own
+                while not _ended(pid) and time.monotonic() < deadline:  # ended, not reaped: its group id is its own
+                    time.sleep(0.01)
                 kill_group(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
             except ChildProcessError:
@@ -207,6 +263,6 @@ class ForkPool:
                         return pid, False
             else:  # no pidfd (not Linux): poll
                 for pid in self.running:
-                    if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                    if _ended(pid):
                         return pid, False
                 time.sleep(min(0.02, wait) if wait is not None else 0.02)
