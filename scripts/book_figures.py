@@ -17,11 +17,13 @@ The figures, FIGURES.md and the exit statuses: tilelang_churn/figures/book_figur
 import argparse
 from contextlib import redirect_stderr, redirect_stdout
 
-from tilelang_churn.figures import book_figures
-from tilelang_churn.figures import figure_style as fs
+from tilelang_churn.core import interrupt  # standard library only: before the slow imports
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from tilelang_churn.figures import book_figures  # matplotlib, pandas: imported under the signal guard
+    from tilelang_churn.figures import figure_style as fs
+
     parser = argparse.ArgumentParser(description="The book's figures of TileLang pass churn (chapter 12).")
     tables = parser.add_mutually_exclusive_group(required=True)
     tables.add_argument("--churn", help="churn.csv (churn_table.py)")
@@ -51,6 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from tilelang_churn.figures import book_figures
+
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.releases_only and not args.by_version:
@@ -79,4 +83,4 @@ def _from_rule(smk) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(_from_rule(snakemake) if "snakemake" in globals() else main())  # noqa: F821
+    interrupt.run("book_figures", lambda: _from_rule(snakemake) if "snakemake" in globals() else main())  # noqa: F821

@@ -10,7 +10,7 @@ The logic: tilelang_churn/tables/churn_table.py.
 import argparse
 from contextlib import redirect_stderr, redirect_stdout
 
-from tilelang_churn.tables import churn_table
+from tilelang_churn.core import interrupt  # standard library only: before the slow imports
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -24,14 +24,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from tilelang_churn.tables import churn_table  # pandas: imported under the signal guard
+
     args = build_parser().parse_args(argv)
     return churn_table.build_tables(args.passes, args.out, args.summary)
 
 
 def _from_rule(smk) -> int:
+    from tilelang_churn.tables import churn_table
+
     with open(smk.log[0], "w", encoding="utf-8") as log, redirect_stdout(log), redirect_stderr(log):
         return churn_table.build_tables(list(smk.input), smk.output.churn, smk.output.summary)
 
 
 if __name__ == "__main__":
-    raise SystemExit(_from_rule(snakemake) if "snakemake" in globals() else main())  # noqa: F821
+    interrupt.run("churn_table", lambda: _from_rule(snakemake) if "snakemake" in globals() else main())  # noqa: F821

@@ -92,6 +92,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    with interrupt.stopped_in_one_line("compare_releases"):
-        status = main()
-    raise SystemExit(status)
+    interrupt.run("compare_releases", main)

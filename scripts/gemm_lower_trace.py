@@ -15,13 +15,15 @@ library and TileLang.
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file
 import sys
 
-from tilelang_churn.trace import trace_job
+from tilelang_churn.core import interrupt  # standard library only: before the slow imports
 
 
 def main(argv: list[str] | None = None) -> int:
     """The job of ARGV (default: the command line), its options parsed by tilelang_churn/trace/trace_cli.py."""
+    from tilelang_churn.trace import trace_job  # imported under the signal guard
+
     return trace_job.run_job(sys.argv[1:] if argv is None else argv)
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    interrupt.run("gemm_lower_trace", main)

@@ -12,11 +12,13 @@ The logic: tilelang_churn/gpu/gpu_bench.py.
 import argparse
 import sys
 
-from tilelang_churn.gpu import gpu_bench
+from tilelang_churn.core import interrupt  # standard library only: before the slow imports
 
 
 def build_parser() -> argparse.ArgumentParser:
     """This stage's own options; the rest are the trace script's kernel and target options (trace_cli)."""
+    from tilelang_churn.gpu import gpu_bench  # imported under the signal guard
+
     parser = argparse.ArgumentParser(
         prog="gpu_bench.py",
         description="Compile a kernel with TileLang for the visible GPU, check it against its reference, time it.",
@@ -48,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from tilelang_churn.gpu import gpu_bench
+
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
     ours, rest = parser.parse_known_args(argv)
@@ -62,4 +66,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    interrupt.run("gpu_bench", main)

@@ -11,11 +11,13 @@ The logic, its outputs and exit statuses: tilelang_churn/knockout/knockout_batch
 import argparse
 import sys
 
-from tilelang_churn.knockout import knockout_batch, pass_knockout
-from tilelang_churn.trace import trace_batch
+from tilelang_churn.core import interrupt  # standard library only: before the slow imports
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from tilelang_churn.knockout import knockout_batch, pass_knockout  # imported under the signal guard
+    from tilelang_churn.trace import trace_batch
+
     description = knockout_batch.__doc__.split("\n\n")[0]
     parser = argparse.ArgumentParser(prog=knockout_batch.PROG, description=description)
     trace_batch.add_batch_options(parser, "lowerings")
@@ -29,6 +31,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from tilelang_churn.knockout import knockout_batch
+    from tilelang_churn.trace import trace_batch
+
     argv = sys.argv[1:] if argv is None else argv
     trace_batch.in_release_env(argv, knockout_batch.SCRIPT)  # with --release-env: this process replaced, run there
     args = build_parser().parse_args(argv)
@@ -38,6 +43,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _from_rule(smk) -> int:
+    from tilelang_churn.knockout import knockout_batch
+    from tilelang_churn.trace import trace_batch
+
     params = smk.params
     return trace_batch.run_in_own_process(
         params.jobs,
@@ -51,4 +59,4 @@ def _from_rule(smk) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(_from_rule(snakemake) if "snakemake" in globals() else main())  # noqa: F821
+    interrupt.run("knockout_batch", lambda: _from_rule(snakemake) if "snakemake" in globals() else main())  # noqa: F821

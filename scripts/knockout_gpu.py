@@ -11,11 +11,13 @@ The logic, its outputs and exit statuses: tilelang_churn/gpu/knockout_gpu.py.
 import argparse
 import sys
 
-from tilelang_churn.gpu import gpu_bench, knockout_gpu
+from tilelang_churn.core import interrupt  # standard library only: before the slow imports
 
 
 def build_parser() -> argparse.ArgumentParser:
     """This command's own options; the rest are the trace script's kernel and target options (trace_cli)."""
+    from tilelang_churn.gpu import gpu_bench, knockout_gpu  # imported under the signal guard
+
     timeout, gpu_seconds = knockout_gpu.TIMEOUT_S, knockout_gpu.GPU_SECONDS
     parser = argparse.ArgumentParser(prog=knockout_gpu.PROG, description=knockout_gpu.__doc__.split("\n\n")[0])
     parser.add_argument("--knockout", required=True, metavar="FILE", help="the configuration's CPU knockout.json")
@@ -33,6 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from tilelang_churn.gpu import gpu_bench, knockout_gpu
+
     argv = sys.argv[1:] if argv is None else list(argv)
     ours, rest = build_parser().parse_known_args(argv)
     gpu_bench.use_site(ours.site)  # before anything imports tilelang
@@ -51,4 +55,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    interrupt.run("knockout_gpu", main)

@@ -4,10 +4,12 @@
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file
 import argparse
 
-from tilelang_churn.figures import knockout_pages
+from tilelang_churn.core import interrupt  # standard library only: before the slow imports
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from tilelang_churn.figures import knockout_pages  # imported under the signal guard
+
     description = knockout_pages.__doc__.split("\n\n")[0]
     parser = argparse.ArgumentParser(prog="knockout_pages.py", description=description)
     parser.add_argument("--runs-dir", required=True, help="results/knockout/runs")
@@ -18,9 +20,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from tilelang_churn.figures import knockout_pages
+
     args = build_parser().parse_args(argv)
     return knockout_pages.publish_pages(args.records, args.runs_dir, args.out_dir, args.figures_dir)
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    interrupt.run("knockout_pages", main)

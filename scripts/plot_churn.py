@@ -11,11 +11,12 @@ The logic: tilelang_churn/figures/plot_churn.py.
 import argparse
 from contextlib import redirect_stderr, redirect_stdout
 
-from tilelang_churn.core import trace_modes
-from tilelang_churn.figures import plot_churn
+from tilelang_churn.core import interrupt, trace_modes  # standard library only: before the slow imports
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from tilelang_churn.figures import plot_churn  # matplotlib, pandas: imported under the signal guard
+
     parser = argparse.ArgumentParser(description="Figures of TileLang pass churn.")
     sub = parser.add_subparsers(dest="command", required=True)
     bars = sub.add_parser("bars", help="per-pass churn bars of each job (one process draws them all)")
@@ -32,6 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from tilelang_churn.figures import plot_churn
+
     args = build_parser().parse_args(argv)
     if args.command == "bars":
         return plot_churn.draw_bars(args.passes, args.out, args.measure, args.workers)
@@ -50,4 +53,4 @@ def _from_rule(smk) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(_from_rule(snakemake) if "snakemake" in globals() else main())  # noqa: F821
+    interrupt.run("plot_churn", lambda: _from_rule(snakemake) if "snakemake" in globals() else main())  # noqa: F821

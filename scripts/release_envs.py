@@ -8,10 +8,12 @@ The logic: tilelang_churn/releases/release_envs.py.
 import argparse
 from pathlib import Path
 
-from tilelang_churn.releases import release_envs, version_entries
+from tilelang_churn.core import interrupt  # standard library only: before the slow imports
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from tilelang_churn.releases import release_envs  # imported under the signal guard
+
     parser = argparse.ArgumentParser(description=release_envs.__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     check = commands.add_parser("check", help="validate releases (as the config key `versions`)")
@@ -37,6 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from tilelang_churn.releases import release_envs, version_entries
+
     args = build_parser().parse_args(argv)
     if args.command == "check":
         return version_entries.print_checked_versions(args.versions)
@@ -46,4 +50,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    interrupt.run("release_envs", main)

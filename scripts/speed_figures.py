@@ -7,10 +7,12 @@ The logic: tilelang_churn/figures/speed_figures.py.
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file
 import argparse
 
-from tilelang_churn.figures import speed_figures
+from tilelang_churn.core import interrupt  # standard library only: before the slow imports
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from tilelang_churn.figures import speed_figures  # matplotlib, pandas: imported under the signal guard
+
     parser = argparse.ArgumentParser(prog="speed_figures.py", description=speed_figures.__doc__.split("\n\n")[0])
     parser.add_argument("--joined", required=True, help="churn_vs_speed.csv")
     parser.add_argument("--out-dir", required=True)
@@ -20,9 +22,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from tilelang_churn.figures import speed_figures
+
     args = build_parser().parse_args(argv)
     return speed_figures.build(args.joined, args.out_dir, args.kernels.split(","), tuple(args.formats.split(",")))
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    interrupt.run("speed_figures", main)

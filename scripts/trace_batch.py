@@ -10,10 +10,12 @@ The logic and its exit statuses: tilelang_churn/trace/trace_batch.py.
 import argparse
 import sys
 
-from tilelang_churn.trace import trace_batch
+from tilelang_churn.core import interrupt  # standard library only: before the slow imports
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from tilelang_churn.trace import trace_batch  # imported under the signal guard
+
     parser = argparse.ArgumentParser(prog=trace_batch.PROG, description=trace_batch.__doc__.split("\n\n")[0])
     trace_batch.add_batch_options(parser, "jobs traced")
     parser.add_argument("--tolerate", type=int, action="append", default=[], help="a job status that is no failure")
@@ -27,6 +29,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from tilelang_churn.trace import trace_batch
+
     argv = sys.argv[1:] if argv is None else argv
     trace_batch.in_release_env(argv, trace_batch.SCRIPT)  # with --release-env: this process replaced, run there
     args = build_parser().parse_args(argv)
@@ -34,6 +38,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _from_rule(smk) -> int:
+    from tilelang_churn.trace import trace_batch
+
     params = smk.params
     # the config, not a param: a new time limit retraces nothing
     timeout = smk.config.get("job_timeout_s")
@@ -48,4 +54,4 @@ def _from_rule(smk) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(_from_rule(snakemake) if "snakemake" in globals() else main())  # noqa: F821
+    interrupt.run("trace_batch", lambda: _from_rule(snakemake) if "snakemake" in globals() else main())  # noqa: F821

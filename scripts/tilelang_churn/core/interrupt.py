@@ -5,7 +5,11 @@ SIGNAL: nothing more written`` on stderr and exits 128 + the signal's number, ne
 process also gets SIGTERM when its parent dies (PR_SET_PDEATHSIG), so no orphan goes on writing after Snakemake
 removed the outputs. A raise that lands in a finalizer or a weakref callback, where Python prints and ignores it, is
 raised again until it lands in the command's own code (``_stop``); one that C code replaced by an error of its own
-still stops the command in one line. Standard library only.
+still stops the command in one line. Every entry file that a rule runs ends this way: ``run(PROG, command)`` in its
+``__main__`` block, the package's slow imports (pandas, matplotlib, TileLang) inside the command. The files of
+an interrupted command are written atomically (core/files.py): the raise unwinds through the writer, which
+removes its temporary. A pool's workers that such a command forks take ``quiet_worker`` as their initializer.
+Standard library only.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from collections.abc import Callable
+from typing import NoReturn
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
@@ -118,3 +124,25 @@ class stopped_in_one_line:
         name = signal.Signals(number).name
         print(f"{self.prog}: stopped by {name}: nothing more written", file=sys.stderr, flush=True)
         raise SystemExit(128 + number)
+
+
+def run(prog: str, command: Callable[[], int | None]) -> NoReturn:
+    """An entry file's process: COMMAND()'s exit status; stopped by SIGINT, SIGTERM or its parent's death, one line
+    and 128 + the signal (stopped_in_one_line)."""
+    with stopped_in_one_line(prog):
+        status = command()
+    raise SystemExit(status)
+
+
+def quiet_worker() -> None:
+    """In a worker forked by a stopped_in_one_line command (a multiprocessing pool's initializer): SIGINT ignored (a
+    Ctrl-C reaches the whole process group, and the command stops its workers), SIGTERM (the pool's terminate, or
+    the command's death) ends it with no traceback, the exception unwinding through its file writers first."""
+    _received.clear()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _exit_quietly)
+    die_with_parent()
+
+
+def _exit_quietly(signum, frame):
+    raise SystemExit(128 + signum)  # a worker's SystemExit ends its process without a traceback

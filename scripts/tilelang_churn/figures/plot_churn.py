@@ -36,7 +36,7 @@ import pandas as pd  # noqa: E402
 from matplotlib.collections import PolyCollection  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-from tilelang_churn.core import pass_configs, pass_names  # noqa: E402
+from tilelang_churn.core import interrupt, pass_configs, pass_names  # noqa: E402
 from tilelang_churn.core import passes_table as pt  # noqa: E402
 from tilelang_churn.core.jobs import fills_param_columns, version_label, version_name  # noqa: E402
 from tilelang_churn.figures import figure_style as fs  # noqa: E402  (the one style of every figure)
@@ -586,7 +586,8 @@ def plot_jobs(passes_paths, figure_paths, measure: str = "raw", workers: int = 1
         for task in tasks:
             _plot_one_job(task)
         return
-    with multiprocessing.get_context("fork").Pool(min(workers, len(tasks))) as pool:
+    # a Ctrl-C reaches the workers too: they leave stopping to this process (interrupt.quiet_worker), no traceback
+    with multiprocessing.get_context("fork").Pool(min(workers, len(tasks)), interrupt.quiet_worker) as pool:
         pool.map(_plot_one_job, tasks, chunksize=max(1, len(tasks) // (8 * workers)))
 
 

@@ -373,10 +373,6 @@ def positive_seconds(text: str) -> float:
     return value
 
 
-def terminate(signum, frame):
-    raise SystemExit(128 + signum)
-
-
 def in_release_env(argv: list[str], script: Path) -> None:
     """A batch command (SCRIPT ARGV) run again in the release's own environment when --release-env names another
     interpreter: this process is replaced, before its arguments are parsed; nothing otherwise."""
@@ -394,12 +390,11 @@ def add_batch_options(parser: argparse.ArgumentParser, what: str) -> argparse.Ar
 
 
 def run_jobs_file(jobs_path: str, run: Callable[[list], int], prog: str = PROG) -> int:
-    """``run(jobs)``'s exit status for the jobs of the JSON file JOBS_PATH (``-``: standard input), SIGTERM ending
-    it with status 128 + 15 (the pool's children die with the batch); 2 with one line on stderr when the jobs are
-    no JSON or ``run`` refuses them (ValueError)."""
+    """``run(jobs)``'s exit status for the jobs of the JSON file JOBS_PATH (``-``: standard input); 2 with one line
+    on stderr when the jobs are no JSON or ``run`` refuses them (ValueError). SIGINT or SIGTERM stop it in one line
+    with status 128 + the signal (the entry file's interrupt.run), the pool's children with it."""
     text = sys.stdin.read() if jobs_path == "-" else Path(jobs_path).read_text(encoding="utf-8")
-    signal.signal(signal.SIGTERM, terminate)
-    interrupt.stop_when_orphaned()  # Snakemake SIGKILLed: the batch and its children stop (SIGTERM, above)
+    interrupt.stop_when_orphaned()  # Snakemake SIGKILLed: the batch and its children stop (SIGTERM)
     try:
         return run(json.loads(text))
     except ValueError as exc:
@@ -414,11 +409,18 @@ def run_batch_file(
     return run_jobs_file(jobs_path, lambda jobs: run_batch(jobs, workers, tolerate, release_env, job_timeout))
 
 
-def _tee(source, *sinks) -> None:
+def _tee(source, log, console, stopping) -> None:
     for line in source:
-        for sink in sinks:
+        for sink in (log,) if stopping.is_set() else (log, console):
             sink.write(line)
             sink.flush()
+
+
+def _batch_process(prctl, parent: int) -> None:
+    """In the batch process, before it runs: it dies with PARENT, this wrapper, and ignores SIGINT (a Ctrl-C reaches the
+    whole process group; the wrapper stops it)."""
+    die_with_parent(prctl, parent)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def run_in_own_process(
@@ -436,7 +438,9 @@ def run_in_own_process(
     when the version has one), reading its jobs from standard input: no command line is long enough for 10,000.
     Its stdout goes to the batch log, its stderr (the error lines) to the batch log and to Snakemake's console.
     A batch killed by a signal (SIGBUS while importing a broken release, SIGKILL) is named there too, and the
-    rule fails with status 3 instead of Snakemake's bare 'exit status 249'."""
+    rule fails with status 3 instead of Snakemake's bare 'exit status 249'. A Ctrl-C (which reaches the whole
+    process group) or SIGTERM stops this process in one line (the entry's interrupt.run): the batch ignores SIGINT
+    and gets SIGTERM from here, its own line going to the batch log only."""
     import subprocess
     import threading
 
@@ -449,6 +453,7 @@ def run_in_own_process(
     console = sys.stderr
     prctl, parent = load_prctl(), os.getpid()
     interrupt.stop_when_orphaned()  # Snakemake SIGKILLed: this wrapper ends, the batch with it (die_with_parent)
+    stopping = threading.Event()  # this wrapper was stopped: the batch's last lines go to its log only
     with open(batch_log, "w", encoding="utf-8") as log, redirect_stdout(log), redirect_stderr(log):
         print(shlex.join(command), flush=True)
         batch = subprocess.Popen(
@@ -458,17 +463,22 @@ def run_in_own_process(
             stderr=subprocess.PIPE,
             encoding="utf-8",
             errors="replace",
-            preexec_fn=lambda: die_with_parent(prctl, parent),  # the batch dies with this wrapper too
+            preexec_fn=lambda: _batch_process(prctl, parent),
         )
         # a thread, not a loop here: a process the batch leaves behind may hold its stderr open
-        tee = threading.Thread(target=_tee, args=(batch.stderr, log, console), daemon=True)
+        tee = threading.Thread(target=_tee, args=(batch.stderr, log, console, stopping), daemon=True)
         tee.start()
         try:
-            batch.stdin.write(json.dumps(jobs))
-            batch.stdin.close()
-        except BrokenPipeError:  # it died before reading its jobs: its status says how
-            pass
-        status = batch.wait()
+            try:
+                batch.stdin.write(json.dumps(jobs))
+                batch.stdin.close()
+            except BrokenPipeError:  # it died before reading its jobs: its status says how
+                pass
+            status = batch.wait()
+        except BaseException:  # stopped: the batch stops too, its pool's children with it
+            stopping.set()
+            batch.terminate()
+            raise
         tee.join(timeout=10)
         if status >= 0:
             return status
