@@ -37,6 +37,7 @@ SLOW_FIXTURES |= {"module_host"}  # tests/test_workflow.py: the workflow as a mo
 SLOW_FIXTURES |= {"book_with_releases"}  # tests/test_book_figures.py: the whole book with figure 3, per language
 SLOW_MODULES = {"test_workflow_failures", "test_trace_batch", "test_batch_signals", "test_release_mismatch"}
 SLOW_MODULES |= {"test_shared_lowering"}
+SLOW_MODULES |= {"test_capture_workflow"}  # a captured program traced by a real workflow run
 
 
 # The tests run on three pytest-xdist workers (`-n 3 --dist loadgroup`, pyproject.toml): the tests that share an

@@ -18,6 +18,7 @@ BF16 = "bfloat16"
 FP32 = "float32"
 GROUP = 128  # elements per quantisation scale
 PASS_CONFIGS = {tilelang.PassConfigKey.TL_DISABLE_WARP_SPECIALIZED: True}
+SIZES = {"layers": 2, "dim": 256, "inter": 512, "tokens": 16}  # the command line's defaults
 
 
 @tilelang.jit(pass_configs=PASS_CONFIGS)
@@ -139,10 +140,8 @@ class MLP(torch.nn.Module):
 
 def main(argv=None):
     parser = argparse.ArgumentParser()
-    parser.add_argument("--layers", type=int, default=2)
-    parser.add_argument("--dim", type=int, default=256)
-    parser.add_argument("--inter", type=int, default=512)
-    parser.add_argument("--tokens", type=int, default=16)
+    for name, default in SIZES.items():
+        parser.add_argument(f"--{name}", type=int, default=default)
     args = parser.parse_args(argv)
     model = torch.nn.Sequential(*[MLP(args.dim, args.inter) for _ in range(args.layers)])
     x = torch.randn(2, args.tokens, args.dim, dtype=torch.bfloat16)
