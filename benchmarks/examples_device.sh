@@ -42,8 +42,9 @@ wants() { [[ $parts == *" $1 "* ]]; }
 
 if wants 0; then
 stamp "0. the GPU tests"
-timeout -k 5 "${TESTS_S:-150}" python3 -m pytest -p no:cacheprovider -o addopts="" -q -m gpu \
-  tests/test_gpu_bench.py tests/test_knockout_gpu.py > "$out/gpu_tests.txt" 2>&1
+# shellcheck disable=SC2086 # TESTS: the test files, split
+timeout -k 5 "${TESTS_S:-150}" python3 -m pytest -p no:cacheprovider -o addopts="" -q -rfE --tb=short -m gpu \
+  ${TESTS:-tests/test_gpu_bench.py tests/test_knockout_gpu.py} > "$out/gpu_tests.txt" 2>&1
 stamp "GPU tests exit $?: $(tail -1 "$out/gpu_tests.txt")"
 fi
 

@@ -409,7 +409,7 @@ def ref_program(A, B, N):
     return A * 3, A * 2  # C first (the returned output), then B
 
 
-def ref_lacking(A, causal):
+def ref_lacking(A, B, causal):
     return A
 """
 

@@ -21,13 +21,15 @@ What one job does, each step's failure a row (``status``), never a crash:
    TileLang emits for Hopper need sm_90a (ptxas refuses them: measured on an H200, TileLang 0.1.15).
 3. ``launch``: the kernel on the kernel file's ``inputs`` (or random tensors of its parameters' shapes), then
    ``torch.cuda.synchronize`` (``launch_failed``).
-4. ``check``: against the kernel file's ``reference``: ``max|out - ref| / max|ref|`` against ``tolerance``
-   (``wrong``, the error and the tolerance recorded); without a reference hook ``check`` is ``launch-only``.
-5. ``time``: ``WARMUP_MS`` of launches, then ``REPEATS`` x ``LAUNCHES`` launches, each repeat timed with a pair
-   of ``torch.cuda.Event`` around its launches: latency is the median over the repeats of (elapsed / launches),
-   spread is max/min of the repeats. The reference is timed the same way in the same process. Work (the kernel
-   file's ``work``: flops or bytes) over latency gives TFLOP/s or GB/s. Steps 3-5 hold a lock per GPU (a file
-   under the temporary folder, named by the GPU's UUID), so jobs compile in parallel and time one at a time.
+4. ``check``: every buffer the kernel wrote (gpu/output_check.py) against its reference (``wrong`` beyond the
+   tolerance of the output's dtype), else against a knockout's baseline, else ``launch-only``; what it wrote is
+   kept beside speed.json for the next version's comparison (tables/kernel_speed.py).
+5. ``time``: ``WARMUP_MS`` of launches, then ``LAUNCHES`` launches captured in a CUDA graph; each of ``REPEATS``
+   repeats flushes the L2 cache and replays the graph between two ``torch.cuda.Event``: latency is the median
+   over the repeats of (elapsed / launches), spread is max/min of the repeats; TileLang's ``do_bench`` of the same
+   kernel beside it. The reference is timed the same way in the same process. Work (the kernel file's ``work``:
+   flops or bytes) over latency gives TFLOP/s or GB/s. Steps 3-5 hold a lock per GPU (a file under the temporary
+   folder, named by the GPU's UUID), so jobs compile in parallel and time one at a time.
 
 The kernel file's optional GPU hooks are documented in ``kernels.py``. Exit status: 0 a row was written (any
 status), 2 bad arguments, 4 no CUDA device (one line on stderr naming the device and the config key).
@@ -75,7 +77,9 @@ from tilelang_churn.trace import fork_pool, trace_cli
 REPEATS = 7
 GPU_SECONDS = 120.0  # one job holding the GPU: its launch, check and timing, the reference's included (gpu_timeout_s)
 LAUNCHES = 20
-WARMUP_MS = 100.0
+# measured on an H100 (benchmarks/timing_methods.py): five runs of a 3-13 us kernel within 1.2-1.8 % of each other
+# after 100 ms of warm-up, 0.2-1.5 % after 500 ms
+WARMUP_MS = 500.0
 MEASURED_BY = "torch.cuda.Event"
 # how the launches were timed (timing_method): a CUDA graph of LAUNCHES launches replayed per repeat, the L2 cache
 # flushed before each repeat; plain launches between the events where the kernel cannot be captured in a graph
@@ -255,9 +259,10 @@ def _captured(fn, launches: int):
         return in_a_row, TIMING_LAUNCHES
 
 
-def tilelang_do_bench(fn) -> tuple[float | None, str]:
+def tilelang_do_bench(fn, backends=("event",)) -> tuple[float | None, str]:
     """TileLang's own timing of fn (``tilelang.profiler.do_bench``: the L2 flushed before each launch, events around
-    it), with the cupti backend where the installed TileLang has it: (ms, backend), or (None, why not)."""
+    it), with the first of BACKENDS that the installed TileLang has and that runs: (ms, backend), or (None, why
+    not). The event backend by default: cupti's profiler costs about a second a call (measured on an H100)."""
     import inspect
 
     try:
@@ -265,7 +270,7 @@ def tilelang_do_bench(fn) -> tuple[float | None, str]:
     except ImportError as exc:
         return None, f"no do_bench: {exc}"
     accepts = inspect.signature(do_bench).parameters
-    for backend in ("cupti", "event") if "backend" in accepts else (None,):
+    for backend in backends if "backend" in accepts else (None,):
         try:
             ms = do_bench(fn, backend=backend) if backend else do_bench(fn)
             return float(_first(ms)), backend or "event"
@@ -455,9 +460,9 @@ class ReferenceArgumentMissing(TypeError):
 def call_reference(reference, params: dict, inputs: list, names: list[str] | None = None, mapping: dict | None = None):
     """A config ``reference`` called as TileLang's examples call theirs. Each of its parameters gets, by name (or the
     name ``mapping``, the config's ``reference_args``, gives it): the input tensor of that name, else the kernel's
-    parameter of that name (``ref_program(Q, K, V, is_causal)``). A reference that names none of the inputs as the
-    kernel does gets them in order (``ref_program(x, w, b, eps)``). ReferenceArgumentMissing names a parameter
-    nothing gives."""
+    parameter of that name (``ref_program(Q, K, V, is_causal)``); the inputs no name took fill its other positional
+    parameters in order (``ref_program(x, w, b, eps)`` of inputs X, W, B). ReferenceArgumentMissing names a
+    parameter nothing gives."""
     import inspect
 
     names, mapping = list(names or []), dict(mapping or {})
@@ -477,8 +482,8 @@ def call_reference(reference, params: dict, inputs: list, names: list[str] | Non
             used.add(source)
         elif source in params:
             given[name] = reference_value(params[source])
-    # a reference that names no input as the kernel does takes them in order (ref_program(x, w, b, eps))
-    left = [] if used else list(inputs)
+    # the inputs no name took fill its other positional parameters in order (ref_program(x, w, b, eps))
+    left = [value for name, value in zip(names, inputs) if name not in used] if names else list(inputs)
     args, kwargs = [], {}
     for name, parameter in signature.parameters.items():
         if parameter.kind in positional and name not in given and left:
