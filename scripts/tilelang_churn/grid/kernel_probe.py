@@ -28,17 +28,13 @@ import hashlib
 import itertools
 import json
 import os
-import select
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from tilelang_churn.core import files
+from tilelang_churn.core import child_group, files
 from tilelang_churn.grid import kernels
-from tilelang_churn.trace import fork_pool
 
 ENTRY = Path(__file__).resolve().parents[2] / "kernel_probe.py"
 TIMEOUT_KEY = "kernel_import_timeout_s"  # the config key of the probe's time limit
@@ -175,16 +171,17 @@ def _run_probe(path: Path, functions: list[str], fixed: dict | None, cap: int, t
           f"out_idx, at most {cap + 1} @autotune configs; at most {timeout_s:g} s, config {TIMEOUT_KEY})",
           file=sys.stderr)  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="tlchurn-probe-") as folder:
-        answer, log = Path(folder) / "answer.json", Path(folder) / "output.log"
+        answer = Path(folder) / "answer.json"
         command = [sys.executable, str(ENTRY), str(path), ",".join(functions), "--answer", str(answer)]
         command += ["--autotune-max", str(cap)] + (["--fixed", json.dumps(fixed)] if fixed is not None else [])
-        with open(log, "wb") as output:
-            child = subprocess.Popen(
-                command, stdin=subprocess.DEVNULL, stdout=output, stderr=output, start_new_session=True
-            )
-        status = _wait(child, timeout_s)
+        try:  # in a group of its own: whatever the kernel's import started ends with it
+            proc = child_group.run(command, timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc = None
+        status = None if proc is None else proc.returncode
         entry = _read_answer(answer, functions) if status == 0 else None
-        last = (log.read_text(encoding="utf-8", errors="replace").strip().splitlines() or ["no output"])[-1]
+        said = "" if proc is None else (proc.stderr.strip() or proc.stdout.strip())
+        last = (said.splitlines() or ["no output"])[-1]
     if status is None:
         error = (f"{path}: importing it to read its settings did not end in {timeout_s:g} s and was stopped "
                  f"(config {TIMEOUT_KEY}: {timeout_s:g}; raise it for an import that takes longer)")  # fmt: skip
@@ -193,39 +190,6 @@ def _run_probe(path: Path, functions: list[str], fixed: dict | None, cap: int, t
         error = f"{path}: reading its kernels' settings failed (exit {status}: {last})"
         return {"answer": {name: {"error": error} for name in functions}, "files": {}}
     return entry
-
-
-def _wait(child: subprocess.Popen, timeout_s: float) -> int | None:
-    """The probe's exit status once it has ended, None past TIMEOUT_S. Either way (and on an interrupt) its process
-    group, whatever the kernel's import started, is killed before the probe is reaped: no process is left, and
-    the group's id cannot have been taken by another process."""
-    try:
-        ended = _ended(child.pid, timeout_s)
-    finally:
-        fork_pool.kill_group(child.pid, signal.SIGKILL)
-        status = child.wait()
-    return status if ended else None
-
-
-def _ended(pid: int, timeout_s: float) -> bool:
-    """Whether the child PID ends within TIMEOUT_S, leaving it unreaped (its pipes may stay open: not waited on)."""
-    try:
-        pidfd = os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        pidfd = None
-    if pidfd is not None:
-        try:
-            poller = select.poll()  # not select(): a descriptor past FD_SETSIZE is refused there
-            poller.register(pidfd, select.POLLIN)
-            return bool(poller.poll(timeout_s * 1000))
-        finally:
-            os.close(pidfd)
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def _read_answer(answer: Path, functions: list[str]) -> dict | None:

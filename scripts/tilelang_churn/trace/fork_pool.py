@@ -31,6 +31,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tilelang_churn.core.child_group import kill_group
+
 EXIT_NOT_RECORDED = 3  # trace_cli's: the child could not say what happened
 EXIT_NO_SPACE = 5  # the child's files could not be written: no space left on their file system
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
@@ -115,17 +117,6 @@ class Ended:
     @property
     def signal(self) -> int | None:
         return -self.status if self.status < 0 and not self.timed_out else None
-
-
-def kill_group(pid: int, number: int) -> None:
-    """Signal the child's process group (the child and whatever its code forked), else the child alone."""
-    try:
-        os.killpg(pid, number)
-    except (ProcessLookupError, PermissionError):
-        try:
-            os.kill(pid, number)
-        except ProcessLookupError:
-            pass
 
 
 def _ended(pid: int) -> bool:
