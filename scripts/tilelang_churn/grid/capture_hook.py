@@ -11,9 +11,13 @@ patched in place (``_patch``):
   record, named by what made it. ``JITImpl.get_tir`` tags the PrimFuncs of a ``@tilelang.jit`` (lazy or eager,
   ``.compile(...)`` or a call) with the function and its arguments; ``T.prim_func`` tags the others with the
   function whose body defined them (a factory, or ``<module>`` for a module-level one) and its arguments then.
-- ``AutoTuneImpl.__call__``: without a GPU nothing can be timed: the kernel is built with the first config of its
-  search space (the caller's arguments win), as TileLang does when the caller gives every tuned argument.
+- ``AutoTuneImpl.__call__``, ``AutoTuner.run`` and ``set_compile_args``: without a GPU nothing can be timed: the
+  kernel is built with the first config of its search space, as TileLang builds it when a caller gives a tuned
+  argument itself (then with the caller's arguments alone).
 - ``JITKernel.__call__``: a kernel's first call gives the shapes and dtypes of its inputs (a ``call`` record).
+
+With ``--cuda-on-cpu`` (``TLCHURN_CAPTURE_CUDA_ON_CPU=1``) the finder also waits for ``import torch``: without a GPU,
+a tensor the program puts on cuda is made on the CPU (``_cuda_on_cpu``, a torch function mode).
 
 Where TileLang cannot compile (no GPU, ``torch.cuda.is_available()`` false, and a target that is not the host's:
 ``c``, ``llvm``), ``compile`` returns a ``StandIn``: called, it returns zero tensors of the outputs' shapes and
@@ -35,7 +39,6 @@ import threading
 
 RECORDS_ENV = "TLCHURN_CAPTURE_RECORDS"  # the record file
 HOOK_ENV = "TLCHURN_CAPTURE_HOOK"  # this file, loaded by the sitecustomize below
-SITE_ENV = "TLCHURN_CAPTURE_SITE"  # the folder of that sitecustomize, first on PYTHONPATH
 CUDA_ON_CPU_ENV = "TLCHURN_CAPTURE_CUDA_ON_CPU"  # "1": torch's cuda device stands in for the CPU (no GPU here)
 TAG = "_tlchurn_capture"  # the attribute a PrimFunc's origin is kept in
 HOST_TARGETS = ("c", "llvm")  # targets TileLang compiles for on a machine without a GPU
@@ -83,7 +86,7 @@ def warn_once(what: str, exc: BaseException | None = None) -> None:
     said = f"{what}" + (f" ({type(exc).__name__}: {exc})" if exc is not None else "")
     _warned.append(said)
     try:
-        print(f"tilelang-churn capture: {said}; the program runs on, this process's kernels not recorded",
+        print(f"tilelang-churn capture: {said}; the program runs on, this process's kernels may be missing",
               file=sys.stderr)  # fmt: skip
         append({"kind": "hook", "pid": os.getpid(), "error": said})
     except Exception:  # noqa: BLE001,S110 - the program comes first
@@ -150,9 +153,8 @@ class _Finder:
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return None
         real, patch = spec.loader.exec_module, self.waiting.pop(fullname)
-        if not self.waiting:
-            with _suppressed():
-                sys.meta_path.remove(self)
+        if not self.waiting and self in sys.meta_path:
+            sys.meta_path.remove(self)
 
         def exec_module(module):
             real(module)
@@ -163,14 +165,6 @@ class _Finder:
 
         spec.loader.exec_module = exec_module
         return spec
-
-
-class _suppressed:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return exc[0] is not None and issubclass(exc[0], Exception)
 
 
 # ------------------------------------------------------------------------------------------------- the patches
@@ -271,21 +265,11 @@ def _prim_func_hook(original):
 
 
 def _tagged_frame(built, frame):
-    """A PrimFunc tagged with the function whose body defined it (its code and its arguments then)."""
+    """A PrimFunc tagged with the function whose body defined it and its arguments then, spelled at once (no
+    reference to them is kept)."""
     try:
         if built.__class__.__name__ == "PrimFunc" and getattr(built, TAG, None) is None:
-            code = frame.f_code
-            count = code.co_argcount + code.co_kwonlyargcount
-            names = list(code.co_varnames[:count])
-            star = code.co_flags & 0x04, code.co_flags & 0x08  # CO_VARARGS, CO_VARKEYWORDS
-            extra = code.co_varnames[count : count + bool(star[0]) + bool(star[1])]
-            values = {name: frame.f_locals.get(name) for name in names}
-            origin = {"how": "frame", "file": code.co_filename, "function": code.co_name,
-                      "qualname": getattr(code, "co_qualname", code.co_name), "line": frame.f_lineno,
-                      "values": values, "star": [name for name in extra]}  # fmt: skip
-            if code.co_name == "<module>":
-                origin["function"] = getattr(getattr(built, "orig_func", None), "__name__", None)
-            setattr(built, TAG, origin)
+            setattr(built, TAG, _frame_origin(built, frame))
     except Exception as exc:  # noqa: BLE001
         warn_once("could not tag a T.prim_func", exc)
     return built
@@ -295,7 +279,7 @@ def _get_tir_hook(original):
     def get_tir(self, *args, **kwargs):
         tir = original(self, *args, **kwargs)
         try:
-            setattr(tir, TAG, {"how": "jit", "impl": self, "args": args, "kwargs": dict(kwargs)})
+            setattr(tir, TAG, _jit_origin(self, args, kwargs))
         except Exception as exc:  # noqa: BLE001
             warn_once("could not tag a @tilelang.jit PrimFunc", exc)
         return tir
@@ -478,13 +462,10 @@ def _kernel_record(func, settings: dict) -> dict:
     record = {"kind": "kernel", "pid": os.getpid(), "out_idx": _out_idx(out_idx), "target": _target(settings),
               "pass_configs": {**own, **given}, "where": _program_line(), "problems": [],
               "autotune": bool(getattr(_state, "autotune", False))}  # fmt: skip
-    if origin.get("how") == "jit":
-        record.update(_jit_origin(origin, func))
-        impl = origin["impl"]
-        record["own_pass_configs"] = {**own, **{_key(k): _plain(v) for k, v in (impl.pass_configs or {}).items()}}
-    elif origin.get("how") == "frame":
-        record.update(_frame_origin(origin))
-        record["own_pass_configs"] = own
+    if origin:
+        record.update({key: value for key, value in origin.items() if key != "decorator_pass_configs"})
+        record["problems"] = list(origin["problems"])
+        record["own_pass_configs"] = {**own, **origin["decorator_pass_configs"]}
     else:
         record.update({"file": None, "function": None, "qualname": None, "style": "unknown", "params": {},
                        "inputs": None, "own_pass_configs": own})  # fmt: skip
@@ -503,10 +484,9 @@ def _key_of(record: dict) -> str:
     return hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def _jit_origin(origin: dict, func) -> dict:
+def _jit_origin(impl, args: tuple, kwargs: dict) -> dict:
     """A @tilelang.jit kernel's function and arguments by name (positional ones bound by its signature); the
     tensors it was given are its inputs, an eager kernel's T.const values read from them as TileLang reads them."""
-    impl, args, kwargs = origin["impl"], origin["args"], origin["kwargs"]
     orig = getattr(impl.func, "orig_func", impl.func)
     code = getattr(orig, "__code__", None)
     names = [p.name for p in impl.signature.parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
@@ -523,11 +503,12 @@ def _jit_origin(origin: dict, func) -> dict:
         except Exception as exc:  # noqa: BLE001
             problems.append(f"its T.const values could not be read from its tensors ({type(exc).__name__}: {exc})")
     params, more = _spelled_params(values)
-    found = {"file": getattr(code, "co_filename", None), "function": getattr(orig, "__name__", None),
-             "qualname": getattr(orig, "__qualname__", None), "style": "jit", "params": params,
-             "problems": problems + more, "inputs": _shapes(func, tensors) if tensors else None}  # fmt: skip
-    found["problems"] += _naming_problems(found["qualname"], found["file"])
-    return found
+    qualname = getattr(orig, "__qualname__", None)
+    file = getattr(code, "co_filename", None)
+    decorator = {_key(k): _plain(v) for k, v in (impl.pass_configs or {}).items()}
+    return {"file": file, "function": getattr(orig, "__name__", None), "qualname": qualname, "style": "jit",
+            "params": params, "problems": problems + more + _naming_problems(qualname, file),
+            "inputs": _shapes(tensors) if tensors else None, "decorator_pass_configs": decorator}  # fmt: skip
 
 
 def _const_values(impl, args: tuple, kwargs: dict) -> dict:
@@ -541,21 +522,25 @@ def _const_values(impl, args: tuple, kwargs: dict) -> dict:
     return {entry[3]: value for entry, value in zip(template.matcher.values(), values)}
 
 
-def _frame_origin(origin: dict) -> dict:
-    """A PrimFunc defined in a function's body (a factory: config style builder) or at a module's top level."""
-    module_level = origin["qualname"] == "<module>"
-    values = {} if module_level else dict(origin["values"])
+def _frame_origin(built, frame) -> dict:
+    """A PrimFunc defined in a function's body (a factory: config style builder), its arguments read from the
+    frame then, or at a module's top level (config style prim_func)."""
+    code = frame.f_code
+    module_level = code.co_name == "<module>"
+    count = code.co_argcount + code.co_kwonlyargcount
+    star = code.co_varnames[count : count + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)]  # *a, **k
+    values = {} if module_level else {name: frame.f_locals.get(name) for name in code.co_varnames[:count]}
     params, problems = _spelled_params(values)
-    if origin["star"]:
-        problems.append(f"its factory takes *{'/**'.join(origin['star'])}, which a config cannot name")
-    qualname = origin["function"] if module_level else origin["qualname"]
-    found = {"file": origin["file"], "function": origin["function"], "qualname": qualname,
-             "style": "prim_func" if module_level else "builder", "params": params, "problems": problems,
-             "inputs": None}  # fmt: skip
-    if origin["function"] is None:
-        found["problems"].append("a module-level T.prim_func without a name")
-    found["problems"] += _naming_problems(qualname, origin["file"])
-    return found
+    if star and not module_level:
+        problems.append(f"its factory takes *{'/**'.join(star)}, which a config cannot name")
+    function = getattr(getattr(built, "orig_func", None), "__name__", None) if module_level else code.co_name
+    qualname = function if module_level else getattr(code, "co_qualname", code.co_name)
+    if function is None:
+        problems.append("a module-level T.prim_func without a name")
+    return {"file": code.co_filename, "function": function, "qualname": qualname,
+            "style": "prim_func" if module_level else "builder", "params": params,
+            "problems": problems + _naming_problems(qualname, code.co_filename), "inputs": None,
+            "decorator_pass_configs": {}}  # fmt: skip
 
 
 def _naming_problems(qualname, file) -> list[str]:
@@ -646,7 +631,7 @@ def _target(settings: dict):
     return target if isinstance(target, (str, dict)) else str(target)
 
 
-def _shapes(func, tensors: dict) -> dict:
+def _shapes(tensors: dict) -> dict:
     """{name: {"shape": [...], "dtype": "float16"}} of the tensors given (a scalar: {"value": ...})."""
     shapes = {}
     for name, value in tensors.items():
@@ -665,7 +650,7 @@ def _record_call(key: str, func, out_idx, args: tuple) -> None:
     """A kernel's first call: the shapes and dtypes of what it was given, by the PrimFunc's parameter names."""
     try:
         names = _input_names(func, out_idx)
-        inputs = _shapes(func, dict(zip(names, args)))
+        inputs = _shapes(dict(zip(names, args)))
         append({"kind": "call", "pid": os.getpid(), "key": key, "inputs": inputs})
     except Exception as exc:  # noqa: BLE001
         warn_once("could not record a kernel's first call", exc)

@@ -115,7 +115,6 @@ def capture_env(folder: Path, records: Path, cuda_on_cpu: bool = False) -> dict:
     env["PYTHONPATH"] = os.pathsep.join(paths)
     env[capture_hook.RECORDS_ENV] = str(records)
     env[capture_hook.HOOK_ENV] = str(Path(capture_hook.__file__).resolve())
-    env[capture_hook.SITE_ENV] = str(site)
     env.pop(capture_hook.CUDA_ON_CPU_ENV, None)
     if cuda_on_cpu:
         env[capture_hook.CUDA_ON_CPU_ENV] = "1"
