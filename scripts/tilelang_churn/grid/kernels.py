@@ -24,11 +24,11 @@ in the config), and imports torch inside itself, so the file still imports witho
   ``out_idx``; the compiled kernel allocates and returns them.
 - ``inputs(params, device)`` -> list of torch tensors: the other parameters, in the prim_func's order, on
   ``device`` (``"cuda"``). Without it: random tensors of the parameters' shapes and element types.
-- ``reference(params, inputs)`` -> tensor: what the outputs must equal, computed with torch (also timed, as the
-  speed table's ``torch_*`` columns). Without it the kernel is compiled and launched, not checked: its rows
-  say ``check = launch-only``.
-- ``tolerance(params)`` -> float: the largest ``max|out - ref| / max|ref|`` accepted (default by ``dtype``:
-  ``gpu_bench.DEFAULT_TOLERANCE``).
+- ``reference(params, inputs)`` -> tensor or tuple: what the outputs must equal, in order, computed with torch
+  (also timed, as the speed table's ``torch_*`` columns). Without it (and without a config ``reference``) the
+  outputs are compared with a knockout's baseline or the previous version, else ``check = launch-only``.
+- ``tolerance(params)`` -> float: the largest ``max|out - ref| / max|ref|`` accepted (default by each output's
+  dtype: ``output_check.TOLERANCES``).
 - ``work(params)`` -> ``{"flops": n}`` or ``{"bytes": n}``: the kernel's own work formula, for TFLOP/s or
   GB/s. Without it the rows have a latency and no rate.
 
