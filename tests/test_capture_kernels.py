@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -240,3 +241,21 @@ def _running(pid: int) -> bool:
     except OSError:
         return False
     return state not in ("Z", "X")
+
+
+def test_a_signal_is_passed_on_to_the_program_and_a_killed_program_is_said(tmp_path):
+    """SIGTERM to the capture reaches the program (which says so) and stops the capture with 128 + 15; a program
+    killed by SIGKILL (the kernel's out-of-memory killer) is one line and 128 + 9."""
+    waits = "import signal, sys, time\nsignal.signal(signal.SIGTERM, lambda *a: (print('got SIGTERM'), sys.exit(3)))\n"
+    waits += "print('waiting', flush=True)\ntime.sleep(60)\n"
+    command = [sys.executable, str(CAPTURE), "--out", str(tmp_path / "k.yaml"), "--", sys.executable, "-c", waits]
+    proc = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout.readline() == "waiting\n"
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 128 + 15 and out == "got SIGTERM\n", err
+    assert err.splitlines()[-1] == f"{PREFIX}stopped by SIGTERM: nothing was recorded"
+    kills = "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"
+    killed = run_capture(tmp_path / "k.yaml", sys.executable, "-c", kills, cwd=tmp_path)
+    assert killed.returncode == 128 + 9
+    assert said(killed)[-1] == "the program was killed by SIGKILL (out of memory?): nothing was recorded"

@@ -482,11 +482,14 @@ class Summary:
             print(f"{PROG}: {len(found)} kernels recorded ({kept} that a config can name: {new} new in {self.out}, "
                   f"{kept - new} it already had; {had + new} entries in it), from {_count(len(processes), 'process')}"
                   f"{'' if gpu else ' without a GPU (stand-in kernels)'}", file=sys.stderr)  # fmt: skip
+        kept_there = f"the kernels recorded until then are in {self.out}" if found else "nothing was recorded"
         if self.stopped is not None:
-            name = signal.Signals(self.stopped).name
-            print(f"{PROG}: stopped by {name}: the kernels recorded until then are in {self.out}", file=sys.stderr)
+            print(f"{PROG}: stopped by {signal.Signals(self.stopped).name}: {kept_there}", file=sys.stderr)
             return 128 + self.stopped
         if self.status < 0:
+            killed = signal.Signals(-self.status).name
+            memory = " (out of memory?)" if self.status == -signal.SIGKILL else ""
+            print(f"{PROG}: the program was killed by {killed}{memory}: {kept_there}", file=sys.stderr)
             return 128 - self.status
         if self.status == 0 or (ended and all(gpu_stop for _, gpu_stop in ended) and not gpu):
             return 0 if found else 1
@@ -502,7 +505,7 @@ class Summary:
         hint = ""
         if stops and not self.cuda_on_cpu and "not compiled with CUDA" in record["error"]:
             hint = " (--cuda-on-cpu keeps the tensors it puts on cuda on the CPU)"
-        elif not gpu and record["error"].startswith("AssertionError"):
+        elif not stops and not gpu and record["error"].startswith("AssertionError"):
             hint = " (without a GPU its kernels' outputs are zeros: a check of them fails)"
         said = f"the program stopped{where}: {cause} ({record['error']}){hint}"
         return f"{said}; {self.out} keeps what was recorded", stops

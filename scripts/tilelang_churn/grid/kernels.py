@@ -408,7 +408,7 @@ def load_module(file: str | Path):
 _NEEDS_GPU = re.compile(
     r"Torch not compiled with CUDA|no NVIDIA driver|No CUDA GPUs are available|CUDA driver|cudaGetDevice|"
     r"CUDA_VISIBLE_DEVICES|found no NVIDIA|nvidia-smi|CUDA error|cuInit|libcuda|No HIP GPUs|ROCm|"
-    r"device_count\(\) *== *0|torch\.cuda|Failed to get device properties",
+    r"device_count\(\) *== *0|torch\.cuda|Failed to get device properties|CUDA is not available",
     re.IGNORECASE,
 )
 
