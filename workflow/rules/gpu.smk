@@ -78,7 +78,7 @@ rule gpu_bench:
         python=lambda wc: gpu_python(wc.version),
         identity=lambda wc: GRID.entries[wc.version].identity,
     shell:
-        "{params.python:q} {params.script:q} {params.args:q} --gpu-seconds {params.gpu_seconds:q} {params.flush_l2}"
+        "{params.python:q} {params.script:q} {params.args:q} --gpu-seconds {params.gpu_seconds:q} {params.flush_l2:q}"
         " --out {output:q}"
         " > {log:q} 2>&1"
 

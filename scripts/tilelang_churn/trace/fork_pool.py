@@ -170,17 +170,20 @@ class ForkPool:
         read_end, write_end = os.pipe()
         # every signal waits until the child is registered here and has its own handling (_stop_on_signals)
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+        deadline = time.monotonic() + timeout if timeout else None
         try:
             pid = os.fork()
             if pid == 0:  # the child never returns into the caller
                 self._child(function, read_end, write_end, blocked)
+            # registered first: a signal taken by another thread (TVM's) runs its Python handler here all the same,
+            # and close() must know the child to end it
+            self.running[pid] = child = {"key": key, "pipe": read_end, "deadline": deadline, "pidfd": None}
             os.close(write_end)
             try:
                 os.setpgid(pid, pid)  # here too: the group exists before the parent may kill it
             except OSError:
                 pass
-            deadline = time.monotonic() + timeout if timeout else None
-            self.running[pid] = {"key": key, "pipe": read_end, "deadline": deadline, "pidfd": _pidfd(pid)}
+            child["pidfd"] = _pidfd(pid)
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
