@@ -26,7 +26,7 @@ def short_name(name: str, limit: int, whole: str, digits: int = 16) -> str:
 
 
 # Snakemake refuses a wildcard value that ends in one substring repeated 20 times or more (PeriodicWildcardError:
-# it reads it as an endless recursion); every name of a config key becomes one
+# it reads it as an endless recursion), as a version's name in rule release_env's {version}
 _PERIODIC_SUFFIX = re.compile(r"(.+?)\1{19,}\Z", re.S)
 
 

@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping
 from pathlib import Path
 
-from tilelang_churn.core import files, jobs, trace_modes
+from tilelang_churn.core import jobs, trace_modes
 from tilelang_churn.grid import pass_config_options
 from tilelang_churn.releases import tilelang_source
 from tilelang_churn.trace import trace_cli
@@ -292,10 +292,9 @@ def _name_components(wildcard: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(parts))
 
 
-def check_wildcard_name(value: str, wildcard: str, key: str) -> None:
-    """Refuse a value whose longest file name (a folder, a log, a figure) exceeds MAX_NAME_BYTES, or that Snakemake
-    would refuse as a wildcard value (files.periodic_problem), naming the key, so that it fails here and not when
-    Snakemake builds its jobs."""
+def check_name_length(value: str, wildcard: str, key: str) -> None:
+    """Refuse a value whose longest file name (a folder, a log, a figure) exceeds MAX_NAME_BYTES, naming the key,
+    so that it fails here and not at its first job."""
     for pattern in _name_components(wildcard):
         name = pattern.replace("{" + wildcard + "}", value)
         if len(name.encode("utf-8")) > MAX_NAME_BYTES:
@@ -303,9 +302,6 @@ def check_wildcard_name(value: str, wildcard: str, key: str) -> None:
                 f"config {key}: {_short(value)} ({len(value)} characters) makes the file name {_short(name)} of "
                 f"{len(name.encode('utf-8'))} bytes; file names may have at most {MAX_NAME_BYTES}: give a shorter one"
             )
-    periodic = files.periodic_problem(value)
-    if periodic:
-        raise ConfigError(f"config {key}: {_short(value)} {periodic}; give another name")
 
 
 def _short(text: str, keep: int = 40) -> str:

@@ -29,9 +29,9 @@ from tilelang_churn.grid.config_checks import (
     ConfigError,
     check_installed_modes,
     check_kernel_types,
+    check_name_length,
     check_pass_config_options,
     check_path_key,
-    check_wildcard_name,
     some,
     validate_config,
 )
@@ -119,7 +119,7 @@ def resolve_shapes(cfg: dict, origins: dict | None = None) -> dict[str, dict]:
         for configs, configs_key in resolve_pass_configs(shape, key, defaults):
             spec = {**base, "pass_configs": configs}
             shape_id = base_id + pass_configs.folder_suffix(configs)
-            check_wildcard_name(shape_id, "shape", f"{key}.name" if shape["name"] else key)
+            check_name_length(shape_id, "shape", f"{key}.name" if shape["name"] else key)
             here = key if not configs else f"{key} with {configs_key}"
             if shape_id in shapes:
                 raise ConfigError(
@@ -211,7 +211,7 @@ def resolve_targets(cfg: dict) -> dict[str, dict]:
                 )
         if name in targets:
             raise ConfigError(f"config {key}: duplicate target name {name!r} (also {where[name]})")
-        check_wildcard_name(name, "target", f"{key}.name" if isinstance(entry, dict) else key)
+        check_name_length(name, "target", f"{key}.name" if isinstance(entry, dict) else key)
         text = json.dumps(target, sort_keys=True)
         if text in same_dict:
             raise ConfigError(

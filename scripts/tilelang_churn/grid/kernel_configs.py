@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tilelang_churn.core import pass_configs
 from tilelang_churn.grid import kernel_probe, kernel_source, kernels
-from tilelang_churn.grid.config_checks import ConfigError, check_path, check_wildcard_name
+from tilelang_churn.grid.config_checks import ConfigError, check_name_length, check_path
 
 
 @dataclass(frozen=True)
@@ -95,7 +95,7 @@ def resolve_kernels(cfg: dict, shapes: dict) -> dict[str, KernelConfig]:
                 also = names.get(name, "the GEMM of config shapes")
                 raise ConfigError(f"config {key}.name: {name!r} is also the name of {also}; give each kernel its own")
             names[name] = key
-            check_wildcard_name(name, "kernel", f"{key}.name")
+            check_name_length(name, "kernel", f"{key}.name")
             try:
                 signature = kernels.read_signature(file, function)
             except kernels.KernelError as error:
@@ -131,7 +131,7 @@ def resolve_kernels(cfg: dict, shapes: dict) -> dict[str, KernelConfig]:
                     set_key = f"{key}.folders[{j}]" if named else f"{params_key}[{j}]"
                     set_key += f" with {configs_key}" if config_set else ""
                     config_id = base_id + pass_configs.folder_suffix(pass_config_set)
-                    check_wildcard_name(config_id, "shape", set_key)
+                    check_name_length(config_id, "shape", set_key)
                     if config_id in where:
                         other = where[config_id]
                         if full.get(config_id) == (filled, pass_config_set):
