@@ -22,6 +22,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -41,7 +42,7 @@ HEADER = (
     "# TileLang to build; trace them with: snakemake --cores 4 --configfile config/config.yaml THIS_FILE\n"
 )
 KINDS = ("process", "kernel", "call", "ended", "hook")
-NAME_LIMIT = 64  # an entry's name: its function and the parameters it sets, cut with a hash past this
+NAME_VALUES = 3  # an entry's name: its function and the values of this many of the parameters it sets
 AUTOTUNED = "the first config of its @autotune search space (no GPU to tune on)"
 
 
@@ -348,7 +349,7 @@ def entries_of(found: list[Kernel], existing: list[dict]) -> tuple[list[dict], l
         if identity in known:
             continue
         known.add(identity)
-        name = _name(record, params, defaults, names)
+        name = _name(record, params, names)
         names.add(name)
         entry = {"name": name, "file": str(Path(record["file"]).resolve()), "function": record["function"],
                  "params": [params], "folders": [name]}  # fmt: skip
@@ -410,28 +411,18 @@ def entry_identity(entry: dict) -> str | None:
     return _identity(file, function, {**defaults, **params[0]}, sets[0])
 
 
-def _name(record: dict, params: dict, defaults: dict, taken: set) -> str:
-    """The function and its parameters away from its defaults (as kernels.folder_id spells them), as many as fit
-    in NAME_LIMIT, then a hash of them all when some did not; the file's name in front, then a number, where
-    another kernel has it."""
-    shown = kernels.folder_id(record["function"], {}, {})
-    parts = [kernels.folder_id("", {name: value}, {}).lstrip("_") for name, value in params.items()]
-    base = "_".join([shown, *parts])
-    if len(base) > NAME_LIMIT:
-        digest = hashlib.sha256(canonical([record["file"], record["function"], params]).encode()).hexdigest()[:8]
-        kept = shown
-        for part in parts:
-            if len(kept) + len(part) + 1 > NAME_LIMIT - 9:
-                break
-            kept += f"_{part}"
-        base = f"{kept}_{digest}"
+def _name(record: dict, params: dict, taken: set) -> str:
+    """The function and a short label of its arguments, the values of its first NAME_VALUES parameters away from
+    its defaults (``matmul_1024_1024_1024``), reduced to the characters a folder name allows; a hash of the file,
+    the function and all its parameters after it where another kernel has that name."""
+    values = [re.sub(r"[^A-Za-z0-9_.+-]", "", str(value))[:16] for value in params.values()][:NAME_VALUES]
+    base = "_".join([record["function"], *[value for value in values if value]])
     if base not in taken:
         return base
-    stem = Path(record["file"]).stem.replace(" ", "_")
-    name = f"{stem}.{base}"
-    number = 2
+    digest = hashlib.sha256(canonical([record["file"], record["function"], params]).encode()).hexdigest()[:8]
+    name, number = f"{base}_{digest}", 2
     while name in taken:
-        name, number = f"{stem}.{base}-{number}", number + 1
+        name, number = f"{base}_{digest}-{number}", number + 1
     return name
 
 
@@ -479,9 +470,10 @@ class Summary:
             where = "" if processes else " (no process imported TileLang with the hook: -I and -E ignore PYTHONPATH)"
             print(f"{PROG}: no kernel recorded{where}; {self.out} not written", file=sys.stderr)
         else:
-            print(f"{PROG}: {len(found)} kernels recorded ({kept} that a config can name: {new} new in {self.out}, "
-                  f"{kept - new} it already had; {had + new} entries in it), from {_count(len(processes), 'process')}"
-                  f"{'' if gpu else ' without a GPU (stand-in kernels)'}", file=sys.stderr)  # fmt: skip
+            counted = f"{_count(len(found), 'kernel')} recorded ({kept} that a config can name: {new} new in {self.out}"
+            print(f"{PROG}: {counted}, {kept - new} it already had; {had + new} entries in it), from "
+                  f"{_count(len(processes), 'process')}{'' if gpu else ' without a GPU (stand-in kernels)'}",
+                  file=sys.stderr)  # fmt: skip
         kept_there = f"the kernels recorded until then are in {self.out}" if found else "nothing was recorded"
         if self.stopped is not None:
             print(f"{PROG}: stopped by {signal.Signals(self.stopped).name}: {kept_there}", file=sys.stderr)
