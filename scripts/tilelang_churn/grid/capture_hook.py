@@ -707,7 +707,7 @@ def _ended(value: BaseException, traceback) -> dict:
     libraries = _library_dirs()
     frames = [(frame.filename, frame.lineno) for frame in tb.extract_tb(traceback)][-MAX_FRAMES:]
     said = str(value).strip().splitlines()
-    return {"kind": "ended", "pid": os.getpid(), "error": f"{type(value).__name__}: {said[0] if said else ''}"[:400],
+    return {"kind": "ended", "pid": os.getpid(), "error": ": ".join([type(value).__name__, *said[:1]])[:400],
             "text": str(value)[:2000], "frames": [[file, line, _is_program_file(file, libraries)]
                                                   for file, line in frames]}  # fmt: skip
 

@@ -462,7 +462,7 @@ class Summary:
                 self.problems.append(f"the hook failed in process {record['pid']}: {record['error']}")
         for problem in self.problems:
             print(f"{PROG}: {problem}", file=sys.stderr)
-        ended = [self._ended(r, gpu) for r in self.records if r["kind"] == "ended"]
+        ended = [self._ended(r, gpu, bool(found)) for r in self.records if r["kind"] == "ended"]
         for line, _ in ended:
             print(f"{PROG}: {line}", file=sys.stderr)
         kept = len(found) - self.unnamed
@@ -487,7 +487,7 @@ class Summary:
             return 0 if found else 1
         return self.status
 
-    def _ended(self, record: dict, gpu: bool) -> tuple[str, bool]:
+    def _ended(self, record: dict, gpu: bool, found: bool) -> tuple[str, bool]:
         """One line for a process whose program ended on an exception, and whether it stopped for want of a GPU."""
         own = [frame for frame in record["frames"] if isinstance(frame, list) and len(frame) == 3 and frame[2]]
         where = f" at {_shown_path(own[-1][0])}, line {own[-1][1]}" if own else ""
@@ -500,7 +500,7 @@ class Summary:
         elif not stops and not gpu and record["error"].startswith("AssertionError"):
             hint = " (without a GPU its kernels' outputs are zeros: a check of them fails)"
         said = f"the program stopped{where}: {cause} ({record['error']}){hint}"
-        return f"{said}; {self.out} keeps what was recorded", stops
+        return (f"{said}; {self.out} keeps what was recorded" if found else said), stops
 
 
 def _count(n: int, noun: str) -> str:
