@@ -428,13 +428,16 @@ def _name(record: dict, params: dict, taken: set) -> str:
 
 def _captured(kernel: Kernel, signature) -> dict:
     """What the capture saw beside the config: where the program asked for it, the target it named, its outputs,
-    the shapes and dtypes of its first call's inputs."""
+    the pass configs it brought itself (its decorator's, T.annotate_pass_configs), the shapes and dtypes of its
+    first call's inputs."""
     record = kernel.record
     found = {"where": record["where"], "style": record["style"]}
     if record["target"] is not None:
         found["target"] = record["target"]
     if record["out_idx"] is not None:
         found["out_idx"] = record["out_idx"]
+    if record["own_pass_configs"]:
+        found["pass_configs"] = record["own_pass_configs"]
     if kernel.inputs:
         found["inputs"] = kernel.inputs
     if record["autotune"]:
