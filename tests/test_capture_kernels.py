@@ -248,8 +248,8 @@ def _running(pid: int) -> bool:
 
 
 def test_a_signal_is_passed_on_to_the_program_and_a_killed_program_is_said(tmp_path):
-    """SIGTERM to the capture reaches the program (which says so) and stops the capture with 128 + 15; a program
-    killed by SIGKILL (the kernel's out-of-memory killer) is one line and 128 + 9."""
+    """SIGTERM to the capture reaches the program (which says so) and stops the capture with 128 + 15; the capture
+    killed, its program gets SIGTERM; a program killed by SIGKILL (the out-of-memory killer) is one line, 128 + 9."""
     waits = "import signal, sys, time\nsignal.signal(signal.SIGTERM, lambda *a: (print('got SIGTERM'), sys.exit(3)))\n"
     waits += "print('waiting', flush=True)\ntime.sleep(60)\n"
     command = [sys.executable, str(CAPTURE), "--out", str(tmp_path / "k.yaml"), "--", sys.executable, "-c", waits]
@@ -259,6 +259,11 @@ def test_a_signal_is_passed_on_to_the_program_and_a_killed_program_is_said(tmp_p
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 128 + 15 and out == "got SIGTERM\n", err
     assert err.splitlines()[-1] == f"{PREFIX}stopped by SIGTERM: nothing was recorded"
+    proc = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout.readline() == "waiting\n"
+    proc.kill()  # the capture itself killed: its program is not left running
+    proc.wait()
+    assert proc.stdout.read() == "got SIGTERM\n"
     kills = "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"
     killed = run_capture(tmp_path / "k.yaml", sys.executable, "-c", kills, cwd=tmp_path)
     assert killed.returncode == 128 + 9

@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tilelang_churn.core import files
+from tilelang_churn.core import files, interrupt
 from tilelang_churn.core.job_spec import canonical
 from tilelang_churn.grid import capture_hook, kernels
 
@@ -125,9 +125,10 @@ def capture_env(folder: Path, records: Path, cuda_on_cpu: bool = False) -> dict:
 def run_program(command: list[str], env: dict) -> tuple[int, int | None]:
     """COMMAND's exit status (a signal's: negative) and the signal that stopped the capture, if one did. The program
     runs in a process group of its own, in the foreground of the terminal when there is one; SIGINT, SIGTERM and
-    SIGHUP are passed on to it; whatever it left in its group is killed once it has ended."""
+    SIGHUP are passed on to it, and it gets SIGTERM if the capture itself is killed; whatever it left in its group
+    is killed once it has ended."""
     try:
-        child = subprocess.Popen(command, env=env, process_group=0)
+        child = subprocess.Popen(command, env=env, process_group=0, preexec_fn=interrupt.die_with_parent)
     except OSError as exc:
         raise CaptureError(f"cannot run {command[0]!r}: {exc.strerror or exc}") from None
     received: list[int] = []
