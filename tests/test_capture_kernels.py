@@ -198,6 +198,17 @@ def test_a_bad_record_is_one_line_naming_the_record_file_and_line_and_nothing_is
     assert kept.read_text() == '{"kind": "kernel"}\n' and out.read_text() == "kernels: []\n"
 
 
+def test_a_file_spoiled_while_the_program_ran_is_read_again_and_not_overwritten(tmp_path):
+    out = tmp_path / "kernels.yaml"
+    out.write_text("kernels: []\n")
+    spoils = f"open({str(out)!r}, 'w').write('kernels: [\\n')"
+    proc = run_capture(out, sys.executable, "-c", spoils, cwd=tmp_path)
+    lines = said(proc)
+    assert proc.returncode == 2 and len(lines) == 1, proc.stderr
+    assert lines[0].startswith(f"error: {out}, line 2: not a YAML file") and "nothing was recorded" in lines[0]
+    assert out.read_text() == "kernels: [\n" and not (tmp_path / "kernels.yaml.records.jsonl").exists()
+
+
 def test_records_are_checked_before_they_are_merged(tmp_path):
     path = tmp_path / "records.jsonl"
     good = {"kind": "process", "pid": 1, "gpu": False, "argv": ["x"]}

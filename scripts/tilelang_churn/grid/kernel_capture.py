@@ -85,11 +85,15 @@ def capture(out: Path, command: list[str], cuda_on_cpu: bool = False) -> int:
             return 2
         try:
             records = read_records(records_path)
+            existing, header = read_config(out)  # again: what another capture or the user wrote meanwhile stays
         except CaptureError as error:
             kept = out.with_name(out.name + ".records.jsonl")
-            with contextlib.suppress(OSError):
+            try:
                 files.write_bytes(kept, records_path.read_bytes())
-            print(f"{PROG}: error: {error}; the records are kept in {kept}, {out} is unchanged", file=sys.stderr)
+                where = f"the records are kept in {kept}"
+            except OSError:
+                where = "nothing was recorded"
+            print(f"{PROG}: error: {error}; {where}, {out} is unchanged", file=sys.stderr)
             return 2
     summary = Summary(out, records, status, stopped, cuda_on_cpu)
     found = distinct_kernels(records)
