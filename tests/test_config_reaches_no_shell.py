@@ -96,6 +96,12 @@ SETTERS = {
     "kernels[].reference": lambda c: c.update(
         kernels=[{"name": "k", "shipped": "rmsnorm", "params": [{}], "reference": HOSTILE}]
     ),
+    "kernels[].captured.style": lambda c: c.update(
+        kernels=[{"name": "k", "shipped": "rmsnorm", "params": [{}], "captured": {"style": HOSTILE}}]
+    ),
+    "kernels[].captured.autotune": lambda c: c.update(
+        kernels=[{"name": "k", "shipped": "rmsnorm", "params": [{}], "captured": {"autotune": HOSTILE}}]
+    ),
     "knockout.passes": lambda c: c.update(knockout={"passes": HOSTILE}),
     "knockout.passes[]": lambda c: c.update(knockout={"passes": [HOSTILE]}),
     "knockout.occurrence": lambda c: c.update(knockout={"occurrence": HOSTILE}),
@@ -110,6 +116,8 @@ ACCEPTED = {
     "book_reference.target": "compared with the grid's names; the book's figures are left out when absent",
     "book_reference.shape": "compared with the grid's names; the book's figures are left out when absent",
     "targets[].target.arch": "part of the target's JSON, one argv element of the trace script (TVM judges it)",
+    "kernels[].captured.style": "a record of the capture that nothing of the grid reads",
+    "kernels[].captured.autotune": "a record of the capture that nothing of the grid reads",
 }
 
 
@@ -156,6 +164,8 @@ def test_shell_text_in_a_string_key_is_refused_naming_the_key_or_never_reaches_a
             (command,) = [line for line in hostile_dry_run().stdout.splitlines() if "release_envs.py build" in line]
             words = shlex.split(command.removeprefix("Shell command: "))
             assert words[words.index("--root") + 1] == HOSTILE, command
+        elif key.startswith("kernels[].captured."):  # a record: no job's argument holds it
+            assert grid.jobs and not any(HOSTILE in arg for job in grid.jobs.values() for arg in job.args)
         else:  # no grid name: the book is left out with a warning naming the value, no book rule is scheduled
             proc = hostile_dry_run()
             field = key.split(".")[1]
