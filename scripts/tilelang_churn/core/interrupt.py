@@ -141,8 +141,18 @@ def quiet_worker() -> None:
     _received.clear()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _exit_quietly)
+    sys.unraisablehook = _exit_if_swallowed
     die_with_parent()
 
 
 def _exit_quietly(signum, frame):
     raise SystemExit(128 + signum)  # a worker's SystemExit ends its process without a traceback
+
+
+def _exit_if_swallowed(unraisable) -> None:
+    """A worker's stop raised where Python cannot unwind it (a finalizer, an import lock's callback: seen under
+    make test's load) would be printed as "Exception ignored" and the worker would go on: it ends here, quietly."""
+    if isinstance(unraisable.exc_value, SystemExit):
+        code = unraisable.exc_value.code
+        os._exit(code if isinstance(code, int) else 1)
+    sys.__unraisablehook__(unraisable)
