@@ -113,7 +113,9 @@ def test_the_jobs_of_a_batch_share_one_import_of_tilelang(finished_run):
         process = group[0]["process"]
         assert all(run["process"]["import_seconds"] == process["import_seconds"] > 0 for run in group)
         assert {run["process"]["jobs_in_process"] for run in group} == {len(group)}
-        assert all(run["import_seconds"] < 0.05 for run in group)  # imported already, by the batch
+        # imported already, by the batch: a lookup, not an import (a tenth of the batch's own import, which load
+        # slows alike; 0.05 s was once exceeded under make test's load)
+        assert all(run["import_seconds"] < 0.1 * process["import_seconds"] for run in group)
         # each job still records the command that reproduces it on its own
         assert all(run["command"][1].endswith("gemm_lower_trace.py") for run in group)
 
