@@ -428,19 +428,19 @@ def test_every_written_buffer_is_checked_against_the_reference_by_place(tmp_path
     b.copy_(a * 2)  # what the kernel does on the GPU
     outputs = io.outputs([a, b], a + b)
     assert list(outputs) == ["C", "B"]
-    checked, result = gpu_bench.check_against_reference(io, outputs, [a, b])
-    assert result is not None and checked["check"] == "reference" and checked["correct"], checked
+    checked = gpu_bench.check_against_reference(io, outputs, [a, b])
+    assert checked["check"] == "reference" and checked["correct"], checked
     assert (checked["checked_outputs"], checked["tolerance"]) == ("C B", 2e-2)
     b[0] += 1.0
-    wrong, _ = gpu_bench.check_against_reference(io, outputs, [a, b])
+    wrong = gpu_bench.check_against_reference(io, outputs, [a, b])
     assert not wrong["correct"] and wrong["max_abs_error"] == pytest.approx(1.0, rel=1e-2)
     lacking = gpu_bench.kernel_io(trace_cli.parse_lowering([*args, "--reference", "ref_lacking"]))
-    failed, _ = gpu_bench.check_against_reference(lacking, outputs, [a, b])
+    failed = gpu_bench.check_against_reference(lacking, outputs, [a, b])
     assert failed["check"] == "reference-failed" and "no value for 'causal'" in failed["error"], failed
     mapped = trace_cli.parse_lowering([*args, "--reference", "ref_lacking", "--reference-args", '{"causal": "N"}'])
     assert mapped.reference_args == {"causal": "N"}
     assert trace_cli.parse_lowering(trace_cli.job_argv(mapped)).reference_args == {"causal": "N"}
-    checked, _ = gpu_bench.check_against_reference(gpu_bench.kernel_io(mapped), outputs, [a, b])
+    checked = gpu_bench.check_against_reference(gpu_bench.kernel_io(mapped), outputs, [a, b])
     assert checked["check"] == "reference" and checked["checked_outputs"] == "C", checked
 
 

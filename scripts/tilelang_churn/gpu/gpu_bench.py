@@ -388,6 +388,11 @@ class KernelIO:
         return default_inputs(self.func, self.out_idx, device, self.params)
 
     @property
+    def tolerance(self) -> float | None:
+        """The kernel's tolerance hook's value; None: each output's dtype decides (output_check.TOLERANCES)."""
+        return self.hooks.tolerance(self.params) if self.hooks.tolerance else None
+
+    @property
     def reference(self):
         if self.reference_fn is None:
             return None
@@ -518,10 +523,10 @@ def reference_value(value):
     return kernels.call_values({"value": value}, jit=False)["value"]
 
 
-def check_against_reference(io: KernelIO, outputs: dict, inputs: list) -> tuple[dict, object]:
-    """(the row's check columns, the reference's result) of OUTPUTS against io's reference run on INPUTS: each of
-    its results against the output in the same place (one result: the first output); ``reference-failed`` when it
-    raised, with the argument it lacked or its own error."""
+def check_against_reference(io: KernelIO, outputs: dict, inputs: list) -> dict:
+    """The row's check columns of OUTPUTS against io's reference run on INPUTS: each of its results against the
+    output in the same place (one result: the first output); ``reference-failed`` when it raised, with the argument
+    it lacked or its own error, or returned nothing to compare."""
     import torch
 
     try:
@@ -529,18 +534,17 @@ def check_against_reference(io: KernelIO, outputs: dict, inputs: list) -> tuple[
         if torch.cuda.is_available():
             torch.cuda.synchronize()
     except Exception as exc:  # noqa: BLE001 - the reference's failure, not the kernel's: still timed
-        return {"check": CHECK_REFERENCE_FAILED, "correct": None, "error": f"reference: {error_text(exc)}"}, None
+        return {"check": CHECK_REFERENCE_FAILED, "correct": None, "error": f"reference: {error_text(exc)}"}
     results = list(result) if isinstance(result, (list, tuple)) else [result]
     pairs = list(zip(outputs, results))
     if not pairs or any(not hasattr(ref, "shape") for _, ref in pairs):
         said = f"reference: returned {type(result).__name__}, not a tensor for output {next(iter(outputs), '?')}"
-        return {"check": CHECK_REFERENCE_FAILED, "correct": None, "error": said}, None
-    tolerance = io.hooks.tolerance(io.params) if io.hooks.tolerance else None
+        return {"check": CHECK_REFERENCE_FAILED, "correct": None, "error": said}
     try:
-        compared = output_check.compare({name: outputs[name] for name, _ in pairs}, dict(pairs), tolerance)
+        compared = output_check.compare({name: outputs[name] for name, _ in pairs}, dict(pairs), io.tolerance)
     except ValueError as exc:
-        return {"check": CHECK_REFERENCE_FAILED, "correct": None, "error": f"reference: {exc}"}, None
-    return {"check": CHECK_REFERENCE, **compared.as_columns()}, result
+        return {"check": CHECK_REFERENCE_FAILED, "correct": None, "error": f"reference: {exc}"}
+    return {"check": CHECK_REFERENCE, **compared.as_columns()}
 
 
 def run_job(
@@ -631,17 +635,16 @@ def run_job(
             if not outputs:  # seen with AnnotateEntryFunc knocked out: the compiled kernel hands back no tensor
                 raise RuntimeError(f"the kernel returned no output tensor and wrote none (out_idx {out_idx})")
             stage = "check"
+            kept = None
+            if keep is not None or baseline is not None:  # what a later comparison, or this one, reads
+                kept = {name: output_check.keep(tensor) for name, tensor in outputs.items()}
             if keep is not None:
-                output_check.save_kept(keep, {name: output_check.keep(t) for name, t in outputs.items()})
-            reference_ran = False
+                output_check.save_kept(keep, kept)
             if io.reference:
-                checked, reference_result = check_against_reference(io, outputs, inputs)
-                reference_ran = reference_result is not None
-                row |= checked
+                row |= check_against_reference(io, outputs, inputs)
+            reference_ran = row.get("check") == CHECK_REFERENCE
             if not reference_ran and baseline is not None and baseline.exists():
-                kept = {name: output_check.keep(t) for name, t in outputs.items()}
-                tolerance = hooks.tolerance(params) if hooks.tolerance else None
-                compared = output_check.compare_kept(kept, output_check.load_kept(baseline), tolerance)
+                compared = output_check.compare_kept(kept, output_check.load_kept(baseline), io.tolerance)
                 row |= {"check": output_check.CHECK_BASELINE, **compared.as_columns()}
             elif not io.reference:
                 row |= {"check": CHECK_LAUNCH_ONLY, "correct": None, "checked_outputs": " ".join(outputs)}
