@@ -305,13 +305,14 @@ def wheel_metadata(wheel: Path, where: str) -> dict[str, str]:
         raise ReleaseError(f"{where}: {str(wheel)!r} is not a wheel (a .whl zip archive)")
     try:
         with zipfile.ZipFile(wheel) as archive:
-            names = [n for n in archive.namelist() if re.fullmatch(r"[^/]+\.dist-info/METADATA", n)]
+            members = archive.namelist()
+            names = [n for n in members if re.fullmatch(r"[^/]+\.dist-info/METADATA", n)]
             if len(names) != 1:
                 raise ReleaseError(f"{where}: {str(wheel)!r} is not a wheel: it holds no single .dist-info/METADATA")
             text = _read_member(archive, names[0], wheel, where).decode("utf-8", errors="replace")
-            if "tilelang/__init__.py" in archive.namelist():
+            package = "tilelang/__init__.py" in members
+            if package:  # its CRC too: the one member of the package every import reads
                 _read_member(archive, "tilelang/__init__.py", wheel, where)
-            package = "tilelang/__init__.py" in archive.namelist()
     except (zipfile.BadZipFile, OSError) as exc:
         raise ReleaseError(f"{where}: {str(wheel)!r} is damaged: {exc}") from None
     headers = HeaderParser().parsestr(text)
@@ -905,20 +906,9 @@ def print_built_env(version: str, root: Path, requirements: Path, uv: Path | Non
                     wheel: Path | None = None, pins: list[str] | None = None,
                     wheel_sha256: str | None = None) -> int:  # fmt: skip
     """``build_env``, then its marker path printed; the exit status of ``exit_status``."""
-    return exit_status(
-        lambda: print(
-            build_env(
-                version,
-                root,
-                wheel=wheel,
-                pins=pins,
-                requirements=requirements,
-                uv=uv,
-                log=log,
-                wheel_sha256=wheel_sha256,
-            )
-        )  # fmt: skip
-    )
+    built = functools.partial(build_env, version, root, wheel=wheel, pins=pins, requirements=requirements, uv=uv,
+                              log=log, wheel_sha256=wheel_sha256)  # fmt: skip
+    return exit_status(lambda: print(built()))
 
 
 def exit_status(command) -> int:
