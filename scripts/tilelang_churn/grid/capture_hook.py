@@ -457,8 +457,8 @@ def _kernel_record(func, settings: dict) -> dict:
         out_idx = [int(i) for i in attrs["tilelang_out_idx"]]
     own = {}
     if "tilelang_pass_configs" in attrs:
-        own = {_key(k): _plain(v) for k, v in dict(attrs["tilelang_pass_configs"]).items()}
-    given = {_key(k): _plain(v) for k, v in (settings.get("pass_configs") or {}).items()}
+        own = {_key(k): plain_value(v) for k, v in dict(attrs["tilelang_pass_configs"]).items()}
+    given = {_key(k): plain_value(v) for k, v in (settings.get("pass_configs") or {}).items()}
     record = {"kind": "kernel", "pid": os.getpid(), "out_idx": _out_idx(out_idx), "target": _target(settings),
               "pass_configs": {**own, **given}, "where": _program_line(), "problems": [],
               "autotune": bool(getattr(_state, "autotune", False))}  # fmt: skip
@@ -505,7 +505,7 @@ def _jit_origin(impl, args: tuple, kwargs: dict) -> dict:
     params, more = _spelled_params(values)
     qualname = getattr(orig, "__qualname__", None)
     file = getattr(code, "co_filename", None)
-    decorator = {_key(k): _plain(v) for k, v in (impl.pass_configs or {}).items()}
+    decorator = {_key(k): plain_value(v) for k, v in (impl.pass_configs or {}).items()}
     return {"file": file, "function": getattr(orig, "__name__", None), "qualname": qualname, "style": "jit",
             "params": params, "problems": problems + more + _naming_problems(qualname, file),
             "inputs": _shapes(tensors) if tensors else None, "decorator_pass_configs": decorator}  # fmt: skip
@@ -606,7 +606,8 @@ def _key(key) -> str:
     return str(getattr(key, "value", key))
 
 
-def _plain(value):
+def plain_value(value):
+    """A TVM or enum config value as JSON's scalar (grid/kernels.py reads a kernel's pass configs with it too)."""
     for kind in (bool, int, float, str):
         if isinstance(value, kind):
             return kind(value)

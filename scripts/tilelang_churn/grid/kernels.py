@@ -50,7 +50,7 @@ from pathlib import Path
 
 from tilelang_churn.core import files, passes_table
 from tilelang_churn.core.job_spec import DEFAULT_FUNCTION, canonical  # noqa: F401 (canonical: the params column, named here too)
-from tilelang_churn.grid import kernel_source
+from tilelang_churn.grid import capture_hook, kernel_source
 from tilelang_churn.releases import tilelang_source
 
 REPO = Path(__file__).resolve().parents[3]
@@ -488,18 +488,7 @@ def own_pass_configs(built, func) -> dict:
     impl = jit_impl(built)
     for key, value in (getattr(impl, "pass_configs", None) or {}).items():
         merged[getattr(key, "value", str(key))] = value
-    return {key: _plain(value) for key, value in merged.items()}
-
-
-def _plain(value):
-    """A TVM or enum config value as JSON's scalar."""
-    for kind in (bool, int, float, str):
-        if isinstance(value, kind):
-            return kind(value)
-    try:
-        return json.loads(str(value))
-    except ValueError:
-        return str(value)
+    return {key: capture_hook.plain_value(value) for key, value in merged.items()}
 
 
 def build(file: str | Path, function: str, params: dict, with_object: bool = False, target=None):
