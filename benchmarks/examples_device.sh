@@ -18,6 +18,8 @@ out=${OUT:-/tmp/out}; mkdir -p "$out"
 repo=$(pwd)
 examples=$repo/benchmarks/tilelang_examples
 site=tmp/site13
+# tmp/sites.tar.xz, where carried, holds site13/ and site14/ (0.1.14's tilelang/ alone, its other needs from site13)
+if [ ! -d "$site/tilelang" ] && [ -f tmp/sites.tar.xz ]; then tar -xJf tmp/sites.tar.xz -C tmp; fi
 if [ ! -d "$site/tilelang" ]; then mkdir -p "$site" && tar -xJf "$site.tar.xz" -C "$site"; fi
 # scripts/: the package tilelang_churn, which nothing installs there
 export PYTHONPATH=$repo/$site:$repo/scripts PYTHONUNBUFFERED=1
@@ -36,6 +38,33 @@ snakemake_in() {  # WORKDIR SECONDS CONFIG [--config ...]: the examples unpacked
     --scheduler greedy --keep-going --rerun-incomplete --configfile "$config" "$@" > snakemake.log 2>&1)
   stamp "snakemake in $work: exit $? in $(( $(date +%s) - start )) s; $(grep -c 'Finished jobid' "$work/snakemake.log") jobs"
 }
+
+versions=()
+if [ -d tmp/site14/tilelang ]; then
+  # 0.1.14 as an environment entry: a venv that reads site14, then site13, then the image's venv (torch), whose
+  # own .pth files addsitedir runs
+  python3 -m venv --without-pip tmp/venv14
+  image_purelib=$(python3 -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
+  purelib=$(tmp/venv14/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
+  printf '%s\n' "$repo/tmp/site14" "$repo/$site" "import site; site.addsitedir('$image_purelib')" \
+    > "$purelib/device_sites.pth"
+  versions=("versions=[\"0.1.13\", {name: r0.1.14, python: \"$repo/tmp/venv14/bin/python\"}]")
+  stamp "second version: $(tmp/venv14/bin/python -I -c 'import tilelang; print(tilelang.__version__, tilelang.__file__)' 2>&1 | tail -1)"
+fi
+
+# KERNELS (entry names, space-separated): parts 2 and 5 run those entries of v0.1.13.yaml alone
+corpus=$examples/v0.1.13.yaml
+if [ -n "${KERNELS:-}" ]; then
+  python3 - "$corpus" tmp/examples_subset.yaml $KERNELS <<'PY'
+import sys, yaml
+config = yaml.safe_load(open(sys.argv[1]))
+wanted = set(sys.argv[3:])
+config["kernels"] = [entry for entry in config["kernels"] if entry["name"] in wanted]
+assert len(config["kernels"]) == len(wanted), sorted(wanted - {entry["name"] for entry in config["kernels"]})
+yaml.safe_dump(config, open(sys.argv[2], "w"), sort_keys=False)
+PY
+  corpus=$repo/tmp/examples_subset.yaml
+fi
 
 parts=" ${PARTS:-1 2 3 4} "
 wants() { [[ $parts == *" $1 "* ]]; }
@@ -58,16 +87,17 @@ fi
 
 if wants 2; then
 stamp "2. the examples on the GPU"
-snakemake_in tmp/wex "${EXAMPLES_S:-240}" "$examples/v0.1.13.yaml" --config gpu=true gpu_timeout_s=45 'modes=[instrument]'
+snakemake_in tmp/wex "${EXAMPLES_S:-240}" "$corpus" --config gpu=true gpu_timeout_s=45 'modes=[instrument]' \
+  "${versions[@]}"
 cp tmp/wex/results/gpu/kernel_speed.csv "$out/" 2>> "$log"
-(cd tmp/wex && tar -czf "$out/examples.results.tgz" snakemake.log results/gpu results/churn_summary.csv logs/gpu)
+(cd tmp/wex && tar --exclude="*.pt" --exclude="*.so" --exclude="*.cubin" -czf "$out/examples.results.tgz" snakemake.log results/gpu results/churn_summary.csv logs/gpu)
 fi
 
 if wants 5; then
 stamp "5. the GPU jobs of part 2 again"
 (cd tmp/wex && timeout -k 10 "${AGAIN_S:-200}" python3 -m snakemake -s "$repo/Snakefile" --cores "$(nproc)" \
-  --scheduler greedy --keep-going --configfile "$examples/v0.1.13.yaml" --config gpu=true gpu_timeout_s=45 \
-  'modes=[instrument]' --forcerun gpu_bench > snakemake_again.log 2>&1)
+  --scheduler greedy --keep-going --configfile "$corpus" --config gpu=true gpu_timeout_s=45 \
+  'modes=[instrument]' "${versions[@]}" --forcerun gpu_bench > snakemake_again.log 2>&1)
 stamp "again: exit $?"
 cp tmp/wex/results/gpu/kernel_speed.csv "$out/kernel_speed_again.csv" 2>> "$log"
 fi

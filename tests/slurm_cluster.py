@@ -68,6 +68,23 @@ def missing_programs() -> list[str]:
     return [name for name in (*DAEMONS, *CLIENTS) if shutil.which(name, path=search) is None]
 
 
+def _left_by_a_stopped_cluster(link: Path) -> bool:
+    """LINK points at a test cluster's etc/ (its slurm.conf names its SlurmctldPidFile) whose slurmctld no longer
+    runs: a test process killed before stop() left it."""
+    conf = link / "slurm.conf"
+    if not conf.is_file():
+        return False
+    found = re.search(r"^SlurmctldPidFile=(.+)$", conf.read_text(errors="replace"), re.MULTILINE)
+    if found is None:
+        return False
+    try:
+        pid = int(Path(found.group(1)).read_text().strip())
+        os.kill(pid, 0)
+    except (OSError, ValueError):
+        return True  # no pid file, or no such process
+    return False
+
+
 class SlurmCluster:
     def __init__(self, root: Path, node_name: str | None = None):
         self.root = Path(root)
@@ -222,8 +239,8 @@ class SlurmCluster:
                 f"{DEFAULT_CONF} exists: Slurm clients inside a job (the executor's srun, which drops SLURM_CONF) "
                 "would read it instead of this test cluster's configuration"
             )
-        if CONFIGLESS_DIR.is_symlink() and not CONFIGLESS_DIR.exists():
-            CONFIGLESS_DIR.unlink()  # dangling: left by a test cluster that was killed; it serves nobody
+        if CONFIGLESS_DIR.is_symlink() and (not CONFIGLESS_DIR.exists() or _left_by_a_stopped_cluster(CONFIGLESS_DIR)):
+            CONFIGLESS_DIR.unlink()  # left by a test cluster that was killed; it serves nobody
         if CONFIGLESS_DIR.exists():
             raise SlurmSetupError(
                 f"{CONFIGLESS_DIR} exists (a configless slurmd on this machine?): Slurm clients inside a job would "

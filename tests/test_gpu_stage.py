@@ -22,6 +22,7 @@ from tilelang_churn.figures import speed_figures
 from tilelang_churn.gpu import gpu_bench, gpu_site
 from tilelang_churn.grid import config_checks, job_grid, kernels
 from tilelang_churn.tables import kernel_speed
+from tilelang_churn.trace import trace_cli
 
 DATA = REPO / "tests" / "data" / "gpu"
 SPEED = DATA / "kernel_speed_h200.csv"
@@ -353,6 +354,23 @@ def test_a_reference_gets_its_tensors_by_name_a_mapped_name_or_says_what_it_lack
     assert gpu_bench.call_reference(ref_cast, params, ["x"], ["X"]) == ("x", torch.float16, T.GemmWarpPolicy.Square)
 
 
+def test_a_reference_that_returns_a_function_gets_the_tensors_it_did_not_take():
+    """TileLang's convolution examples write ref_program(stride, padding, dilation) returning main(A, B): on the
+    H100 both were reference-failed. Mapped by reference_args, the factory gets the kernel's parameters and the
+    function it returns the input tensors, by name where it names them."""
+
+    def ref_program(stride, padding, dilation):
+        def main(B, A):  # named, in another order than the kernel's inputs
+            return (A, B, stride, padding, dilation)
+
+        return main
+
+    params = {"S": 2, "P": 1, "D": 3}
+    mapping = {"stride": "S", "padding": "P", "dilation": "D"}
+    assert gpu_bench.call_reference(ref_program, params, ["a", "b"], ["A", "B"], mapping) == ("a", "b", 2, 1, 3)
+    assert gpu_bench.call_reference(lambda: lambda *tensors: tensors, {}, ["a", "b"]) == ("a", "b")
+
+
 def test_readmes_table_of_tilelang_examples_is_what_the_recorded_h200_table_makes():
     """docs/gpu-stage.md's table of TileLang's own examples on the H200 is speed_table.py's output for the recorded
     table; its counts by status and by check, and its do_bench statements, are the table's."""
@@ -467,10 +485,34 @@ def test_a_kernel_without_a_reference_is_checked_against_the_previous_version(tm
     wrong[3, 5] += 2.0
     jobs = [job("0.1.13", c), job("0.1.14", c.clone()), job("0.1.15", wrong), job("0.1.15-other", None)]
     jobs.append(job("0.1.15", c, params='{"N":128}'))  # another configuration: nothing before it
+    # a reference that raised is no check: the version is (the H100's convolution rows, before their mapping)
+    failed = {"check": "reference-failed", "error": "reference: ReferenceArgumentMissing: ..."}
+    jobs.append(job("0.1.16", wrong, **failed))
     rows = kernel_speed.check_across_versions([row for row, _ in jobs], [path for _, path in jobs])
+    assert (rows[5]["check"], rows[5]["correct"], rows[5]["status"]) == ("version:0.1.15", True, "ok")
+    assert rows[5]["error"] == failed["error"]
     assert rows[0]["check"] == "launch-only" and rows[4]["check"] == "launch-only"
     assert (rows[1]["check"], rows[1]["correct"], rows[1]["max_abs_error"], rows[1]["status"]) == (
         "version:0.1.13", True, 0.0, "ok")  # fmt: skip
     assert (rows[2]["check"], rows[2]["correct"], rows[2]["status"]) == ("version:0.1.14", False, "wrong")
     assert rows[2]["max_abs_error"] == pytest.approx(2.0, rel=1e-2) and rows[2]["checked_outputs"] == "C"
     assert rows[3]["check"] == "launch-only"  # kept nothing: not compared
+
+
+def test_a_job_that_imports_another_tilelang_than_its_version_runs_nothing(tmp_path):
+    """On the lent H100 a version's GPU jobs imported the workflow's TileLang; they ran, checked and timed it, and
+    only then were marked: the row held another TileLang's outputs and latency. Now the job stops at the import,
+    before any compile or launch (so no GPU is needed to get there)."""
+    require_tilelang()
+    import dataclasses
+
+    import tilelang
+
+    spec = trace_cli.parse_args(["--mode", "instrument", "--shape", "64,64,64", "--block", "32,32,32"]).spec
+    other = "0.1.8" if not tilelang.__version__.startswith("0.1.8") else "0.1.9"
+    keep = tmp_path / "outputs.pt"
+    row = gpu_bench.run_job(dataclasses.replace(spec, release=other), {}, keep=keep)
+    assert row["status"] == statuses.STATUS_BUILD_FAILED, row
+    assert row["error"] == f"imported tilelang {tilelang.__version__}, not {other}"
+    assert row["compiled"] is False and row.get("check") is None and row.get("latency_ms") is None
+    assert not keep.exists()

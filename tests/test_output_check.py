@@ -35,7 +35,7 @@ def test_fp8_rounding_is_within_its_tolerance_and_fp16s_is_not():
     assert not compare({"out": out}, {"out": ref}, tolerance=2e-2).correct
 
 
-def test_the_worst_output_decides_and_nan_is_never_right():
+def test_the_worst_output_decides_and_a_nan_of_the_kernel_alone_is_wrong():
     ref = torch.ones(8, dtype=torch.float16)
     near = ref + 1e-3
     far = ref.clone()
@@ -46,6 +46,10 @@ def test_the_worst_output_decides_and_nan_is_never_right():
     nan = ref.clone()
     nan[2] = math.nan
     assert not compare({"A": nan}, {"A": ref}).correct
+    # NaN where the reference has NaN too is agreement (a fully masked softmax row); an error elsewhere counts
+    both = compare({"A": nan + 1e-3}, {"A": nan})
+    assert both.correct and both.max_abs_error == pytest.approx(1e-3, rel=5e-2)  # fp16 of 1.001
+    assert not compare({"A": ref}, {"A": nan}).correct
     with pytest.raises(ValueError, match=r"output A: shape \(4,\) against \(8,\)"):
         compare({"A": ref[:4]}, {"A": ref})
     with pytest.raises(ValueError, match="nothing to compare output C with"):
@@ -67,6 +71,15 @@ def test_kept_outputs_compare_on_a_sample_and_equal_bytes_are_equal(tmp_path):
     assert loaded["C"]["sha256"] == kept["sha256"] and torch.equal(loaded["C"]["sample"], kept["sample"])
     with pytest.raises(ValueError, match="output C is float32"):
         compare_kept({"C": keep(big.float())}, loaded)
+    # another TileLang may write one buffer more: the outputs both kept are compared, and named
+    extra = compare_kept({"C": kept, "dK": keep(big)}, {"C": kept})
+    assert extra.compared == ("C",) and extra.max_abs_error == 0.0
+    with pytest.raises(ValueError, match="the earlier run kept none of dK"):
+        compare_kept({"dK": kept}, {"C": kept})
+    # a name read from a PrimFunc is TVM's String: kept as a plain str, so the file loads as data
+    tvm_ffi = pytest.importorskip("tvm_ffi")
+    output_check.save_kept(path, {tvm_ffi.core.String("dQ"): kept})
+    assert list(output_check.load_kept(path)) == ["dQ"]
     (tmp_path / "bad.pt").write_bytes(b"not a torch file")
     with pytest.raises(ValueError, match="bad.pt: not a file of kept outputs"):
         output_check.load_kept(tmp_path / "bad.pt")

@@ -5,6 +5,7 @@ tests/test_release_envs.py (they need a built release environment)."""
 from __future__ import annotations
 
 import functools
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -39,6 +40,27 @@ def test_every_variable_tilelang_exports_is_dropped_for_a_release():
     assert set(exported) <= set(release_process.INSTALL_VARIABLES), exported
     kept = release_process.release_environ({**exported, "PATH": "/usr/bin", "HOME": "/root", "CUDA_HOME": "/cuda"})
     assert kept == {"PATH": "/usr/bin", "HOME": "/root", "CUDA_HOME": "/cuda"}
+
+
+def test_an_environments_gpu_job_imports_its_own_tilelang_not_one_on_the_workflows_pythonpath(tmp_path):
+    # the lent H100, 2026-12-06: a `python:` entry of 0.1.14 under a workflow run with PYTHONPATH=<0.1.13's site>
+    # imported 0.1.13 in all 55 GPU jobs, as the shell rule passed PYTHONPATH on
+    other = tmp_path / "site" / "tilelang"
+    other.mkdir(parents=True)
+    (other / "__init__.py").write_text("__version__ = 'another install'\n")
+    exported = exported_by_tilelang()  # what a workflow that imported its TileLang passes to every child
+    environ = {**os.environ, **exported, "PYTHONPATH": str(other.parent)}
+    report = "import json, os, sys; print(json.dumps([os.environ.get('PYTHONPATH'), sys.pycache_prefix]))"
+    argv = [*release_process.environment_command(sys.executable), "-c", report]
+    plain = subprocess.run([sys.executable, "-c", "import tilelang; print(tilelang.__version__)"], env=environ,
+                           capture_output=True, text=True, check=True)  # fmt: skip
+    assert plain.stdout.strip() == "another install"  # what the job imported before
+    proc = subprocess.run(argv, env=environ, capture_output=True, text=True, check=True)
+    assert json.loads(proc.stdout) == [None, str(release_process.PYCACHE)]
+    code = "import tilelang; print(tilelang.__version__)"
+    proc = subprocess.run([*release_process.environment_command(sys.executable), "-c", code], env=environ,
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    assert proc.stdout.strip().splitlines()[-1] == importlib.metadata.version("tilelang")
 
 
 def test_native_libraries_are_read_from_the_memory_map(tmp_path):

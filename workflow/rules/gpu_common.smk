@@ -24,12 +24,12 @@ def gpu_site_marker(wildcards) -> list:
 
 
 def gpu_python(version: str) -> list:
-    """The interpreter of a version's GPU jobs: python3 (the workflow's), or an environment entry's own, its bytecode
-    kept out of that environment (release_process.PYCACHE)."""
+    """The interpreter of a version's GPU jobs: python3 (the workflow's), or an environment entry's own, started
+    as its trace jobs are (release_process.environment_command)."""
     entry = GRID.entries[version]
     if entry.kind != "python":
         return ["python3"]
-    return ["env", f"PYTHONPYCACHEPREFIX={release_process.PYCACHE}", entry.python]
+    return release_process.environment_command(entry.python)
 
 
 def gpu_kernel_file(configuration: str) -> list:

@@ -467,7 +467,8 @@ def call_reference(reference, params: dict, inputs: list, names: list[str] | Non
     name ``mapping``, the config's ``reference_args``, gives it): the input tensor of that name, else the kernel's
     parameter of that name (``ref_program(Q, K, V, is_causal)``); the inputs no name took fill its other positional
     parameters in order (``ref_program(x, w, b, eps)`` of inputs X, W, B). ReferenceArgumentMissing names a
-    parameter nothing gives."""
+    parameter nothing gives. A reference that returns a function (``ref_program(stride, padding, dilation)``
+    returning ``main(A, B)``) is a factory: the function is called in turn with the inputs it did not take."""
     import inspect
 
     names, mapping = list(names or []), dict(mapping or {})
@@ -508,7 +509,12 @@ def call_reference(reference, params: dict, inputs: list, names: list[str] | Non
             args.append(given[name])
         else:
             kwargs[name] = given[name]
-    return reference(*args, **kwargs)
+    made = reference(*args, **kwargs)
+    if callable(made) and not hasattr(made, "shape"):  # a factory's function; a tensor is no function here
+        taken = {id(value) for value in given.values()}
+        rest = [(name, value) for name, value in zip(names or [None] * len(inputs), inputs) if id(value) not in taken]
+        return call_reference(made, params, [value for _, value in rest], [name for name, _ in rest if name], mapping)
+    return made
 
 
 def reference_value(value):
@@ -585,6 +591,11 @@ def run_job(
     except Exception as exc:  # noqa: BLE001 - a broken release is a row too
         return row | {"status": STATUS_BUILD_FAILED, "error": error_text(exc)}
     row["tilelang_version"] = tilelang.__version__
+    if spec.release and releases.base_version(tilelang.__version__) != spec.release:  # nothing run: not its timing
+        return row | {
+            "status": STATUS_BUILD_FAILED,
+            "error": f"imported tilelang {tilelang.__version__}, not {spec.release}",
+        }
     # a site shares the machine's packages: its TileLang may load another install's libtvm (not its own timings)
     foreign = release_process.foreign_library_problem(
         f"TileLang {tilelang.__version__}", release_process.native_libraries()
@@ -750,7 +761,6 @@ def bench_job(
     TileLang's own examples), so the child is ended once it has held the GPU for GPU_SECONDS (a ``timeout`` row);
     a child killed by a signal is a ``crashed`` row."""
     spec = trace_cli.parse_lowering(kernel_args)  # a lowering of no trace mode, with the trace script's checks
-    expected = spec.release
     out = Path(out)
     scratch = out.with_name(out.name + ".child")
     scratch.unlink(missing_ok=True)
@@ -771,8 +781,6 @@ def bench_job(
     scratch.unlink(missing_ok=True)
     device = record.get("device") or {}
     row = record.get("row") or unfinished_row(spec, device, ended, gpu_seconds, repeats, launches)
-    if expected and row.get("tilelang_version") and releases.base_version(row["tilelang_version"]) != expected:
-        row |= {"status": STATUS_BUILD_FAILED, "error": f"imported tilelang {row['tilelang_version']}, not {expected}"}
     row["job_seconds"] = round(time.perf_counter() - started, 3)
     files.write_json(out, {"row": row, "device": device, "argv": argv})
     print(summary_line(row))

@@ -143,14 +143,21 @@ class Comparison:
 
 
 def error(out, ref) -> tuple[float, float]:
-    """(max|out - ref|, max|out - ref| / max|ref|) in float64; NaN anywhere in OUT gives NaN; shapes must match."""
+    """(max|out - ref|, max|out - ref| / max|ref|) in float64, shapes must match. An element that is NaN (or the
+    same infinity) in both is equal: a softmax of a fully masked row is NaN in the reference and the kernel alike.
+    A NaN or infinity of one side only gives NaN."""
+    import torch
+
     if tuple(out.shape) != tuple(ref.shape):
         raise ValueError(f"shape {tuple(out.shape)} against {tuple(ref.shape)}")
-    diff = (out.double() - ref.double()).abs()
+    out, ref = out.double(), ref.double()
+    same = (out == ref) | (out.isnan() & ref.isnan())
+    diff = torch.where(same, torch.zeros_like(out), (out - ref).abs())
     max_abs = float(diff.max()) if diff.numel() else 0.0
-    if not math.isfinite(max_abs) or bool(out.double().isnan().any()):
+    if not math.isfinite(max_abs):
         return math.nan, math.nan
-    scale = float(ref.double().abs().max()) if ref.numel() else 0.0
+    finite = ref[ref.isfinite()]
+    scale = float(finite.abs().max()) if finite.numel() else 0.0
     return max_abs, (max_abs / scale if scale > 0 else max_abs)
 
 
@@ -204,13 +211,17 @@ def keep(tensor) -> dict:
 
 
 def compare_kept(kept: dict, earlier: dict, tolerance: float | None = None) -> Comparison:
-    """Outputs kept by ``keep`` (name -> record) against an earlier run's: equal bytes are an error of 0, others are
-    compared on their samples. ValueError naming an output that the earlier run lacks or holds in another shape."""
+    """Outputs kept by ``keep`` (name -> record) against an earlier run's, on the outputs both kept (another
+    TileLang may write one more buffer: 0.1.14's flash attention backward writes dK, 0.1.13's does not): equal
+    bytes are an error of 0, others are compared on their samples. ValueError when they share no output, or one
+    is held in another shape."""
     outputs, expected = {}, {}
-    for name, record in kept.items():
-        other = earlier.get(name)
-        if other is None:
-            raise ValueError(f"the earlier run kept no output {name} (it kept: {', '.join(earlier) or 'none'})")
+    common = [name for name in kept if name in earlier]
+    if not common:
+        raise ValueError(f"the earlier run kept none of {', '.join(kept) or 'no outputs'} (it kept: "
+                         f"{', '.join(earlier) or 'none'})")  # fmt: skip
+    for name in common:
+        record, other = kept[name], earlier[name]
         if (record["shape"], record["dtype"]) != (other["shape"], other["dtype"]):
             raise ValueError(
                 f"output {name} is {record['dtype']} {record['shape']}, the earlier run's {other['dtype']} "
@@ -229,8 +240,15 @@ def save_kept(path, kept: dict) -> None:
 
     from tilelang_churn.core import files
 
+    # plain types only (load_kept reads data alone): a buffer's name from a PrimFunc is TVM's String, whose class
+    # torch.load(weights_only=True) refuses (seen on the H100 for 0.1.13's fused MoE)
+    plain = {
+        str(name): {"shape": [int(n) for n in record["shape"]], "dtype": str(record["dtype"]),
+                    "sha256": str(record["sha256"]), "stride": int(record["stride"]), "sample": record["sample"]}
+        for name, record in kept.items()
+    }  # fmt: skip
     buffer = io.BytesIO()
-    torch.save({"schema": 1, "outputs": kept}, buffer)
+    torch.save({"schema": 1, "outputs": plain}, buffer)
     files.write_bytes(path, buffer.getvalue())
 
 

@@ -55,6 +55,14 @@ def exec_release(python: str, argv: list[str], release_env: str | None = None) -
     os.execve(python, [python, *argv], environ)
 
 
+def environment_command(python: str) -> list[str]:
+    """The command that runs PYTHON of a user's environment as exec_release does, for a shell rule: ``env`` without
+    INSTALL_VARIABLES (a PYTHONPATH of the workflow's own install would import its TileLang), bytecode under
+    PYCACHE."""
+    unset = [arg for name in INSTALL_VARIABLES for arg in ("-u", name)]
+    return ["env", *unset, f"PYTHONPYCACHEPREFIX={PYCACHE}", python]
+
+
 def native_libraries(maps: str = MAPS) -> list[str]:
     """The TVM and TileLang shared libraries mapped into this process, sorted; [] where /proc is absent."""
     try:

@@ -263,10 +263,11 @@ def join(speed_rows: list[dict], summary_rows: list[dict], mode: str) -> list[di
 
 
 def check_across_versions(rows: list[dict], speed_json: list) -> list[dict]:
-    """ROWS (of SPEED_JSON, in config order: versions first) with each ``launch-only`` row checked against the
-    outputs that the nearest earlier version's job of the same configuration kept (output_check.KEPT_OUTPUTS beside
-    its speed.json): ``check`` becomes ``version:<name>``, the error and tolerance are filled in, and a row off by
-    more than its tolerance is ``wrong``. Outputs that do not compare (another shape) leave the row launch-only,
+    """ROWS (of SPEED_JSON, in config order: versions first) with each row that no reference checked
+    (``launch-only``, or ``reference-failed``: its error still says why) checked against the outputs that the
+    nearest earlier version's job of the same configuration kept (output_check.KEPT_OUTPUTS beside its
+    speed.json): ``check`` becomes ``version:<name>``, the error and tolerance are filled in, and a row off by
+    more than its tolerance is ``wrong``. Outputs that do not compare (another shape) leave the row as it was,
     its ``error`` saying why."""
     from tilelang_churn.core import statuses
     from tilelang_churn.gpu import output_check
@@ -280,12 +281,14 @@ def check_across_versions(rows: list[dict], speed_json: list) -> list[dict]:
         except ValueError as exc:  # a file read from disk: not compared, and said
             print(f"kernel_speed: warning: {exc}")
         key = (row.get("target_name"), row.get("kernel"), row.get("params"), row.get("pass_configs"))
-        if kept is not None and row.get("check") == output_check.CHECK_LAUNCH_ONLY and key in earlier:
+        unchecked = row.get("check") in (output_check.CHECK_LAUNCH_ONLY, output_check.CHECK_REFERENCE_FAILED)
+        if kept is not None and unchecked and key in earlier:
             name, before = earlier[key]
+            said = f"{row['error']}; " if row.get("error") else ""
             try:
                 compared = output_check.compare_kept(kept, before)
             except ValueError as exc:
-                row = row | {"error": f"against version {name}: {exc}"}
+                row = row | {"error": f"{said}against version {name}: {exc}"}
             else:
                 row = row | {"check": output_check.CHECK_VERSION_PREFIX + name, **compared.as_columns()}
                 if not compared.correct:
