@@ -8,6 +8,8 @@
 # 2. the corpus v0.1.13.yaml with gpu=true, mode instrument (kernel_speed.csv, examples.results.tgz);
 # 3. TileLang's own do_bench beside the stage's timing of the same kernels (own_timing.jsonl);
 # 4. knockout_v0.1.13.yaml: three examples, passes changed, gpu (knockout.results.tgz);
+# With tmp/sites.tar.xz carried instead (site13/ and site14/, tests/data/gpu/PROVENANCE.md), 0.1.14 runs beside
+# 0.1.13 as an environment entry in parts 2 and 5, and its rows are checked against 0.1.13's outputs.
 # 0. (issue 57) the GPU tests first (gpu_tests.txt); 5. part 2's GPU jobs again on the same machine, their compiled
 #    kernels cached (kernel_speed_again.csv): two timings of the stage by its own method.
 # Each part's limit in seconds: COPIES_S, EXAMPLES_S, OWN_TIMING_S, KNOCKOUT_S, TESTS_S, AGAIN_S. PARTS: which parts

@@ -516,3 +516,26 @@ def test_a_job_that_imports_another_tilelang_than_its_version_runs_nothing(tmp_p
     assert row["error"] == f"imported tilelang {tilelang.__version__}, not {other}"
     assert row["compiled"] is False and row.get("check") is None and row.get("latency_ms") is None
     assert not keep.exists()
+
+
+def test_the_two_release_counts_of_the_docs_are_the_recorded_runs():
+    """docs/gpu-stage.md's "Two releases on an H100": its counts are two_versions.py's for the recorded runs."""
+    sys.path.insert(0, str(REPO / "benchmarks" / "tilelang_examples"))
+    import two_versions
+
+    found = two_versions.summary(DATA)
+    text = (REPO / "docs" / "gpu-stage.md").read_text()
+    section = text[text.index("## Two releases on an H100") : text.index("### The knockout of three of them")]
+    assert f"**{found['checked']} of {found['configurations']}**" in section
+    table = section[section.index("| not checked | why |") :].split("\n\n")[0]
+    named = re.findall(r"^\| `([a-z0-9_]+)` \|", table, re.M)
+    assert sorted(next(k for k in found["unchecked"] if name in k) for name in named) == found["unchecked"]
+    assert f"**{found['within_3_percent']} of {found['repeated']}**" in section
+    assert f"largest move was {found['largest_move']:.1%}".replace("%", " %") in section
+    for label, (count, close, low, high) in found["do_bench"].items():
+        cell = f"| {label} ({count}) |"
+        assert cell in section, cell
+        if close:
+            assert f"{cell} {close} within 5 %" in section
+        else:
+            assert f"{cell} {low:.2f}x-{high:.2f}x |" in section

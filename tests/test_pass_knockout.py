@@ -505,11 +505,17 @@ def test_the_summary_names_passes_by_their_timed_effect_and_leaves_same_source_v
         row("baseline", 0.95, 1.0, 1.05, same=True),
         row("Pays", 1.2, 1.3, 1.4),
         row("Costs", 0.6, 0.63, 0.66),
-        row("Noise", 0.7, 0.76, 0.86, same=True),  # the baseline's very source: only the timing differs
+        # the baseline's very source, outside both ranges (the H100's GQA forward: 0.991, range 0.990-0.997):
+        # only the timing drifted, and a variant that moved less is no finding
+        row("Noise", 0.980, 0.985, 0.99, same=True),
+        row("Drift", 0.987, 0.99, 0.995),
         row("Within", 0.9, 0.99, 1.1),
         row("Wrong", None, None, None, gpu=statuses.STATUS_WRONG),
     ]
     (summary,) = knockout_table.summarize(rows)
+    assert summary["timing_drift"] == pytest.approx(0.015)
     assert [r["variant"] for r in summary["slower_without"]] == ["Pays"]
     assert [r["variant"] for r in summary["faster_without"]] == ["Costs"]
+    (no_drift,) = knockout_table.summarize([r for r in rows if r["variant"] != "Noise"])
+    assert [r["variant"] for r in no_drift["faster_without"]] == ["Costs", "Drift"]
     assert [r["variant"] for r in summary["gpu_failed"]] == ["Wrong"]

@@ -72,9 +72,9 @@ SPEED_SCHEMA: list[tuple[str, str]] = [
         "check",
         "What the outputs were compared with: `reference` (the kernel file's reference hook or the config's "
         "`reference`), `baseline` (a knockout variant: the configuration with no pass knocked out), "
-        "`version:<name>` (no reference: the previous entry of config `versions`, on the same seeded inputs), "
-        "`launch-only` (none of these) or `reference-failed` (the reference raised, `error` says why and which "
-        "argument it lacked: the kernel is timed, its result unchecked).",
+        "`version:<name>` (no reference, or one that raised: the previous entry of config `versions`, on the same "
+        "seeded inputs), `launch-only` (none of these) or `reference-failed` (the reference raised, `error` says "
+        "why and which argument it lacked, and no earlier version ran: the kernel is timed, its result unchecked).",
     ),
     ("correct", "`True` when max_rel_error <= tolerance (integer outputs: equal); empty for launch-only."),
     ("max_abs_error", "max abs(out - ref) of the worst output, in float64."),
