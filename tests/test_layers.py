@@ -19,7 +19,7 @@ PACKAGE = "tilelang_churn"
 # lowest first; a layer's rooms (folders) may import each other
 # batching is a lowering room: it cuts the grid's jobs (grid_job) by their kernels' cost (grid/kernels.py) and the
 # release data (releases), and the grid fills its batches with it, so it sits beside grid, not in core
-LAYERS = (("core",), ("grid", "batching", "releases", "trace", "knockout", "gpu"), ("tables",), ("figures",))
+LAYERS = (("core",), ("grid", "batching", "releases", "trace", "knockout", "gpu"), ("tables",), ("figures",), ("compat",))
 LAYER_OF_ROOM = {room: k for k, rooms in enumerate(LAYERS) for room in rooms}
 CORE_MAY_IMPORT = {"packaging"}  # release order: PEP 440 when packaging is there, else its own parser
 

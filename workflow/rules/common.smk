@@ -14,7 +14,8 @@ from snakemake.logging import logger
 # the package tilelang_churn: installed (editable) in the environment that runs Snakemake (make, environment.yml)
 import tilelang_churn
 from tilelang_churn.batching import batches, job_cost, trace_cache
-from tilelang_churn.core import jobs, scheduler_rounds, trace_modes
+from tilelang_churn.compat import snakemake_scheduler
+from tilelang_churn.core import jobs, trace_modes
 from tilelang_churn.grid import config_checks, job_grid, kernels
 from tilelang_churn.releases import release_envs, release_process
 from tilelang_churn.tables import version_table
@@ -38,13 +39,8 @@ if OWN_PACKAGE.is_dir() and Path(tilelang_churn.__file__).resolve().parent != OW
         f"or put its package first (PYTHONPATH={PROJECT / 'scripts'})"
     )
 
-# Snakemake's scheduler otherwise adds a chain of rounds per finished job (core/scheduler_rounds.py)
-try:
-    from snakemake.scheduling.job_scheduler import JobScheduler
-except ImportError:  # another Snakemake: its scheduler as it is
-    pass
-else:
-    scheduler_rounds.keep_one_reevaluation_pending(JobScheduler)
+# Snakemake's scheduler otherwise adds a chain of rounds per finished job (compat/snakemake_scheduler.py)
+snakemake_scheduler.install()
 
 # `--config gpu=true job_figures=false` arrives as strings: one rule for every boolean key of the schema
 config_checks.coerce_booleans(config, workflow.config_settings.config or {})

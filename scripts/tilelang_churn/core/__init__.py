@@ -14,7 +14,6 @@ __all__ = [
     "pass_names",
     "passes_table",
     "releases",
-    "scheduler_rounds",
     "statuses",
     "targets",
     "trace_modes",

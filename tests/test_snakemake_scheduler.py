@@ -1,5 +1,5 @@
-"""core/scheduler_rounds.py: Snakemake's scheduler keeps one re-evaluation timer pending, so its rounds stop growing
-with the jobs finished. The real Snakemake runs a small workflow of sleeping jobs, once as it ships (the rounds
+"""compat/snakemake_scheduler.py: Snakemake's scheduler keeps one re-evaluation timer pending, so its rounds stop
+growing with the jobs finished. The real Snakemake runs a small workflow of sleeping jobs, once as it ships (the rounds
 between two finishes grow: the reason for the change, and the sign to drop it once Snakemake keeps one timer itself)
 and once with the change (they do not)."""
 
@@ -12,7 +12,7 @@ import time
 
 import pytest
 from conftest import REPO
-from tilelang_churn.core import scheduler_rounds
+from tilelang_churn.compat import snakemake_scheduler
 
 
 class Scheduler:
@@ -40,9 +40,9 @@ def test_one_timer_is_pending_at_a_time_and_a_new_one_starts_once_it_fired():
     class Changed(Scheduler):
         pass
 
-    assert scheduler_rounds.keep_one_reevaluation_pending(Changed) is True
-    assert scheduler_rounds.keep_one_reevaluation_pending(Changed) is False  # changed already: left as it is
-    assert scheduler_rounds.keep_one_reevaluation_pending(object) is False  # no such method: nothing to change
+    assert snakemake_scheduler.keep_one_reevaluation_pending(Changed) is True
+    assert snakemake_scheduler.keep_one_reevaluation_pending(Changed) is False  # changed already: left as it is
+    assert snakemake_scheduler.keep_one_reevaluation_pending(object) is False  # no such method: nothing to change
     shipped, changed, other = Shipped(), Changed(), Changed()
     for _ in range(5):  # five rounds ended before the first timer fired
         shipped._schedule_reevalutation(0.05)
@@ -54,14 +54,51 @@ def test_one_timer_is_pending_at_a_time_and_a_new_one_starts_once_it_fired():
     assert rounds_started(changed, 0.5) == 1
 
 
+def test_the_change_is_made_only_on_the_pinned_snakemake_whose_private_names_are_there():
+    """The private names the change touches exist in the installed Snakemake (this fails when they go), which is
+    the one requirements.txt pins; on another release, or without the names, Snakemake's own scheduler runs and
+    one line per process says why."""
+    import re
+
+    import snakemake
+    from snakemake.scheduling.job_scheduler import JobScheduler
+
+    pin = re.search(r"^snakemake==(\S+)$", (REPO / "requirements.txt").read_text(), re.M).group(1)
+    assert snakemake_scheduler.WRITTEN_FOR == pin == snakemake.__version__
+    assert snakemake_scheduler.missing_names(JobScheduler) == []
+
+    class Older(Scheduler):
+        def __init__(self):
+            self._jobs_open = threading.Semaphore(0)  # the semaphore renamed
+
+    said = []
+    assert (
+        snakemake_scheduler.install(Scheduler, "9.28.0", said.append)
+        == "Snakemake 9.28.0, not 9.27.1 (requirements.txt)"
+    )
+    assert snakemake_scheduler.install(Scheduler, "9.28.0", said.append) is not None and len(said) == 1  # once
+    assert snakemake_scheduler.install(Older, pin, said.append) == "its JobScheduler has no _open_jobs"
+    assert snakemake_scheduler.install(object, pin, said.append) == (
+        "its JobScheduler has no _schedule_reevalutation or _open_jobs"
+    )
+    assert said[0].startswith("tilelang-churn: Snakemake's own scheduler runs (Snakemake 9.28.0") and len(said) == 3
+    assert not getattr(Older._schedule_reevalutation, snakemake_scheduler.PATCHED, False)  # left as it ships
+
+    class Current(Scheduler):
+        pass
+
+    assert snakemake_scheduler.install(Current, pin, said.append) is None and len(said) == 3
+    assert getattr(Current._schedule_reevalutation, snakemake_scheduler.PATCHED)
+
+
 SNAKEFILE = """
 import sys
 sys.path.insert(0, {scripts!r})
 from snakemake.scheduling.job_scheduler import JobScheduler
-from tilelang_churn.core import scheduler_rounds
+from tilelang_churn.compat import snakemake_scheduler
 
 if {change}:
-    assert scheduler_rounds.keep_one_reevaluation_pending(JobScheduler)
+    assert snakemake_scheduler.keep_one_reevaluation_pending(JobScheduler)
 
 rule all:
     input: expand("out/{{i}}.txt", i=range(8))
