@@ -4,13 +4,13 @@
     python3 scripts/kernel_params.py workflow/kernels/rmsnorm.py [FUNCTION]   # one line each: name=default
 
 FUNCTION defaults to ``build``. Exit status 2, with one line on stderr, when the file or the function cannot be
-read. The logic: tilelang_churn/grid/kernels.py.
+read. The logic: tilelang_churn/kernel/kernels.py.
 """
 
 # no `from __future__` import: Snakemake's script: directive puts its preamble above this file
 import sys
 
-from tilelang_churn.grid import kernels
+from tilelang_churn.kernel import kernels
 
 
 def main(argv: list[str] | None = None) -> int:

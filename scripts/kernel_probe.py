@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A kernel's settings that its source computes (decorator pass_configs and out_idx, @autotune configs), read by
 importing its file, and the files under its folder that the import read. The config check runs it
-(tilelang_churn/grid/kernel_probe.py), in a session of its own, and reads the answer from --answer:
+(tilelang_churn/kernel/kernel_probe.py), in a session of its own, and reads the answer from --answer:
 
     python3 scripts/kernel_probe.py FILE FUNCTION[,FUNCTION...] [--answer FILE] [--autotune-max N] [--fixed JSON]
 
@@ -15,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-from tilelang_churn.grid import kernel_probe
+from tilelang_churn.kernel import kernel_probe
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -5,7 +5,7 @@
         --target cuda-sm90 --mode instrument --out DIR
 
 The kernel file's function (``--function``, default ``build``) is called with the JSON object of ``--params``
-and must return a ``T.prim_func`` (tilelang_churn/grid/kernels.py). Every option, output and exit status is
+and must return a ``T.prim_func`` (tilelang_churn/kernel/kernels.py). Every option, output and exit status is
 the book's script's (``gemm_lower_trace.py --help``): the modes, targets, ``--out DIR/passes.csv`` and
 ``run.json``. Without ``--kernel-file`` or ``--kernel`` it traces the book's GEMM.
 """

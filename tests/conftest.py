@@ -314,7 +314,7 @@ def job_provenance(
     **kernel,
 ) -> dict:
     from tilelang_churn.core import trace_modes
-    from tilelang_churn.grid import kernels
+    from tilelang_churn.kernel import kernels
     from tilelang_churn.trace import trace_cli
 
     GEMM = kernels.BOOK_KERNEL
@@ -335,7 +335,7 @@ def job_provenance(
 
 
 def other_kernel(kernel: str, params: str, kernel_label: str) -> dict:
-    """The provenance of a kernel whose file declares no COLUMNS (grid/kernels.py): its parameter columns empty,
+    """The provenance of a kernel whose file declares no COLUMNS (kernel/kernels.py): its parameter columns empty,
     as the trace script leaves them."""
     from tilelang_churn.core import passes_table as pt
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from tilelang_churn.batching import trace_cache
-from tilelang_churn.grid import kernels
+from tilelang_churn.kernel import kernels
 
 
 def scripts_tree(root: Path) -> Path:

@@ -1,5 +1,5 @@
 """scripts/capture_kernels.py: a program run once, unchanged, and every kernel it asks TileLang for written as a
-config entry (grid/kernel_capture.py, grid/capture_hook.py).
+config entry (grid/kernel_capture.py, kernel/capture_hook.py).
 
 The programs are real ones of tests/data/capture/, run as child processes with the real TileLang on this CPU
 machine: what they ask for is what their source says they call (the expected entries below are those calls), the
@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import REPO, require_tilelang
-from tilelang_churn.grid import capture_hook, kernel_capture, kernels
+from tilelang_churn.grid import kernel_capture
+from tilelang_churn.kernel import capture_hook, kernels
 
 CAPTURE = REPO / "scripts" / "capture_kernels.py"
 DATA = REPO / "tests" / "data" / "capture"

@@ -15,7 +15,7 @@ import sys
 
 import yaml
 from conftest import REPO, make_workdir, require_tilelang, snakemake
-from tilelang_churn.grid import kernels
+from tilelang_churn.kernel import kernels
 
 CAPTURE = REPO / "scripts" / "capture_kernels.py"
 MODEL = REPO / "tests" / "data" / "capture" / "model.py"

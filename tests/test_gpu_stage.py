@@ -20,7 +20,8 @@ from conftest import REPO, make_workdir, require_tilelang, snakemake
 from tilelang_churn.core import passes_table, statuses
 from tilelang_churn.figures import speed_figures
 from tilelang_churn.gpu import gpu_bench, gpu_site
-from tilelang_churn.grid import config_checks, job_grid, kernels
+from tilelang_churn.grid import config_checks, job_grid
+from tilelang_churn.kernel import kernels
 from tilelang_churn.tables import kernel_speed
 from tilelang_churn.trace import trace_cli
 

@@ -522,7 +522,7 @@ def test_a_long_parameter_gets_a_short_stable_folder_and_keeps_its_full_value(tm
 
 
 def kernel_module():
-    from tilelang_churn.grid import kernels
+    from tilelang_churn.kernel import kernels
 
     return kernels
 

@@ -1,4 +1,4 @@
-"""The kernel import probe (grid/kernel_probe.py) on the cases of issue 29: what a kernel's source computes (its
+"""The kernel import probe (kernel/kernel_probe.py) on the cases of issue 29: what a kernel's source computes (its
 @autotune configs, its decorator's pass_configs) read by importing it in a real child process with the real
 TileLang, from kernels written here. An edit of a file the import read is seen, an import that leaves a process
 behind or never ends is stopped (nothing left running), a cache that does not read is a miss said in one line,
@@ -16,7 +16,8 @@ import pytest
 import yaml
 from conftest import require_tilelang
 from tilelang_churn.core import jobs
-from tilelang_churn.grid import config_checks, job_grid, kernel_probe
+from tilelang_churn.grid import config_checks, job_grid
+from tilelang_churn.kernel import kernel_probe
 
 # a kernel as TileLang's users write one, its settings computed by functions the file defines (HEAD fills them)
 KERNEL = """

@@ -16,7 +16,7 @@ import math
 import pytest
 import torch  # pinned in requirements.txt: its absence is an error, not a skip
 from conftest import require_tilelang
-from tilelang_churn.grid import kernels
+from tilelang_churn.kernel import kernels
 
 require_tilelang()  # the kernel files import tilelang.language
 

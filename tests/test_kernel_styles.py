@@ -20,7 +20,8 @@ from conftest import REPO, make_workdir, require_tilelang, snakemake, trace_batc
 from test_trace_env import report_passes, report_view
 from tilelang_churn.core import passes_table
 from tilelang_churn.core.job_spec import JobSpec
-from tilelang_churn.grid import config_checks, job_grid, kernel_probe, kernel_source, kernels
+from tilelang_churn.grid import config_checks, job_grid
+from tilelang_churn.kernel import kernel_probe, kernel_source, kernels
 from tilelang_churn.tables import frames
 
 DATA = REPO / "tests" / "data" / "kernel_styles"

@@ -1,4 +1,4 @@
-"""Any TileLang kernel, not only the GEMM: the kernel contract (grid/kernels.py), the shipped kernels, a user's
+"""Any TileLang kernel, not only the GEMM: the kernel contract (kernel/kernels.py), the shipped kernels, a user's
 kernel from a folder outside the repository, and every bad kernel named before any job.
 
 The workflow run here (`kernels_run`) traces the shipped FlashAttention and RMSNorm on small parameters and a
@@ -23,8 +23,9 @@ from conftest import REPO, make_workdir, require_tilelang, rule_counts, run_scri
 from test_trace_env import report_passes, report_view
 from tilelang_churn.core import passes_table
 from tilelang_churn.core.jobs import JOB_KEY
-from tilelang_churn.grid import config_checks, job_grid, kernels
+from tilelang_churn.grid import config_checks, job_grid
 from tilelang_churn.grid.config_checks import ConfigError
+from tilelang_churn.kernel import kernels
 from tilelang_churn.tables import frames
 
 # A user's kernel: C = A * scale, row by row (a file outside the repository).
@@ -328,7 +329,7 @@ def test_the_gemm_is_named_only_by_its_file_and_where_the_book_names_it():
     package spells its name but kernels.BOOK_KERNEL, which only the book's script's options (trace_cli), config
     shapes (job_grid: the book's configurations) and config kernels (kernel_configs: none takes its name) use."""
     package = REPO / "scripts" / "tilelang_churn"
-    book_modules = {"grid/kernels.py", "grid/job_grid.py", "grid/kernel_configs.py", "trace/trace_cli.py"}
+    book_modules = {"kernel/kernels.py", "grid/job_grid.py", "grid/kernel_configs.py", "trace/trace_cli.py"}
     spelled, used = {}, {}
     for path in sorted(package.rglob("*.py")):
         name = path.relative_to(package).as_posix()
@@ -339,7 +340,7 @@ def test_the_gemm_is_named_only_by_its_file_and_where_the_book_names_it():
                 used.setdefault(name, []).append(node.lineno)
             if isinstance(node, ast.Attribute) and node.attr in ("GEMM", "BOOK_KERNEL"):
                 used.setdefault(name, []).append(node.lineno)
-    assert set(spelled) == {"grid/kernels.py"} and len(spelled["grid/kernels.py"]) == 1, spelled
+    assert set(spelled) == {"kernel/kernels.py"} and len(spelled["kernel/kernels.py"]) == 1, spelled
     assert set(used) <= book_modules, {name: lines for name, lines in used.items() if name not in book_modules}
     gemm = kernels.read_signature(kernels.shipped(kernels.BOOK_KERNEL))
     assert gemm.columns == passes_table.PARAM_COLUMNS and gemm.lowering_cost == 1.0

@@ -17,9 +17,16 @@ import pytest
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 PACKAGE = "tilelang_churn"
 # lowest first; a layer's rooms (folders) may import each other
-# batching is a lowering room: it cuts the grid's jobs (grid_job) by their kernels' cost (grid/kernels.py) and the
+# batching is a lowering room: it cuts the grid's jobs (grid_job) by their kernels' cost (kernel/kernels.py) and the
 # release data (releases), and the grid fills its batches with it, so it sits beside grid, not in core
-LAYERS = (("core",), ("grid", "batching", "releases", "trace", "knockout", "gpu"), ("tables",), ("figures",), ("compat",))
+LAYERS = (
+    ("core",),
+    ("kernel",),
+    ("grid", "batching", "releases", "trace", "knockout", "gpu"),
+    ("tables",),
+    ("figures",),
+    ("compat",),
+)
 LAYER_OF_ROOM = {room: k for k, rooms in enumerate(LAYERS) for room in rooms}
 CORE_MAY_IMPORT = {"packaging"}  # release order: PEP 440 when packaging is there, else its own parser
 
@@ -221,7 +228,7 @@ def test_no_package_module_has_a_command_line():
 
 # The package is installed (pyproject.toml; make and environment.yml install it editable): what edits sys.path is a
 # feature, not package finding: a release's GPU site first (gpu_bench --site), a kernel file's folder first (kernels)
-SYS_PATH_EDITS = {"gpu/gpu_bench.py", "grid/kernels.py"}
+SYS_PATH_EDITS = {"gpu/gpu_bench.py", "kernel/kernels.py"}
 SYS_PATH_EDIT = re.compile(r"sys\.path\s*(\.\s*(insert|append|extend)\s*\(|\+=|=(?!=)|\[[^\]]*\]\s*=(?!=))")
 
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 from tilelang_churn.core import passes_table as pt
-from tilelang_churn.releases import capabilities, release_envs, tilelang_source, version_entries
+from tilelang_churn.kernel import tilelang_source
+from tilelang_churn.releases import capabilities, release_envs, version_entries
 from tilelang_churn.releases.release_envs import BuildError, ReleaseError, build_env, load_releases
 
 REPO = Path(__file__).resolve().parents[1]

@@ -119,7 +119,7 @@ def test_a_missing_entry_point_is_named_with_the_modes_it_takes_away(tmp_path):
 
 def test_the_config_check_stops_only_a_mode_that_needs_a_missing_entry_point(tmp_path):
     from tilelang_churn.grid import config_checks, job_grid
-    from tilelang_churn.releases import tilelang_source
+    from tilelang_churn.kernel import tilelang_source
 
     source = tilelang_source.SourceTree.from_path(copy_with_pass_diff_renamed(tmp_path))
     cfg = {"shapes": [{"M": 64, "N": 64, "K": 64}], "targets": ["cuda-sm90"]}
@@ -143,7 +143,8 @@ def test_the_config_check_stops_only_a_mode_that_needs_a_missing_entry_point(tmp
 def test_each_pass_links_to_the_line_that_defines_it_in_the_installed_release():
     """The pages' pass links (tilelang_source.pass_links) against the installed TileLang's own files: a TileLang
     pass at the line of its ``def``, a TVM pass (the 3rdparty submodule) and an unknown name to the search."""
-    from tilelang_churn.releases import release_envs, tilelang_source
+    from tilelang_churn.kernel import tilelang_source
+    from tilelang_churn.releases import release_envs
 
     source = tilelang_source.find_installed_source()
     if source is None:

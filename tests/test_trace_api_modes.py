@@ -12,8 +12,8 @@ import io
 import pytest
 from conftest import require_tilelang, run_batch
 from tilelang_churn.core import passes_table, trace_modes
-from tilelang_churn.grid import kernels
-from tilelang_churn.grid.kernels import BOOK_KERNEL as GEMM
+from tilelang_churn.kernel import kernels
+from tilelang_churn.kernel.kernels import BOOK_KERNEL as GEMM
 from tilelang_churn.trace import trace_cli
 
 tilelang = require_tilelang()

@@ -31,7 +31,8 @@ from conftest import (  # noqa: F401 - also imported from here by other tests
 )
 from test_broken_runs import tilelang_blocked_env
 from tilelang_churn.core import passes_table
-from tilelang_churn.releases import release_envs, tilelang_source
+from tilelang_churn.kernel import tilelang_source
+from tilelang_churn.releases import release_envs
 from tilelang_churn.tables import frames
 
 

@@ -86,7 +86,7 @@ def _normalized(value, language):
 
 
 def _full(file: Path, function: str, params: dict, language) -> str:
-    from tilelang_churn.grid import kernels
+    from tilelang_churn.kernel import kernels
 
     try:
         defaults = kernels.read_signature(file, function).defaults()

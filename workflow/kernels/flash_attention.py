@@ -115,7 +115,7 @@ def build(
     return main
 
 
-# GPU hooks (the GPU stage, config gpu: true; the contract: scripts/tilelang_churn/grid/kernels.py)
+# GPU hooks (the GPU stage, config gpu: true; the contract: scripts/tilelang_churn/kernel/kernels.py)
 OUT_IDX = [3]  # Output
 
 

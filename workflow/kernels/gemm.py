@@ -10,7 +10,7 @@ Parameters: M, N, K (the problem), block_M, block_N, block_K (the tile), dtype (
 
 import tilelang.language as T
 
-# What the tables make of it (the contract: scripts/tilelang_churn/grid/kernels.py): every parameter is a column
+# What the tables make of it (the contract: scripts/tilelang_churn/kernel/kernels.py): every parameter is a column
 # of its own, labelled MxNxK bBMxBNxBK dtype/accum tTHREADS sSTAGES; the cost model's unit of lowering cost.
 COLUMNS = ("M", "N", "K", "block_M", "block_N", "block_K", "dtype", "accum_dtype", "threads", "stages")
 LOWERING_COST = 1.0
@@ -46,7 +46,7 @@ def build(
     return main
 
 
-# GPU hooks (the GPU stage, config gpu: true; the contract: scripts/tilelang_churn/grid/kernels.py)
+# GPU hooks (the GPU stage, config gpu: true; the contract: scripts/tilelang_churn/kernel/kernels.py)
 OUT_IDX = [2]  # C
 
 

@@ -42,7 +42,7 @@ def build(M=1024, N=1024, blk_m=1, dtype="float16", threads=128):
     return main
 
 
-# GPU hooks (the GPU stage, config gpu: true; the contract: scripts/tilelang_churn/grid/kernels.py)
+# GPU hooks (the GPU stage, config gpu: true; the contract: scripts/tilelang_churn/kernel/kernels.py)
 OUT_IDX = [1]  # B
 
 

@@ -1,4 +1,4 @@
-from tilelang_churn.grid import kernels
+from tilelang_churn.kernel import kernels
 
 # A release other than the installed one gets its own uv environment, built once and reused
 # (release_envs.py verifies the import before it writes the marker, the rule's output).

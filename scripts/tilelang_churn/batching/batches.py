@@ -15,8 +15,8 @@ from pathlib import Path
 from tilelang_churn.batching import job_cost
 from tilelang_churn.core import files, trace_modes
 from tilelang_churn.core.job_spec import JobSpec
-from tilelang_churn.grid import kernels
 from tilelang_churn.grid.grid_job import Job
+from tilelang_churn.kernel import kernels
 from tilelang_churn.releases.capabilities import Capabilities
 
 
@@ -101,7 +101,7 @@ def served_jobs(
 
 
 def lowering_cost(spec: JobSpec) -> float:
-    """The LOWERING_COST its kernel's file declares (grid/kernels.py; read once per file)."""
+    """The LOWERING_COST its kernel's file declares (kernel/kernels.py; read once per file)."""
     return kernels.read_signature(spec.kernel_file, spec.function).lowering_cost
 
 

@@ -4,7 +4,7 @@ The grid cuts its batches by it (batches.make_batches: at most config trace_batc
 are enough of them to keep the cores busy whatever the order they finish in. A model, not a measure: the mode's
 seconds are the means of the book's GEMM's jobs in the default grid (TileLang 0.1.15, this project's 2-core
 machine, 2026-12-02, ``run.json``'s ``wall_seconds``), scaled by the kernel's lowering cost against the GEMM's
-(its file's LOWERING_COST, grid/kernels.py), by the target's factor (the shipped targets' means against the
+(its file's LOWERING_COST, kernel/kernels.py), by the target's factor (the shipped targets' means against the
 mean of the three) and by the release's (its lowering against 0.1.15's); a mode or target it does not know costs
 as an instrument job on an average target, a release it does not know as 0.1.15, and a job of a mode its release
 lacks as the one row it writes. Standard library only.

@@ -9,7 +9,7 @@ import hashlib
 from pathlib import Path
 
 from tilelang_churn.batching.batches import Batch
-from tilelang_churn.grid import kernels
+from tilelang_churn.kernel import kernels
 from tilelang_churn.releases import release_envs
 
 PACKAGE = "tilelang_churn"

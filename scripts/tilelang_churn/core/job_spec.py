@@ -21,7 +21,7 @@ from tilelang_churn.core import pass_configs, passes_table, trace_modes
 from tilelang_churn.core.jobs import job_key
 from tilelang_churn.core.targets import SIMT_TARGET_KINDS
 
-DEFAULT_FUNCTION = "build"  # the kernel contract's function (grid/kernels.py)
+DEFAULT_FUNCTION = "build"  # the kernel contract's function (kernel/kernels.py)
 DEFAULT_THREADS = 128  # the API modes' MaterializeKernelLaunch threads for a kernel that takes none
 
 

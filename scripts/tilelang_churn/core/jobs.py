@@ -114,7 +114,7 @@ def is_release(name: str, tilelang_version: str) -> bool:
 
 def fills_param_columns(row: Mapping) -> bool:
     """Whether a job's row fills every parameter column (passes_table.PARAM_COLUMNS): its kernel's file declares
-    them all (grid/kernels.py COLUMNS), as the book's GEMM's does; such a configuration is named by them."""
+    them all (kernel/kernels.py COLUMNS), as the book's GEMM's does; such a configuration is named by them."""
     return not any(_is_empty(row.get(column)) for column in passes_table.PARAM_COLUMNS)
 
 

@@ -66,7 +66,7 @@ PROVENANCE_COLUMNS = [
     "stages",
     "mode",
     "source",
-    # the kernel of the job (any kernel file: grid/kernels.py): its name, its parameters as canonical JSON
+    # the kernel of the job (any kernel file: kernel/kernels.py): its name, its parameters as canonical JSON
     # (sorted keys), a readable label; the parameter columns above (PARAM_COLUMNS) are empty unless it fills them
     "kernel",
     "params",
@@ -78,7 +78,7 @@ PROVENANCE_COLUMNS = [
     "version_name",
 ]
 KERNEL_COLUMNS = ("kernel", "params", "kernel_label", "pass_configs")
-# the columns a kernel's own parameters may fill (its file's COLUMNS: grid/kernels.py), empty for a kernel that
+# the columns a kernel's own parameters may fill (its file's COLUMNS: kernel/kernels.py), empty for a kernel that
 # declares none; their meaning is fixed: a problem M x N x K, a block tile, element types, threads, stages
 PARAM_COLUMNS = ("M", "N", "K", "block_M", "block_N", "block_K", "dtype", "accum_dtype", "threads", "stages")
 # Columns added after tables were first written, each with the value a table without it reads as (so that a

@@ -56,7 +56,8 @@ from tilelang_churn.core.jobs import config_of_job, is_release
 from tilelang_churn.core.releases import base_version, release_text, version_sort_key
 from tilelang_churn.figures import compare_pages, heatmap
 from tilelang_churn.figures import figure_style as fs
-from tilelang_churn.releases import release_envs, tilelang_source
+from tilelang_churn.kernel import tilelang_source
+from tilelang_churn.releases import release_envs
 from tilelang_churn.tables import frames, kernel_speed, pass_edits, release_tables, speed_attribution
 from tilelang_churn.tables.release_tables import (
     ADDED,

@@ -70,7 +70,7 @@ from tilelang_churn.core.statuses import (  # noqa: F401
     STATUS_WRONG,
 )
 from tilelang_churn.gpu import output_check
-from tilelang_churn.grid import kernels
+from tilelang_churn.kernel import kernels
 from tilelang_churn.releases import release_process
 from tilelang_churn.trace import fork_pool, trace_cli
 

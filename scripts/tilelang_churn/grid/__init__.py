@@ -1,21 +1,15 @@
 """The job grid: the config checked (config_checks: its schema and every check of a value, errors naming key and
 value), expanded into jobs (job_grid: shapes, targets, releases, modes; grid_job: one job; kernel_configs: config
-kernels, one configuration per parameter set) and the kernels it names (kernels: loading and building a kernel
-file's kernel; kernel_source: every style TileLang defines a kernel in, read from the source; kernel_probe: the
-settings a source computes, read by importing it; pass_config_options: the pass config options and their types
-that the installed TileLang's TVM registers), the book's reference job in it (book_reference), and the kernels a
-program builds, captured as config entries (kernel_capture: the command; capture_hook: the hook in the program)."""
+kernels, one configuration per parameter set; pass_config_options: the pass config options and their types that the
+installed TileLang's TVM registers), the book's reference job in it (book_reference), and the kernels a program
+builds, captured as config entries (kernel_capture: the command)."""
 
 __all__ = [
     "book_reference",
-    "capture_hook",
     "config_checks",
     "grid_job",
     "job_grid",
     "kernel_capture",
     "kernel_configs",
-    "kernel_probe",
-    "kernel_source",
-    "kernels",
     "pass_config_options",
 ]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tilelang_churn.core import jobs, trace_modes
 from tilelang_churn.grid import pass_config_options
-from tilelang_churn.releases import tilelang_source
+from tilelang_churn.kernel import tilelang_source
 from tilelang_churn.trace import trace_cli
 
 REPO = Path(__file__).resolve().parents[3]

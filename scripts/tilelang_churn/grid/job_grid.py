@@ -23,7 +23,6 @@ from tilelang_churn.batching import batches
 from tilelang_churn.batching.batches import Batch
 from tilelang_churn.core import jobs, pass_configs, releases, trace_modes
 from tilelang_churn.core.job_spec import JobSpec
-from tilelang_churn.grid import kernels
 from tilelang_churn.grid.config_checks import (
     REPO,
     ConfigError,
@@ -37,7 +36,8 @@ from tilelang_churn.grid.config_checks import (
 )
 from tilelang_churn.grid.grid_job import Job
 from tilelang_churn.grid.kernel_configs import KernelConfig, kernel_fields, resolve_kernels, resolve_pass_configs
-from tilelang_churn.releases import capabilities, release_envs, tilelang_source, version_entries
+from tilelang_churn.kernel import kernels, tilelang_source
+from tilelang_churn.releases import capabilities, release_envs, version_entries
 from tilelang_churn.releases.capabilities import Capabilities
 from tilelang_churn.releases.version_entries import VersionEntry
 from tilelang_churn.trace import trace_cli

@@ -1,5 +1,5 @@
 """``scripts/capture_kernels.py --out FILE -- COMMAND``: the user's program run once, unchanged, with the capture's
-hook (grid/capture_hook.py), and every kernel it asked TileLang to build written to FILE as a ``kernels:`` entry.
+hook (kernel/capture_hook.py), and every kernel it asked TileLang to build written to FILE as a ``kernels:`` entry.
 
 The program runs with its own interpreter, working directory, standard streams and arguments; the capture puts a
 folder holding its ``sitecustomize.py`` first on ``PYTHONPATH`` and names a record file in the environment, so every
@@ -9,7 +9,7 @@ killed when it ends.
 
 Then the records are checked (each line, before anything is written), merged per kernel across processes (a
 kernel's inputs are those of its first call), checked as the config check would read them (its file and function
-at the top level, its parameters taken: grid/kernels.py's signature), and merged into FILE: an entry FILE already
+at the top level, its parameters taken: kernel/kernels.py's signature), and merged into FILE: an entry FILE already
 has (same file, function, parameters with the function's defaults, pass configs) is kept as it is, a new one
 appended with a name of its own. FILE is read and checked before the program starts, and written atomically; a
 comment at its top says which programs were captured, when. What cannot be replayed (a kernel defined inside a
@@ -34,7 +34,7 @@ from pathlib import Path
 
 from tilelang_churn.core import files, interrupt
 from tilelang_churn.core.job_spec import canonical
-from tilelang_churn.grid import capture_hook, kernels
+from tilelang_churn.kernel import capture_hook, kernels
 
 PROG = "capture_kernels.py"
 HEADER = (

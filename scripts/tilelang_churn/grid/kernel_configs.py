@@ -1,5 +1,5 @@
 """Config `kernels` resolved: one ``KernelConfig`` per parameter set of each kernel (and each pass-config set),
-checked against the function's signature read from its file (grid/kernels.py's contract): a missing file or
+checked against the function's signature read from its file (kernel/kernels.py's contract): a missing file or
 function, a parameter it does not take, a name or folder that is not unique, an @autotune search space too large.
 Also the pass-config sets of a config shape or kernel entry (``resolve_pass_configs``) and a job spec's kernel
 fields (``kernel_fields``). Every problem raises ``ConfigError`` naming the config key and the value.
@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tilelang_churn.core import pass_configs
-from tilelang_churn.grid import kernel_probe, kernel_source, kernels
 from tilelang_churn.grid.config_checks import ConfigError, check_name_length, check_path
+from tilelang_churn.kernel import kernel_probe, kernel_source, kernels
 
 
 @dataclass(frozen=True)
 class KernelConfig:
-    """One parameter set of a kernel of config `kernels` (scripts/tilelang_churn/grid/kernels.py's contract)."""
+    """One parameter set of a kernel of config `kernels` (scripts/tilelang_churn/kernel/kernels.py's contract)."""
 
     kernel: str
     source: str  # a shipped kernel's name (workflow/kernels/<source>.py), or the user's file as configured

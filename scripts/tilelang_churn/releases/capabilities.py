@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tilelang_churn.core import trace_modes
-from tilelang_churn.releases import tilelang_source
+from tilelang_churn.kernel import tilelang_source
 
 # the HIP codegen's global function: its name is in the native library of a TileLang that registers it
 HIP_CODEGEN = b"target.build.tilelang_hip_without_compile"

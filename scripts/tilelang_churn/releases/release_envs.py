@@ -61,7 +61,8 @@ import yaml
 
 from tilelang_churn.core import files, releases
 from tilelang_churn.core.releases import release_sort_key
-from tilelang_churn.releases import capabilities, release_process, tilelang_source
+from tilelang_churn.kernel import tilelang_source
+from tilelang_churn.releases import capabilities, release_process
 
 REPO = Path(__file__).resolve().parents[3]
 # another release data file (a maintainer's, a test's) through TILELANG_CHURN_RELEASE_DATA

@@ -33,7 +33,8 @@ from pathlib import Path
 
 from tilelang_churn.core import child_group, files, releases
 from tilelang_churn.core.releases import release_sort_key
-from tilelang_churn.releases import capabilities, release_envs, release_process, tilelang_source
+from tilelang_churn.kernel import tilelang_source
+from tilelang_churn.releases import capabilities, release_envs, release_process
 from tilelang_churn.releases.release_envs import Pin, Release, ReleaseError
 
 # a name is a folder under results/runs and a Snakemake wildcard value

@@ -18,8 +18,7 @@ from tilelang import tvm
 
 from tilelang_churn.core import ir_archive, line_churn, pass_configs, pass_names, passes_table
 from tilelang_churn.core.job_spec import JobSpec
-from tilelang_churn.grid import kernels
-from tilelang_churn.releases import tilelang_source
+from tilelang_churn.kernel import kernels, tilelang_source
 from tilelang_churn.trace import pass_identity, pass_instrument, run_record
 from tilelang_churn.trace.trace_cli import DERIVABLE_PASS_PARAMS
 

@@ -24,8 +24,8 @@ from tilelang_churn.core.targets import (  # noqa: F401 (the trace script's targ
     target_kind_problem,
     target_name_for,
 )
-from tilelang_churn.grid import kernels
-from tilelang_churn.releases import release_process, tilelang_source
+from tilelang_churn.kernel import kernels, tilelang_source
+from tilelang_churn.releases import release_process
 
 DTYPES = ("float16", "bfloat16", "float32", "float64", "int8", "float8_e4m3fn", "float8_e5m2")
 ACCUM_DTYPES = ("float32", "float16", "float64", "int32")
@@ -211,7 +211,7 @@ def build_parser(parser_class: type = argparse.ArgumentParser, needs_mode: bool 
     gemm.add_argument("--accum-dtype", type=_choice(ACCUM_DTYPES), help="default float32")
     gemm.add_argument("--threads", type=_int_at_least(1), help="default 128")
     gemm.add_argument("--stages", type=_int_at_least(0), help="num_stages of T.Pipelined (0: not pipelined; default 3)")
-    other = parser.add_argument_group("any other kernel (grid/kernels.py: FUNCTION(**PARAMS) returns a T.prim_func)")
+    other = parser.add_argument_group("any other kernel (kernel/kernels.py: FUNCTION(**PARAMS) returns a T.prim_func)")
     source = other.add_mutually_exclusive_group()
     source.add_argument(
         "--kernel", metavar="NAME", help="a kernel shipped with the workflow (workflow/kernels/NAME.py)"

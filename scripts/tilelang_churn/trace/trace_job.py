@@ -31,7 +31,8 @@ import time
 from pathlib import Path
 
 from tilelang_churn.core import files, import_gc, passes_table, releases, targets, trace_modes
-from tilelang_churn.releases import release_process, tilelang_source
+from tilelang_churn.kernel import tilelang_source
+from tilelang_churn.releases import release_process
 from tilelang_churn.trace import trace_cli
 
 SCRIPT_DIR = Path(__file__).resolve().parents[2]  # scripts/: the entry files and this package

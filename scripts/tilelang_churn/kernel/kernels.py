@@ -50,8 +50,7 @@ from pathlib import Path
 
 from tilelang_churn.core import files, passes_table
 from tilelang_churn.core.job_spec import DEFAULT_FUNCTION, canonical  # noqa: F401 (canonical: the params column, named here too)
-from tilelang_churn.grid import capture_hook, kernel_source
-from tilelang_churn.releases import tilelang_source
+from tilelang_churn.kernel import capture_hook, kernel_source, tilelang_source
 
 REPO = Path(__file__).resolve().parents[3]
 SHIPPED_DIR = REPO / "workflow" / "kernels"

@@ -607,7 +607,7 @@ def _key(key) -> str:
 
 
 def plain_value(value):
-    """A TVM or enum config value as JSON's scalar (grid/kernels.py reads a kernel's pass configs with it too)."""
+    """A TVM or enum config value as JSON's scalar (kernel/kernels.py reads a kernel's pass configs with it too)."""
     for kind in (bool, int, float, str):
         if isinstance(value, kind):
             return kind(value)

@@ -34,7 +34,7 @@ import tempfile
 from pathlib import Path
 
 from tilelang_churn.core import child_group, files
-from tilelang_churn.grid import kernels
+from tilelang_churn.kernel import kernels
 
 ENTRY = Path(__file__).resolve().parents[2] / "kernel_probe.py"
 TIMEOUT_KEY = "kernel_import_timeout_s"  # the config key of the probe's time limit
