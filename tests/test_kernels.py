@@ -131,7 +131,7 @@ def test_trace_api_rows_equal_what_lower_trace_returns(kernels_run):
     workdir, _ = kernels_run
     code = (
         "import sys, json, contextlib, io; sys.path.insert(0, sys.argv[1])\n"
-        "from tilelang_churn.grid import kernels\nfrom tilelang_churn.trace import tilelang_trace, trace_cli\n"
+        "from tilelang_churn.kernel import kernels\nfrom tilelang_churn.trace import tilelang_trace, trace_cli\n"
         "spec = trace_cli.parse_args(['--mode', 'trace-api', '--kernel', 'rmsnorm', '--params', sys.argv[2]]).spec\n"
         "from tilelang import tvm\n"
         "from tilelang.tools.lower_trace import lower_trace\n"
