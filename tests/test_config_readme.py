@@ -22,9 +22,11 @@ COPIED_WORDS = 12  # this many words in a row from a schema description count as
 
 def schema_keys(schema: dict) -> dict[str, set[str]]:
     """{top-level key: its sub-keys}: the properties of an object value, of a list's items, or of an object among
-    the alternatives (oneOf, anyOf) a key takes."""
+    the alternatives (oneOf, anyOf) a key takes; a $ref of the schema's $defs read as what it names."""
 
     def sub_keys(node: dict) -> set[str]:
+        if "$ref" in node:
+            node = {**schema["$defs"][node["$ref"].removeprefix("#/$defs/")], **node}
         found = set(node.get("properties", {}))
         for branch in node.get("oneOf", []) + node.get("anyOf", []):
             found |= sub_keys(branch)

@@ -102,3 +102,14 @@ def test_the_layout_names_every_module_entry_file_and_rule_file():
     named_scripts = set(re.findall(r"\b(\w+\.py)\b", drawing))
     gone = sorted(name for name in named_scripts if not list((REPO / "scripts").rglob(name)))
     assert not gone, f"docs/architecture.md names files that do not exist: {gone}"
+
+
+def test_the_short_target_names_of_the_docs_are_the_workflows():
+    import json
+
+    from tilelang_churn.core import targets
+
+    text = (REPO / "docs" / "own-kernel.md").read_text(encoding="utf-8")
+    section = text[text.index("### Which targets have short names?") :]
+    rows = re.findall(r"^\| `([\w-]+)` \| `(\{.*\})` \|$", section.split("\n\n")[1], re.M)
+    assert {name: json.loads(target) for name, target in rows} == targets.TARGETS

@@ -781,3 +781,41 @@ def test_two_pass_config_sets_on_one_folder_are_refused_with_advice_that_can_be_
     said = refused(defaults={"pass_configs": sets})
     assert said.startswith("config defaults.pass_configs[") and "keep one of them" in said
     assert "distinct 'name'" not in said
+
+
+def test_a_kernel_entry_with_its_own_targets_runs_on_those_alone():
+    """Issue 60: a Blackwell-only kernel beside Hopper ones. The entry's targets replace config targets for its
+    jobs; a name both lists use is the same target; a target no job has is left out of the grid."""
+    blackwell = {"name": "bw", "shipped": "rmsnorm", "params": [{"M": 256, "N": 256}], "targets": ["cuda-sm100a"]}
+    hopper = {"name": "hp", "shipped": "rmsnorm", "params": [{"M": 128, "N": 256}]}
+    both = {"name": "both", "shipped": "rmsnorm", "params": [{"M": 64, "N": 256}],
+            "targets": ["cuda-sm90", {"name": "b200", "target": {"kind": "cuda", "arch": "sm_100"}}]}  # fmt: skip
+    grid = grid_of(kernels=[blackwell, hopper, both], targets=["cuda-sm90", "hip"])
+    by_kernel: dict[str, list[str]] = {}
+    for (_, target, _, _), job in grid.jobs.items():
+        by_kernel.setdefault(job.spec.kernel, []).append(target)
+    assert by_kernel == {
+        "gemm": ["cuda-sm90", "hip"], "hp": ["cuda-sm90", "hip"], "both": ["cuda-sm90", "b200"], "bw": ["cuda-sm100a"]
+    }  # fmt: skip
+    assert list(grid.targets) == ["cuda-sm90", "hip", "cuda-sm100a", "b200"]
+    assert grid.targets["cuda-sm100a"] == {"kind": "cuda", "arch": "sm_100a"}
+    assert grid.target_keys["b200"] == "kernels[2].targets[1]" and grid.target_keys["cuda-sm90"] == "targets[0]"
+    assert {target for (_, target, _) in grid.lowerings} == set(grid.targets)
+    # only kernels of their own targets: config targets (the default three) have no job and are left out
+    alone = grid_of(shapes=[], kernels=[blackwell])
+    assert list(alone.targets) == ["cuda-sm100a"] and len(alone.jobs) == 1
+    # one name, one target; a target under two names would trace the same jobs twice
+    other = {"name": "cuda-sm90", "target": {"kind": "cuda", "arch": "sm_90a"}}
+    said = refused(kernels=[{**blackwell, "targets": [{"name": "sm90", "target": {"kind": "cuda", "arch": "sm_90"}}]}])
+    assert said.startswith("config kernels[0].targets[0]: target {'kind': 'cuda', 'arch': 'sm_90'} is also targets[0]")
+    said = refused(kernels=[{**blackwell, "targets": [other]}])
+    assert said.startswith("config kernels[0].targets[0].name: 'cuda-sm90' is the short name of")
+    said = refused(kernels=[{**blackwell, "targets": [{"name": "x", "target": {"kind": "cuda", "arch": "sm_90a"}}]}],
+                   targets=[{"name": "x", "target": {"kind": "cuda", "arch": "sm_80"}}])  # fmt: skip
+    assert (
+        "target 'x' is {'kind': 'cuda', 'arch': 'sm_90a'} here and {'kind': 'cuda', 'arch': 'sm_80'} in targets[0]"
+        in said
+    )
+    assert refused(kernels=[{**blackwell, "targets": ["cuda-sm200"]}]).startswith(
+        "config kernels[0].targets[0]: unknown target 'cuda-sm200'; short names are"
+    )

@@ -12,8 +12,13 @@ TARGETS: dict[str, dict] = {
     "cuda-sm86": {"kind": "cuda", "arch": "sm_86"},
     "cuda-sm89": {"kind": "cuda", "arch": "sm_89"},
     "cuda-sm90": {"kind": "cuda", "arch": "sm_90"},
+    # the arch-specific features TileLang writes for (wgmma and setmaxnreg on Hopper, tcgen05 on Blackwell)
+    "cuda-sm90a": {"kind": "cuda", "arch": "sm_90a"},
+    "cuda-sm100a": {"kind": "cuda", "arch": "sm_100a"},
+    "cuda-sm120": {"kind": "cuda", "arch": "sm_120"},
     "hip": {"kind": "hip"},
     "hip-gfx942": {"kind": "hip", "mcpu": "gfx942"},
+    "hip-gfx950": {"kind": "hip", "mcpu": "gfx950"},
     # No layout for a T.gemm fragment on CPU targets: these record a real lowering failure.
     "llvm": {"kind": "llvm"},
     "c": {"kind": "c"},
@@ -40,10 +45,10 @@ def missing_target_hint(error: str, target: dict) -> str:
         return ""
     for pattern, arch, family in _NEEDS_ARCH:
         if pattern.search(error or "") and not str(target.get("arch", "")).startswith(arch.rstrip("a")):
-            example = f"{{name: cuda-{arch.replace('_', '')}, target: {{kind: cuda, arch: {arch}}}}}"
+            name = f"cuda-{arch.replace('_', '')}"  # a short name of TARGETS
             job = target.get("arch", "cuda")
             needs = f"the kernel needs a {family} target, {arch}, and this job's is {job}"
-            return f" ({needs}: add one to config targets, e.g. {example})"
+            return f" ({needs}: give the kernel's entry its own targets, e.g. targets: [{name}])"
     return ""
 
 

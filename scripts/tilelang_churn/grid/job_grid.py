@@ -71,6 +71,8 @@ class Grid:
     warnings: list[str] = field(default_factory=list)  # what the workflow tells before it runs (a release not listed)
     # what each version can do, where known before any environment is built (probed_before_build)
     probed: dict[str, Capabilities] = field(default_factory=dict)
+    # target name -> the config key that defines it (targets[i], or a kernel entry's kernels[i].targets[j])
+    target_keys: dict[str, str] = field(default_factory=dict)
 
     @property
     def configurations(self) -> list[str]:
@@ -178,49 +180,70 @@ def _derived_shape_id(shape: dict, spec: dict) -> str:
     return shape_id
 
 
-def resolve_targets(cfg: dict) -> dict[str, dict]:
-    """Target folder name -> its TVM target dict, in config order. A named JSON target is called by its config
-    name in the tables (the job's --target-name), so renaming it reaches them."""
+def resolve_targets(cfg: dict) -> tuple[dict[str, dict], dict[str, str]]:
+    """Target folder name -> its TVM target dict, in config order: config targets, then the targets of kernel
+    entries that name their own (a name both use is the same target); and name -> the config key that defines it.
+    A named JSON target is called by its config name in the tables (the job's --target-name), so renaming it
+    reaches them."""
     targets: dict[str, dict] = {}
     where: dict[str, str] = {}
     same_dict: dict[str, str] = {}  # the target dict, as JSON -> its config key
-    for i, entry in enumerate(cfg["targets"]):
-        key = f"targets[{i}]"
-        if isinstance(entry, str):
-            if entry not in trace_cli.TARGETS:
+    lists = [("targets", cfg["targets"])]
+    lists += [
+        (f"kernels[{i}].targets", entry["targets"]) for i, entry in enumerate(cfg["kernels"]) if entry.get("targets")
+    ]
+    for list_key, entries in lists:
+        seen: set[str] = set()
+        for i, entry in enumerate(entries):
+            key = f"{list_key}[{i}]"
+            name, target = _target_entry(entry, key)
+            if name in seen:
+                raise ConfigError(f"config {key}: duplicate target name {name!r} (also {where[name]})")
+            seen.add(name)
+            text = json.dumps(target, sort_keys=True)
+            if name in targets:
+                if targets[name] != target:
+                    raise ConfigError(
+                        f"config {key}: target {name!r} is {target!r} here and {targets[name]!r} in {where[name]}; "
+                        "one name, one target"
+                    )
+                continue
+            check_name_length(name, "target", f"{key}.name" if isinstance(entry, dict) else key)
+            if text in same_dict:
                 raise ConfigError(
-                    f"config {key}: unknown target {entry!r}; short names are {', '.join(trace_cli.TARGETS)}, "
-                    'or give a mapping {name: NAME, target: {"kind": ..., ...}}'
+                    f"config {key}: target {target!r} is also {same_dict[text]}; the two targets' jobs would be "
+                    "identical"
                 )
-            name, target = entry, dict(trace_cli.TARGETS[entry])
-        else:
-            name, target = entry["name"], entry["target"]
-            if not isinstance(target.get("kind"), str) or not target["kind"]:
-                raise ConfigError(
-                    f'config {key}.target: {target!r} has no "kind"; a JSON target needs a string "kind" '
-                    'such as "cuda" or "hip"'
-                )
-            problem = trace_cli.target_kind_problem(target)
-            if problem:
-                raise ConfigError(f"config {key}.target.kind: {problem}")
-            known = trace_cli.TARGETS.get(name)
-            if known is not None and known != target:
-                raise ConfigError(
-                    f"config {key}.name: {name!r} is the short name of {known!r}, not of {target!r}; "
-                    "choose another name"
-                )
-        if name in targets:
-            raise ConfigError(f"config {key}: duplicate target name {name!r} (also {where[name]})")
-        check_name_length(name, "target", f"{key}.name" if isinstance(entry, dict) else key)
-        text = json.dumps(target, sort_keys=True)
-        if text in same_dict:
+            same_dict[text] = key
+            targets[name] = target
+            where[name] = key
+    return targets, where
+
+
+def _target_entry(entry, key: str) -> tuple[str, dict]:
+    """One entry of a targets list: its name and TVM target dict, checked."""
+    if isinstance(entry, str):
+        if entry not in trace_cli.TARGETS:
             raise ConfigError(
-                f"config {key}: target {target!r} is also {same_dict[text]}; the two targets' jobs would be identical"
+                f"config {key}: unknown target {entry!r}; short names are {', '.join(trace_cli.TARGETS)}, "
+                'or give a mapping {name: NAME, target: {"kind": ..., ...}}'
             )
-        same_dict[text] = key
-        targets[name] = target
-        where[name] = key
-    return targets
+        return entry, dict(trace_cli.TARGETS[entry])
+    name, target = entry["name"], entry["target"]
+    if not isinstance(target.get("kind"), str) or not target["kind"]:
+        raise ConfigError(
+            f'config {key}.target: {target!r} has no "kind"; a JSON target needs a string "kind" such as "cuda" or '
+            '"hip"'
+        )
+    problem = trace_cli.target_kind_problem(target)
+    if problem:
+        raise ConfigError(f"config {key}.target.kind: {problem}")
+    known = trace_cli.TARGETS.get(name)
+    if known is not None and known != target:
+        raise ConfigError(
+            f"config {key}.name: {name!r} is the short name of {known!r}, not of {target!r}; choose another name"
+        )
+    return name, target
 
 
 def resolve_versions(cfg: dict, installed: str | None) -> list[VersionEntry]:
@@ -267,7 +290,13 @@ def resolve_release_heatmap(cfg: dict, grid: Grid) -> tuple[str, str, str] | Non
     for key, value, values in checks:
         if given.get(key) is not None and value not in values:
             raise ConfigError(f"config release_heatmap.{key}: {value!r} is not in the grid; it has {some(values, key)}")
-    return chosen if all(value in values for _, value, values in checks) else None
+    if not all(value in values for _, value, values in checks):
+        return None
+    if not any((target, shape) == chosen[:2] for _, target, shape in grid.lowerings):
+        if given.get("target") is not None or given.get("shape") is not None:  # a kernel's own targets lack it
+            raise ConfigError(f"config release_heatmap: {chosen[1]!r} has no job on target {chosen[0]!r}")
+        return None
+    return chosen
 
 
 def resolve_api_passes(cfg: dict, modes: tuple[str, ...]) -> tuple[str, ...]:
@@ -346,7 +375,7 @@ def build_grid(cfg: dict, installed: str | None = None, source=None) -> Grid:
         source = tilelang_source.find_installed_source()
     shape_origins: dict[str, int] = {}
     shapes = resolve_shapes(cfg, shape_origins)
-    targets = resolve_targets(cfg)
+    targets, target_keys = resolve_targets(cfg)
     modes = resolve_modes(cfg)
     check_installed_modes(modes, versions, installed, source)
     api_passes = resolve_api_passes(cfg, modes)
@@ -357,13 +386,20 @@ def build_grid(cfg: dict, installed: str | None = None, source=None) -> Grid:
             "config shapes and kernels: the grid is empty (no GEMM shape, no kernel): nothing would be traced; give "
             "a shape or a kernel"
         )
+    # (folder id, its kernel's fields of a job spec, its target names) of every configuration, the GEMM's first; a
+    # kernel entry's own targets replace config targets
+    grid_targets = [name for name in targets if target_keys[name].startswith("targets[")]
+    configurations = [(shape, gemm_fields(spec), grid_targets) for shape, spec in shapes.items()]
+    configurations += [
+        (config_id, config_.kernel_fields(), config_.targets or grid_targets)
+        for config_id, config_ in kernel_configs.items()
+    ]
+    used = {name for _, _, names in configurations for name in names}
+    targets = {name: target for name, target in targets.items() if name in used}  # a target no job has is left out
     grid = Grid(versions, installed, cfg["release_env_dir"], shapes, targets, modes, jobs={},
-                knockout=resolve_knockout(cfg), entries=entries)  # fmt: skip
+                knockout=resolve_knockout(cfg), entries=entries, target_keys=target_keys)  # fmt: skip
     grid.warnings.extend(entry.warning for entry in entries.values() if entry.warning)
     grid.kernel_configs.update(kernel_configs)
-    # (folder id, its kernel's fields of a job spec) of every configuration, the GEMM's first
-    configurations = [(shape, gemm_fields(spec)) for shape, spec in shapes.items()]
-    configurations += [(config_id, config_.kernel_fields()) for config_id, config_ in kernel_configs.items()]
     # the comparison of releases needs the IR after every pass; a single release does not
     keep_ir = grid.compares_releases
     for version, entry in entries.items():
@@ -374,7 +410,9 @@ def build_grid(cfg: dict, installed: str | None = None, source=None) -> Grid:
         elif entry.kind == "python":
             own = {"release": releases.base_version(entry.tilelang_version), "version_name": version}
         for target_name, target in targets.items():
-            for config_id, kernel in configurations:
+            for config_id, kernel, names in configurations:
+                if target_name not in names:
+                    continue
                 lowering = JobSpec(**kernel, target_name=target_name, target=target, mode=None, release_env=env,
                                    **own)  # fmt: skip
                 grid.lowerings[(version, target_name, config_id)] = lowering
@@ -435,7 +473,6 @@ def check_job_arguments(cfg: dict, grid: Grid, shape_origins: dict[str, int]) ->
     128.0, sizes beyond int64). The modes only add arguments the grid makes itself: one mode per
     configuration is enough."""
     shape_index = shape_origins  # shape id -> its config shape (resolve_shapes)
-    target_index = {target: i for i, target in enumerate(grid.targets)}
     checked = set()
     for job in grid.jobs.values():
         if (job.target, job.shape) in checked:
@@ -459,7 +496,7 @@ def check_job_arguments(cfg: dict, grid: Grid, shape_origins: dict[str, int]) ->
                 else f"defaults.{_OPTION_FIELDS[option][0]}"
             )
         else:
-            key = f"targets[{target_index[job.target]}]"
+            key = grid.target_keys[job.target]
         raise ConfigError(f"config {key}: {problem} (the job of shape {job.shape!r} on target {job.target!r})")
 
 

@@ -28,6 +28,7 @@ class KernelConfig:
     pass_configs: dict = field(default_factory=dict)  # TileLang's PassConfigKey options ({}: its defaults)
     reference: str | None = None  # the GPU stage's reference: a function of the file, called (*inputs)
     reference_args: dict = field(default_factory=dict)  # its parameters named otherwise: {reference's: kernel's}
+    targets: tuple[str, ...] | None = None  # its entry's own target names (job_grid resolves them); None: the grid's
 
     @property
     def file(self) -> Path:
@@ -156,8 +157,15 @@ def resolve_kernels(cfg: dict, shapes: dict) -> dict[str, KernelConfig]:
                         pass_config_set,
                         _reference(entry, key, function),
                         _reference_args(entry, key, function),
+                        entry_target_names(entry),
                     )
     return configs
+
+
+def entry_target_names(entry: dict) -> tuple[str, ...] | None:
+    """The names of a kernel entry's own ``targets`` (a short name, or a JSON target's ``name``); None without."""
+    own = entry.get("targets")
+    return None if own is None else tuple(t if isinstance(t, str) else t["name"] for t in own)
 
 
 def _reference(entry: dict, key: str, function: str) -> str | None:
