@@ -8,6 +8,7 @@ The logic: tilelang_churn/grid/job_grid.py.
 import sys
 
 from tilelang_churn.grid import job_grid
+from tilelang_churn.grid.config_checks import ConfigError
 
 USAGE = "usage: job_grid.py CONFIG.yaml  (checks the config and prints its jobs)"
 
@@ -18,7 +19,13 @@ def main(argv: list[str] | None = None) -> int:
     if len(argv) != 1 or asked:
         print(USAGE, file=sys.stdout if asked else sys.stderr)
         return 0 if asked else 2
-    return job_grid.print_jobs(argv[0])
+    try:
+        grid = job_grid.build_grid(job_grid.read_config(argv[0]))
+    except ConfigError as error:  # one line naming the key and the value
+        print(error, file=sys.stderr)
+        return 2
+    print("\n".join(job_grid.job_lines(grid)))
+    return 0
 
 
 if __name__ == "__main__":

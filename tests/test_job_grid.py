@@ -14,7 +14,7 @@ from conftest import entry
 from tilelang_churn.batching import batches, job_cost
 from tilelang_churn.core import trace_modes
 from tilelang_churn.core.job_spec import JobSpec
-from tilelang_churn.grid import config_checks, job_grid
+from tilelang_churn.grid import config_checks, grid_keys, job_grid
 from tilelang_churn.grid.config_checks import ConfigError
 from tilelang_churn.releases.capabilities import Capabilities
 from tilelang_churn.trace import trace_batch, trace_cli
@@ -320,8 +320,8 @@ def test_without_an_installed_release_the_pinned_one_gets_an_environment():
     grid = job_grid.build_grid(
         config_checks.validate_config({"targets": ["hip"], "modes": ["instrument"]}), installed=""
     )  # "" = metadata found no tilelang
-    assert grid.versions == (job_grid.pinned_release(),)
-    assert grid.release_env(grid.versions[0]) == f".envs/tilelang-{job_grid.pinned_release()}"
+    assert grid.versions == (grid_keys.pinned_release(),)
+    assert grid.release_env(grid.versions[0]) == f".envs/tilelang-{grid_keys.pinned_release()}"
 
 
 def test_each_other_release_runs_in_its_own_environment_and_keeps_its_ir():
@@ -439,7 +439,7 @@ def test_the_config_check_refuses_what_the_trace_script_would(overrides, key, va
     grid_args = message.split(": ", 1)[1].split(" (the job of shape")[0]
     cfg = {"shapes": [{"M": 8, "N": 8, "K": 8}], "targets": ["cuda-sm90"], "modes": ["trace-env"]}
     cfg.update(copy.deepcopy(overrides))
-    shape = next(iter(job_grid.resolve_shapes(config_checks.validate_config(cfg)).values()))
+    shape = next(iter(grid_keys.resolve_shapes(config_checks.validate_config(cfg)).values()))
     target = trace_cli.TARGETS["cuda-sm90"]
     spec = JobSpec(**job_grid.gemm_fields(shape), target_name="cuda-sm90", target=target, mode="trace-env")
     args = trace_cli.job_argv(spec)

@@ -14,7 +14,7 @@ import yaml
 from tilelang_churn.core import jobs, passes_table, trace_modes
 from tilelang_churn.core.job_spec import JobSpec
 from tilelang_churn.gpu import gpu_bench
-from tilelang_churn.grid import config_checks, job_grid
+from tilelang_churn.grid import config_checks, grid_keys, job_grid
 from tilelang_churn.trace import trace_cli
 
 REPO = Path(__file__).resolve().parents[1]
@@ -87,7 +87,7 @@ def test_a_spec_names_its_files_and_keys_as_the_grid_and_the_tables_do(grid):
 
 def test_jobs_of_one_lowering_pair_and_others_do_not():
     gemm = job_grid.gemm_fields(
-        job_grid.resolve_shapes(config_checks.validate_config(default_config()))["1024x1024x1024"]
+        grid_keys.resolve_shapes(config_checks.validate_config(default_config()))["1024x1024x1024"]
     )
     base = JobSpec(**gemm, target_name="cuda-sm90", target=trace_cli.TARGETS["cuda-sm90"], mode=None, release="0.1.15")
     env, served = base.with_mode("trace-env", keep="tables"), base.with_mode("instrument", keep_ir=True)

@@ -16,7 +16,7 @@ import tilelang_churn
 from tilelang_churn.batching import batches, job_cost, trace_cache
 from tilelang_churn.compat import snakemake_scheduler
 from tilelang_churn.core import jobs, trace_modes
-from tilelang_churn.grid import config_checks, job_grid
+from tilelang_churn.grid import config_checks, grid_keys, job_grid
 from tilelang_churn.kernel import kernels
 from tilelang_churn.releases import release_envs, release_process
 from tilelang_churn.tables import version_table

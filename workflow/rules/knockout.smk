@@ -18,7 +18,7 @@ for batch in GRID.knockout_batches:
             sources=batch_knockout_paths(batch, "sources.json.gz"),
         log:
             batch=f"logs/knockout/{batch.version}/{batch.name}.log",
-            jobs=[job_grid.knockout_log(job) for job in batch.jobs],
+            jobs=[grid_keys.knockout_log(job) for job in batch.jobs],
         benchmark:
             f"results/benchmarks/knockout/{batch.version}/{batch.name}.tsv"
         priority: -2
@@ -32,9 +32,9 @@ for batch in GRID.knockout_batches:
             runtime=batch_runtime(len(batch.jobs), seconds_per_job=40, floor_minutes=10),
         params:
             **({"kernel_sha256": kernels.file_digests(batch.kernel_files)} if batch.kernel_files else {}),
-            jobs=[(list(job.args), job_grid.knockout_dir(job), job_grid.knockout_log(job)) for job in batch.jobs],
+            jobs=[(list(job.args), grid_keys.knockout_dir(job), grid_keys.knockout_log(job)) for job in batch.jobs],
             release_env=GRID.release_env(batch.version) or "",
-            options=list(job_grid.knockout_options(GRID.knockout)),
+            options=list(grid_keys.knockout_options(GRID.knockout)),
         script:
             "../../scripts/knockout_batch.py"
 
@@ -66,7 +66,7 @@ rule knockout_gpu:
         script=f"{SCRIPTS}/knockout_gpu.py",
         args=lambda wc: [*GPU_JOBS[(wc.version, wc.target, wc.shape)], *gpu_site_args(wc.version)],
         # config knockout.timeout_s: also how long one variant may hold the GPU (a kernel that never finishes)
-        gpu_timeout=(GRID.knockout or job_grid.KNOCKOUT_DEFAULTS)["timeout_s"],
+        gpu_timeout=(GRID.knockout or grid_keys.KNOCKOUT_DEFAULTS)["timeout_s"],
         python=lambda wc: gpu_python(wc.version),
     shell:
         "{params.python:q} {params.script:q} --knockout {input.knockout:q} --device {input.device:q} --out {output.table:q}"

@@ -205,7 +205,7 @@ def knockout_threads(wildcards) -> int:
 
 def batch_knockout_paths(batch, name: str) -> list:
     """A file of every configuration of a knockout batch (knockout.csv, knockout.json, sources.json.gz)."""
-    return [f"{job_grid.knockout_dir(job)}/{name}" for job in batch.jobs]
+    return [f"{grid_keys.knockout_dir(job)}/{name}" for job in batch.jobs]
 
 
 def get_knockout_records(wildcards=None) -> list:

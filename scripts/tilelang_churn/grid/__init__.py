@@ -1,5 +1,6 @@
 """The job grid: the config checked (config_checks: its schema and every check of a value, errors naming key and
-value), expanded into jobs (job_grid: shapes, targets, releases, modes; grid_job: one job; kernel_configs: config
+value), expanded into jobs (job_grid: the build; grid_model: the Grid; grid_keys: one resolver per config key, shapes,
+targets, releases, modes; grid_checks: the checks of the jobs made; grid_job: one job; kernel_configs: config
 kernels, one configuration per parameter set; pass_config_options: the pass config options and their types that the
 installed TileLang's TVM registers), the book's reference job in it (book_reference), and the kernels a program
 builds, captured as config entries (kernel_capture: the command)."""
@@ -7,7 +8,10 @@ builds, captured as config entries (kernel_capture: the command)."""
 __all__ = [
     "book_reference",
     "config_checks",
+    "grid_checks",
     "grid_job",
+    "grid_keys",
+    "grid_model",
     "job_grid",
     "kernel_capture",
     "kernel_configs",

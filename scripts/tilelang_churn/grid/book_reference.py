@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from tilelang_churn.core import passes_table
 from tilelang_churn.grid.config_checks import some
 from tilelang_churn.grid.grid_job import Job
-from tilelang_churn.grid.job_grid import Grid
+from tilelang_churn.grid.grid_model import Grid
 
 
 @dataclass(frozen=True)

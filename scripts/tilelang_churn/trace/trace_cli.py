@@ -173,7 +173,13 @@ def _reference_args(text: str) -> dict:
 
 
 class ArgumentProblem(ValueError):
-    """A bad argument, as argparse would report it (the config check turns it into a ConfigError)."""
+    """A bad argument, as argparse would report it (the config check turns it into a ConfigError); ``option`` is
+    the option it is about (``--threads``), None where the message names none."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        named = re.match(r"argument (--[\w-]+)", message)  # argparse's wording, and this module's own errors
+        self.option = named.group(1) if named else None
 
 
 class _CheckingParser(argparse.ArgumentParser):
@@ -440,14 +446,14 @@ def job_spec_or_none(argv: list[str]) -> JobSpec | None:
         return None
 
 
-def job_argument_problem(argv: list[str]) -> str | None:
-    """What parse_args would refuse in a job's arguments, as argparse words it, else None: the config check
-    runs every job's arguments through the same rules, so no job the check accepts exits 2 later. Pass names
-    are left out (the config check resolves them once for the grid)."""
+def job_argument_problem(argv: list[str]) -> ArgumentProblem | None:
+    """What parse_args would refuse in a job's arguments (its text as argparse words it, its ``option``), else
+    None: the config check runs every job's arguments through the same rules, so no job the check accepts exits 2
+    later. Pass names are left out (the config check resolves them once for the grid)."""
     try:
         _parse(_checking_parser(), list(argv), check_passes=False)
     except ArgumentProblem as problem:
-        return str(problem)
+        return problem
     return None
 
 
