@@ -18,7 +18,7 @@ import system_packages
 from conftest import entry, other_kernel
 from test_compare_releases import CONFIG, LABEL, frame, job_rows, run, write_archive, write_jobs
 from test_reports_in_browser import find_browser
-from tilelang_churn.figures import compare_pages
+from tilelang_churn.figures import compare_pages, page_templates
 from tilelang_churn.tables import release_tables as cr
 
 
@@ -255,7 +255,7 @@ def nasty_pair(tmp_path: Path) -> list[Path]:
 
 def test_any_text_survives_the_data_block_as_json():
     data = {"lines": [NASTY, SEPARATORS, "<!--", "-->", "</script>", "<script>", "a&b", "<\\!--"], "start": 0}
-    page = compare_pages.render("base.html.j2", title="t", data=data)
+    page = page_templates.render("base.html.j2", title="t", data=data)
     assert data_block(page) == data
     assert page.count("<script") == 1 and page.count("</script>") == 1  # only the data block's own tags
 
@@ -270,12 +270,12 @@ def test_a_pages_data_holds_the_ir_text_as_written(tmp_path):
 
 def test_a_page_name_fits_a_file_name_and_keeps_the_whole_label_apart(tmp_path):
     long = "cuda-sm90 tagged(tag=" + "x" * 300 + ") instrument"
-    name = compare_pages.page_name(f"{long}__0.1.14__0.1.15")
+    name = page_templates.page_name(f"{long}__0.1.14__0.1.15")
     assert len(f".{name}.html.4194304.tmp".encode()) < 255  # the page and atomic_file's temporary
     assert name.startswith("cuda-sm90_tagged_tag_xxx")
-    assert compare_pages.page_name(f"{long}__0.1.14__0.1.15") == name  # stable: the same page on a rerun
-    assert compare_pages.page_name(f"{long}y__0.1.14__0.1.15") != name  # the hash is of the whole label
-    assert compare_pages.page_name("cuda-sm90 1024x1024 instrument__0.1.14__0.1.15") == (
+    assert page_templates.page_name(f"{long}__0.1.14__0.1.15") == name  # stable: the same page on a rerun
+    assert page_templates.page_name(f"{long}y__0.1.14__0.1.15") != name  # the hash is of the whole label
+    assert page_templates.page_name("cuda-sm90 1024x1024 instrument__0.1.14__0.1.15") == (
         "cuda-sm90_1024x1024_instrument__0.1.14__0.1.15"
     )  # short names as before
 
@@ -299,7 +299,7 @@ def long_label_index(out: Path) -> Path:
 def test_a_configuration_of_300_characters_gets_its_page(tmp_path):
     configs, (index, page) = long_label_pages(tmp_path)
     assert len(configs[0].label) > 300
-    assert page.is_file() and len(page.name.encode()) <= compare_pages.MAX_PAGE_NAME
+    assert page.is_file() and len(page.name.encode()) <= page_templates.MAX_PAGE_NAME
     assert f'href="pages/{page.name}"' in index.read_text()
 
 
@@ -308,7 +308,7 @@ def test_a_page_that_cannot_be_written_is_named_on_the_index_and_stderr(tmp_path
     new = job_rows("0.1.15", [run("P0")])
     churn = frame(old, new)
     configs = cr.configurations(churn)
-    name = compare_pages.page_name(f"{configs[0].label}__0.1.14__0.1.15")
+    name = page_templates.page_name(f"{configs[0].label}__0.1.14__0.1.15")
     (tmp_path / "pages" / f"{name}.html").mkdir(parents=True)  # a folder where the page goes: rename fails
     edits = compare_pages.pass_edits.EditCache({})
     written = compare_pages.write_pages(configs, cr.divergence(churn, {}, edits), edits, tmp_path)
@@ -562,7 +562,9 @@ def check_reading_views(compare_dir: Path, expected: dict, shots: Path) -> dict:
     import pandas as pd
 
     alignment = pd.read_csv(compare_dir / "pass_alignment.csv", keep_default_na=False)
-    name = compare_pages.page_name(f"{expected['configuration']}__{expected['release_old']}__{expected['release_new']}")
+    name = page_templates.page_name(
+        f"{expected['configuration']}__{expected['release_old']}__{expected['release_new']}"
+    )
     seen: dict = {}
     for width in (1000, 1400):
         with chromium_page({"width": width, "height": 900}) as (page, errors):
@@ -774,7 +776,7 @@ def test_a_label_names_its_kernel_once_and_a_long_pass_list_is_shortened_but_sti
     assert compare_pages.display_label({"configuration": LABEL, "kernel": "gemm"}).startswith("cuda-sm90 gemm 1024x")
     names = [f"Pass{k}" for k in range(9)]
     row = {"difference_summary": "differs from Pass0; never reconverges", "edits_differ_at": ";".join(names)}
-    cell = compare_pages.TEMPLATES.get_template("compare_macros.html.j2").module.difference_cell(
+    cell = page_templates.TEMPLATES.get_template("compare_macros.html.j2").module.difference_cell(
         compare_pages._difference(row)
     )
     shown = re.sub(r"<[^>]+>", "", cell)

@@ -15,7 +15,7 @@ from conftest import entry
 from test_compare_releases import CONFIG, frame, job_rows, run, write_archive
 from tilelang_churn.core import jobs, knockout_rows
 from tilelang_churn.core import passes_table as pt
-from tilelang_churn.figures import compare_pages, release_figures
+from tilelang_churn.figures import compare_pages, page_templates, release_figures
 from tilelang_churn.tables import churn_table, kernel_speed, pass_edits, speed_attribution
 from tilelang_churn.tables import release_tables as cr
 
@@ -95,7 +95,7 @@ def test_two_entries_importing_one_version_stay_two_versions_in_every_table_and_
     # a page per pair, named and titled by the versions' names
     label, configuration = compare_pages.display_label(by_version[0]), by_version[0]["configuration"]
     for old, new in pairs:
-        page = out / compare_pages.PAGES_DIR / f"{compare_pages.page_name(f'{configuration}__{old}__{new}')}.html"
+        page = out / compare_pages.PAGES_DIR / f"{page_templates.page_name(f'{configuration}__{old}__{new}')}.html"
         assert f"<title>{html.escape(f'{label}: {old} → {new}')}</title>" in page.read_text()
     index = (out / "index.html").read_text()
     for row in diverging:

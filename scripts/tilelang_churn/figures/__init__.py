@@ -1,4 +1,4 @@
-"""Every figure of the workflow and of the book, in one style."""
+"""Every figure and HTML page of the workflow and of the book, in one style."""
 
 __all__ = [
     "agg_text_cache",
@@ -8,6 +8,7 @@ __all__ = [
     "heatmap",
     "knockout_figures",
     "knockout_pages",
+    "page_templates",
     "plot_churn",
     "release_figures",
     "speed_figures",

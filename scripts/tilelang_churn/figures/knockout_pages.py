@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 from tilelang_churn.core import files, jobs, knockout_rows, statuses
-from tilelang_churn.figures.compare_pages import diff_spans, page_name, render, text_diff
+from tilelang_churn.figures.page_templates import diff_spans, page_name, render, text_diff
 from tilelang_churn.tables import knockout_table
 
 INDEX = "index.html"
