@@ -31,6 +31,7 @@ def run(
         finally:  # after an exit, a timeout or an interrupt alike: nothing it started is left running
             kill_group(proc.pid)
             proc.wait()
+            _wait_group_gone(proc.pid)
         if not ended:
             raise subprocess.TimeoutExpired(argv[0], timeout)
         out.seek(0)
@@ -50,6 +51,33 @@ def kill_group(pid: int, number: int = signal.SIGKILL) -> None:
             os.kill(pid, number)
         except ProcessLookupError:
             pass
+
+
+def _wait_group_gone(pgid: int, timeout: float = 2.0) -> None:
+    """Wait (at most TIMEOUT seconds) until no process of group PGID runs: a SIGKILL is delivered, not waited for,
+    and a grandchild under load was seen alive just after killpg returned. A zombie has ended (PID 1 of a
+    container may never reap it); without /proc, nothing to wait on."""
+    deadline = time.monotonic() + timeout
+    while _group_running(pgid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def _group_running(pgid: int) -> bool:
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return False
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", encoding="utf-8", errors="replace") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
+            return True
+    return False
 
 
 def _ended(pid: int, timeout: float) -> bool:
