@@ -669,3 +669,14 @@ def test_the_heatmap_configuration_is_found_by_the_folders_of_its_jobs(tmp_path)
     assert label == expected
     with pytest.raises(ValueError, match="no job in a folder .../hip/other/trace-env/"):
         release_figures.label_of_job(configs, archives, "hip/other/trace-env")
+
+
+def test_a_release_is_imported_with_any_local_tag_and_a_wheel_exactly():
+    """One rule for the trace job, the GPU job and the knockout's GPU job: the GPU job compared base versions, so a
+    wheel's jobs (0.1.15+mine) were refused the TileLang they asked for."""
+    from tilelang_churn.core.releases import imports_release
+
+    assert imports_release("0.1.14+cu128", "0.1.14") and imports_release("0.1.14", "0.1.14")
+    assert imports_release("0.1.15+mine", "0.1.15+mine")
+    assert not imports_release("0.1.15", "0.1.15+mine") and not imports_release("0.1.15+other", "0.1.15+mine")
+    assert not imports_release("0.1.15", "0.1.14") and not imports_release(None, "0.1.14")

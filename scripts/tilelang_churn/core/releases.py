@@ -27,6 +27,15 @@ def base_version(version: str) -> str:
     return version.split("+", 1)[0]
 
 
+def imports_release(imported, expected: str) -> bool:
+    """Whether a TileLang of version IMPORTED is what a job of EXPECTED (its --expect-release) asks for: a
+    release's local build tag is no other release (0.1.14+cu128 is 0.1.14); a wheel's own (0.1.15+mine) is asked
+    for exactly."""
+    if not isinstance(imported, str):
+        return False
+    return imported == expected or ("+" not in expected and base_version(imported) == expected)
+
+
 def release_sort_key(version: str) -> tuple:
     """Sort key of a tilelang_version: release order, unparsable or empty versions last (by text)."""
     text = str(version).strip()

@@ -591,7 +591,8 @@ def run_job(
     except Exception as exc:  # noqa: BLE001 - a broken release is a row too
         return row | {"status": STATUS_BUILD_FAILED, "error": error_text(exc)}
     row["tilelang_version"] = tilelang.__version__
-    if spec.release and releases.base_version(tilelang.__version__) != spec.release:  # nothing run: not its timing
+    # another TileLang than the job's version: nothing is run, its timing would be that TileLang's
+    if spec.release and not releases.imports_release(tilelang.__version__, spec.release):
         return row | {
             "status": STATUS_BUILD_FAILED,
             "error": f"imported tilelang {tilelang.__version__}, not {spec.release}",

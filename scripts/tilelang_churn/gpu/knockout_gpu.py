@@ -187,7 +187,7 @@ def measure_variants(
     out = Path(out)
     results = run_variants(spec, device, variants, out.parent, max(1, workers), timeout, repeats, launches, gpu_timeout)
     imported = sorted({result["tilelang_version"] for result in results if result.get("tilelang_version")})
-    if expected and any(releases.base_version(version) != releases.base_version(expected) for version in imported):
+    if expected and not all(releases.imports_release(version, expected) for version in imported):
         said = f"imported tilelang {', '.join(imported)}, not {expected} (--expect-release)"
         print(f"{PROG}: error: {said}", file=sys.stderr)
         return trace_cli.EXIT_NOT_RECORDED

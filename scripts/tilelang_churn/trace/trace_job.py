@@ -161,10 +161,7 @@ def release_mismatch(expected: str, release_env: str | None) -> str | None:
     rebuild it; None when it is that release. Rows under another release's name would be wrong data."""
     tilelang = sys.modules.get("tilelang")
     imported = getattr(tilelang, "__version__", None)
-    # a release's local build tag is no other release (0.1.14+cu128 is 0.1.14); a wheel's own (0.1.15+mine) is asked
-    # for exactly
-    if isinstance(imported, str) and (imported == expected or ("+" not in expected and releases.base_version(imported)
-                                                                == expected)):  # fmt: skip
+    if releases.imports_release(imported, expected):
         return None
     env = release_env or sys.prefix
     if release_env:
