@@ -489,11 +489,11 @@ def call_reference(reference, params: dict, inputs: list, names: list[str] | Non
         elif source in params:
             given[name] = reference_value(params[source])
     # the inputs no name took fill its other positional parameters in order (ref_program(x, w, b, eps))
-    left = [value for name, value in zip(names, inputs) if name not in used] if names else list(inputs)
+    left = [(name, value) for name, value in zip(names or [None] * len(inputs), inputs) if name not in used]
     args, kwargs = [], {}
     for name, parameter in signature.parameters.items():
         if parameter.kind in positional and name not in given and left:
-            given[name] = left.pop(0)
+            given[name] = left.pop(0)[1]
     for name, parameter in signature.parameters.items():
         if parameter.kind in (inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL):
             continue
@@ -510,10 +510,9 @@ def call_reference(reference, params: dict, inputs: list, names: list[str] | Non
         else:
             kwargs[name] = given[name]
     made = reference(*args, **kwargs)
-    if callable(made) and not hasattr(made, "shape"):  # a factory's function; a tensor is no function here
-        taken = {id(value) for value in given.values()}
-        rest = [(name, value) for name, value in zip(names or [None] * len(inputs), inputs) if id(value) not in taken]
-        return call_reference(made, params, [value for _, value in rest], [name for name, _ in rest if name], mapping)
+    if callable(made) and not hasattr(made, "shape"):  # a factory's function (a tensor is no function here) gets
+        # the inputs the factory did not take
+        return call_reference(made, params, [value for _, value in left], [name for name, _ in left if name], mapping)
     return made
 
 
