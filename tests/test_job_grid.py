@@ -803,6 +803,10 @@ def test_a_kernel_entry_with_its_own_targets_runs_on_those_alone():
     assert {target for (_, target, _) in grid.lowerings} == set(grid.targets)
     # only kernels of their own targets: config targets (the default three) have no job and are left out
     alone = grid_of(shapes=[], kernels=[blackwell])
+    # the release heatmap's configuration is one a target has: bw has no job on cuda-sm90
+    heatmap = {"target": "cuda-sm90", "shape": next(c for c in grid.configurations if c.startswith("bw"))}
+    said = refused(kernels=[blackwell, hopper, both], targets=["cuda-sm90", "hip"], release_heatmap=heatmap)
+    assert said == f"config release_heatmap: {heatmap['shape']!r} has no job on target 'cuda-sm90'"
     assert list(alone.targets) == ["cuda-sm100a"] and len(alone.jobs) == 1
     # one name, one target; a target under two names would trace the same jobs twice
     other = {"name": "cuda-sm90", "target": {"kind": "cuda", "arch": "sm_90a"}}
