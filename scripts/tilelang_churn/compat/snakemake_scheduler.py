@@ -32,7 +32,7 @@ def keep_one_reevaluation_pending(scheduler_class) -> bool:
     """Make ``scheduler_class._schedule_reevalutation`` (Snakemake's spelling) start a timer only when none of that
     scheduler's is pending. False, and nothing changed, where the class has no such method (another Snakemake) or
     it is changed already."""
-    original = getattr(scheduler_class, "_schedule_reevalutation", None)
+    original = getattr(scheduler_class, METHOD, None)
     if original is None or getattr(original, PATCHED, False):
         return False
 
@@ -53,7 +53,7 @@ def keep_one_reevaluation_pending(scheduler_class) -> bool:
 
     setattr(_schedule_reevalutation, PATCHED, True)
     _schedule_reevalutation.__doc__ = original.__doc__
-    scheduler_class._schedule_reevalutation = _schedule_reevalutation
+    setattr(scheduler_class, METHOD, _schedule_reevalutation)
     return True
 
 
