@@ -6,13 +6,15 @@
 # In order, each part's files written to $OUT as soon as it ends (a later part may run out of the command's time):
 # 1. the 16-core question: lscpu (cpu.txt), one lowering's CPU seconds at 1/4/8/16 copies (copies.jsonl);
 # 2. the corpus v0.1.13.yaml with gpu=true, mode instrument (kernel_speed.csv, examples.results.tgz);
-# 3. TileLang's own do_bench beside the stage's timing of the same kernels (own_timing.jsonl);
+# 3. TileLang's own do_bench, three backends, beside the stage's timing of the same kernels (own_timing.jsonl), the
+#    GPU's clocks meanwhile (clocks.csv);
 # 4. knockout_v0.1.13.yaml: three examples, passes changed, gpu (knockout.results.tgz);
 # With tmp/sites.tar.xz carried instead (site13/ and site14/, tests/data/gpu/PROVENANCE.md), 0.1.14 runs beside
 # 0.1.13 as an environment entry in parts 2 and 5, and its rows are checked against 0.1.13's outputs.
 # 0. (issue 57) the GPU tests first (gpu_tests.txt); 5. part 2's GPU jobs again on the same machine, their compiled
 #    kernels cached (kernel_speed_again.csv): two timings of the stage by its own method.
-# Each part's limit in seconds: COPIES_S, EXAMPLES_S, OWN_TIMING_S, KNOCKOUT_S, TESTS_S, AGAIN_S. PARTS: which parts
+# Each part's limit in seconds: COPIES_S, EXAMPLES_S, OWN_TIMING_S (its timing alone: OWN_TIMING_BUDGET_S), KNOCKOUT_S,
+# TESTS_S, AGAIN_S. PARTS: which parts
 # (default "1 2 3 4"); SPEED: the kernel_speed.csv, or folder of speed.json, part 3 takes its kernels from (default
 # part 2's).
 set -u
@@ -108,9 +110,17 @@ if wants 3; then
 stamp "3. TileLang's own timing"
 speed=$(realpath "${SPEED:-tmp/wex/results/gpu/runs}")  # every GPU job's speed.json, gathered or not
 mkdir -p tmp/wex && [ -d tmp/wex/tilelang-v0.1.13 ] || tar -xJf tmp/examples13.tar.xz -C tmp/wex
+# the GPU's clocks, power and throttle reasons every 20 ms, each line after its Unix time: joined with the methods'
+# start and end times
+nvidia-smi --query-gpu=clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
+  --format=csv,noheader,nounits -lms 20 | while IFS= read -r line; do echo "$EPOCHREALTIME, $line"; done \
+  > "$out/clocks.csv" 2>> "$log" &
+clocks=$!
 (cd tmp/wex && timeout -k 5 "${OWN_TIMING_S:-80}" python3 "$examples/own_timing.py" --speed "$speed" \
-  --configfile "$examples/v0.1.13.yaml" --jobs "$(nproc)" --budget-s 40 > "$out/own_timing.jsonl" 2>> "$log")
+  --configfile "$examples/v0.1.13.yaml" --jobs "$(nproc)" --budget-s "${OWN_TIMING_BUDGET_S:-40}" \
+  > "$out/own_timing.jsonl" 2>> "$log")
 stamp "own_timing exit $?"
+pkill -P "$clocks" nvidia-smi; kill "$clocks" 2> /dev/null
 fi
 
 if wants 4; then

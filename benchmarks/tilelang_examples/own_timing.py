@@ -1,21 +1,27 @@
 #!/usr/bin/env python3
-"""The GPU stage's latency beside TileLang's own timing of the same compiled kernel (issue 47), on a GPU machine.
+"""The GPU stage's latency beside TileLang's own timings of the same compiled kernel (issues 47, 57), on a GPU machine.
 
-For each configuration that the stage timed (`ok` or `wrong` rows of results/gpu/kernel_speed.csv) the kernel is
-compiled as the stage compiles it (gpu_bench.kernel_io, tilelang.compile with the job's pass configs; TileLang's
-kernel cache makes this a lookup after the stage) and timed three ways in one process, one after the other:
+For each configuration that the stage timed (`ok` or `wrong` rows of results/gpu/kernel_speed.csv; a row per
+kernel) the kernel is compiled as the stage compiles it (gpu_bench.kernel_io, tilelang.compile with the job's pass
+configs) and timed these ways in one process, one after the other (each method's wall-clock start and end, in
+Unix seconds, beside it, to join with a GPU clock log):
 
-- ``events_ms``: the stage's own method (gpu_bench.time_launches: 20 back-to-back launches between two CUDA events,
-  median of 7, inputs resident in L2 after the first launch);
-- ``do_bench_ms``: ``tilelang.profiler.do_bench`` over the same launch on the same inputs (an L2 flush of 256 MB
-  before each launch, each launch timed alone, the mean);
-- ``profiler_ms``: ``kernel.get_profiler().do_bench()``, what the examples' ``main()`` print (the profiler makes
-  its own inputs).
+| key | method | L2 | host cost timed |
+| --- | --- | --- | --- |
+| ``stage`` | gpu_bench.time_launches: a graph of 20 launches, flushed before each of 7 replays | warm, not 1st | no |
+| ``cold`` | the same, a graph of 1 launch, 50 replays: each launch alone after a flush | cold | no |
+| ``event`` | ``do_bench(backend="event")``: events around each launch, flushed before each | cold | past the flush |
+| ``cudagraph`` | ``do_bench(backend="cudagraph")``: TileLang's graph replay, the stage's method | warm, not 1st | no |
+| ``cupti`` | ``do_bench(backend="cupti")``: the profiler's device time of each kernel, flushed before | cold | no |
+
+``*_ms`` is each method's median (cupti: its mean; event: the mean, TileLang's default, and the median), ``*_spread``
+max over min of the repeats, or the 90th over the 10th percentile (event, cudagraph).
 
     python3 benchmarks/tilelang_examples/own_timing.py --speed results/gpu/kernel_speed.csv \
         --configfile benchmarks/tilelang_examples/v0.1.13.yaml --jobs 16 > own_timing.jsonl
 
-Compiles first in --jobs processes (spawned: TileLang's import initialises CUDA), then times in this process.
+Compiles first in --jobs processes (spawned: TileLang's import initialises CUDA), then times in this process,
+smallest stage latency first.
 """
 
 from __future__ import annotations
@@ -46,14 +52,12 @@ def configurations(speed_csv: str, config_path: str) -> list[dict]:
         if "cuda" in target:
             provenance = spec.provenance("")
             specs[(provenance["kernel"], provenance["kernel_label"])] = spec
-    rows = []
+    rows = {}
     for row in _speed_rows(Path(speed_csv)):
-        if row["status"] not in ("ok", "wrong"):
-            continue
-        spec = specs.get((row["kernel"], row["kernel_label"]))
-        if spec is not None:
-            rows.append({"row": row, "spec": spec})
-    return rows
+        key = (row["kernel"], row["kernel_label"])
+        if row["status"] in ("ok", "wrong") and key in specs and key not in rows:  # a table of two versions: the first
+            rows[key] = {"row": row, "spec": specs[key]}
+    return list(rows.values())
 
 
 def _speed_rows(speed: Path) -> list[dict]:
@@ -66,6 +70,10 @@ def _speed_rows(speed: Path) -> list[dict]:
         return [{key: "" if value is None else value for key, value in row.items()} for row in rows]
     with open(speed, newline="", encoding="utf-8") as handle:
         return list(csv.DictReader(handle))
+
+
+def _stage_ms(row: dict) -> float:
+    return float(row["latency_ms"] or "inf")
 
 
 def _kernel(spec):
@@ -83,7 +91,33 @@ def _compile_only(spec) -> str | None:
     return None
 
 
-def time_three_ways(spec) -> dict:
+COLD_REPEATS = 50
+QUANTILES = [0.5, 0.1, 0.9]
+
+
+def _timed(out: dict, key: str, measure) -> None:
+    """out[key_ms], out[key_spread] (where measured) and out[key_at] = [start, end] from measure(), or the error."""
+    started = time.time()
+    try:
+        out |= {f"{key}_{name}": value for name, value in measure().items()}
+    except Exception as exc:  # noqa: BLE001 - a backend this TileLang lacks: said in the row
+        out[f"{key}_error"] = f"{type(exc).__name__}: {exc}"[:200]
+    out[f"{key}_at"] = [round(started, 3), round(time.time(), 3)]
+
+
+def _repeats(times: list[float]) -> dict:
+    from tilelang_churn.gpu import gpu_bench
+
+    summary = gpu_bench.summarize_times(times)
+    return {"ms": summary["median"], "spread": summary["spread"]}
+
+
+def _quantiles(do_bench, launch, backend: str) -> dict:
+    median, low, high = do_bench(launch, backend=backend, quantiles=QUANTILES)
+    return {"ms": median, "spread": high / low if low > 0 else None}
+
+
+def time_ways(spec) -> dict:
     import torch
     from tilelang.profiler import do_bench
     from tilelang_churn.gpu import gpu_bench
@@ -92,14 +126,13 @@ def time_three_ways(spec) -> dict:
     torch.manual_seed(0)
     inputs = io.inputs("cuda")
     launch = lambda: kernel(*inputs)  # noqa: E731
-    events = gpu_bench.summarize_times(gpu_bench.time_launches(launch))["median"]
-    flushed = do_bench(launch)
-    try:
-        profiler = kernel.get_profiler().do_bench()
-        profiler_error = None
-    except Exception as exc:  # noqa: BLE001 - some kernels' profiler cannot make their inputs
-        profiler, profiler_error = None, f"{type(exc).__name__}: {exc}"[:200]
-    return {"events_ms": events, "do_bench_ms": flushed, "profiler_ms": profiler, "profiler_error": profiler_error}
+    out: dict = {}
+    _timed(out, "stage", lambda: _repeats(gpu_bench.time_launches(launch)[0]))
+    _timed(out, "cold", lambda: _repeats(gpu_bench.time_launches(launch, repeats=COLD_REPEATS, launches=1)[0]))
+    _timed(out, "event", lambda: _quantiles(do_bench, launch, "event") | {"mean_ms": do_bench(launch)})
+    _timed(out, "cudagraph", lambda: _quantiles(do_bench, launch, "cudagraph"))
+    _timed(out, "cupti", lambda: {"ms": do_bench(launch, backend="cupti")})
+    return out
 
 
 def main(argv=None) -> int:
@@ -115,7 +148,7 @@ def main(argv=None) -> int:
     with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
         errors = list(pool.map(_compile_only, [item["spec"] for item in todo]))
     began = time.perf_counter()
-    for item, error in zip(todo, errors):
+    for item, error in sorted(zip(todo, errors), key=lambda pair: _stage_ms(pair[0]["row"])):
         row = item["row"]
         out = {
             "kernel": row["kernel"],
@@ -128,7 +161,7 @@ def main(argv=None) -> int:
             out["error"] = f"not timed: past --budget-s {args.budget_s}"
         else:
             try:
-                out |= time_three_ways(item["spec"])
+                out |= time_ways(item["spec"])
             except Exception as exc:  # noqa: BLE001
                 out["error"] = f"{type(exc).__name__}: {exc}"[:300]
         print(json.dumps(out), flush=True)
