@@ -372,6 +372,35 @@ def test_a_reference_that_returns_a_function_gets_the_tensors_it_did_not_take():
     assert gpu_bench.call_reference(lambda: lambda *tensors: tensors, {}, ["a", "b"]) == ("a", "b")
 
 
+def test_do_bench_beside_is_cupti_where_it_measures_else_event(monkeypatch):
+    """The stage's do_bench_ms: cupti first (the kernel's device time alone), else the event backend; a profiler
+    that saw no kernel (0 ms) is no time. TileLang's do_bench is replaced here only for what the stage does with
+    its answers: the real one needs a GPU (tests/test_gpu_bench.py times it there)."""
+    import tilelang.profiler
+
+    def answers(by_backend):
+        def do_bench(fn, backend="event"):
+            answer = by_backend[backend]
+            if isinstance(answer, Exception):
+                raise answer
+            return answer
+
+        return do_bench
+
+    cases = [
+        ({"cupti": 0.25, "event": 0.5}, (0.25, "cupti")),
+        ({"cupti": RuntimeError("CUPTI_ERROR_NOT_INITIALIZED"), "event": 0.5}, (0.5, "event")),
+        ({"cupti": 0.0, "event": [0.5, 0.4]}, (0.5, "event")),
+    ]
+    for by_backend, expected in cases:
+        monkeypatch.setattr(tilelang.profiler, "do_bench", answers(by_backend))
+        assert gpu_bench.tilelang_do_bench(lambda: None) == expected
+    monkeypatch.setattr(tilelang.profiler, "do_bench", answers({"cupti": 0.0, "event": ValueError("no CUDA")}))
+    assert gpu_bench.tilelang_do_bench(lambda: None) == (None, "event: ValueError: no CUDA")
+    monkeypatch.setattr(tilelang.profiler, "do_bench", lambda fn: 0.75)  # a TileLang whose do_bench has no backend
+    assert gpu_bench.tilelang_do_bench(lambda: None) == (0.75, "event")
+
+
 def test_readmes_table_of_tilelang_examples_is_what_the_recorded_h200_table_makes():
     """docs/gpu-stage.md's table of TileLang's own examples on the H200 is speed_table.py's output for the recorded
     table; its counts by status and by check, and its do_bench statements, are the table's."""
