@@ -38,6 +38,7 @@ torch and TileLang are imported only inside the functions that need them, so the
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import fcntl
 import functools
@@ -69,7 +70,7 @@ from tilelang_churn.core.statuses import (  # noqa: F401
     STATUS_TIMEOUT,
     STATUS_WRONG,
 )
-from tilelang_churn.gpu import output_check
+from tilelang_churn.gpu import gpu_clock, output_check
 from tilelang_churn.kernel import kernels
 from tilelang_churn.releases import release_process
 from tilelang_churn.trace import fork_pool, trace_cli
@@ -193,27 +194,29 @@ class _GpuLock:
 
 
 def time_launches(fn, repeats: int = REPEATS, launches: int = LAUNCHES, warmup_ms: float = WARMUP_MS,
-                  flush_l2: bool = True) -> tuple[list[float], str]:  # fmt: skip
+                  flush_l2: bool = True, during=None) -> tuple[list[float], str]:  # fmt: skip
     """Milliseconds per launch of fn, one value per repeat, and how they were timed. After warmup_ms of launches (at
     least 3), ``launches`` calls are captured in a CUDA graph; each repeat flushes the L2 cache (unless not
     flush_l2), then replays the graph between two CUDA events: elapsed / launches. The host's cost of a launch is
     not in the time. A kernel that cannot be captured (its adapter launches outside torch's stream) is launched
-    ``launches`` times between the events instead, and the method says so."""
+    ``launches`` times between the events instead, and the method says so. ``during``: a context the repeats
+    run in (a gpu_clock.ClockWatch)."""
     import torch
 
     _warm_up(fn, warmup_ms)
     replay, method = _captured(fn, launches)
     flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda") if flush_l2 else None
     times = []
-    for _ in range(repeats):
-        if flush is not None:
-            flush.zero_()
-        begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        begin.record()
-        replay()
-        end.record()
-        end.synchronize()
-        times.append(begin.elapsed_time(end) / launches)
+    with during or contextlib.nullcontext():
+        for _ in range(repeats):
+            if flush is not None:
+                flush.zero_()
+            begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            begin.record()
+            replay()
+            end.record()
+            end.synchronize()
+            times.append(begin.elapsed_time(end) / launches)
     return times, method + (FLUSHED if flush_l2 else "")
 
 
@@ -667,8 +670,10 @@ def run_job(
             elif not io.reference:
                 row |= {"check": CHECK_LAUNCH_ONLY, "correct": None, "checked_outputs": " ".join(outputs)}
             stage = "time"
-            times, method = time_launches(lambda: kernel(*inputs), repeats, launches, flush_l2=flush_l2)
+            clock = gpu_clock.ClockWatch(device.get("gpu_uuid", ""))
+            times, method = time_launches(lambda: kernel(*inputs), repeats, launches, flush_l2=flush_l2, during=clock)
             row |= _timing_columns("", summarize_times(times), row["work_kind"], row["work"])
+            row |= clock.columns()
             row["timing_method"] = method
             if do_bench:
                 stage = "do_bench"

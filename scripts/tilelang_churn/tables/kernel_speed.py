@@ -123,10 +123,28 @@ SPEED_SCHEMA: list[tuple[str, str]] = [
         "launch), in ms; empty where it failed.",
     ),
     ("do_bench_backend", "The do_bench backend that timed (`cupti` where available, else `event`), or why none."),
+    (
+        "sm_clock_mhz",
+        "The GPU's SM clock while the repeats ran (NVML, every 10 ms): median, MHz; empty where NVML is not readable.",
+    ),
+    ("sm_clock_min_mhz", "Its lowest sample, MHz."),
+    (
+        "clock_limits",
+        "What NVML said held the clock down meanwhile (`sw_power_cap`, `sw_thermal`, `hw_slowdown`, ...), or `none`: "
+        "a row under the power cap ran at a lower clock than one without.",
+    ),
 ]
 SPEED_COLUMNS = [name for name, _ in SPEED_SCHEMA]
 # columns a table written before them lacks (issue 57): read as empty
-LATER_SPEED_COLUMNS = ("checked_outputs", "timing_method", "do_bench_ms", "do_bench_backend")
+LATER_SPEED_COLUMNS = (
+    "checked_outputs",
+    "timing_method",
+    "do_bench_ms",
+    "do_bench_backend",
+    "sm_clock_mhz",
+    "sm_clock_min_mhz",
+    "clock_limits",
+)
 
 # the churn side: the trace job's churn_summary.csv columns (names kept), and whether it lowered
 JOINED_SCHEMA: list[tuple[str, str]] = [
