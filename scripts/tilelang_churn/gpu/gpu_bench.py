@@ -85,6 +85,8 @@ MEASURED_BY = "torch.cuda.Event"
 # how the launches were timed (timing_method): a CUDA graph of LAUNCHES launches replayed per repeat, the L2 cache
 # flushed before each repeat; plain launches between the events where the kernel cannot be captured in a graph
 TIMING_GRAPH, TIMING_LAUNCHES, FLUSHED = "cuda-graph", "launches", "+l2-flush"
+# the GPU spins this long before each repeat while the host queues it (torch.cuda._sleep counts cycles: 2 GHz)
+HOLD_MS, HOLD_CYCLES_PER_MS = 10.0, 2_000_000
 L2_FLUSH_BYTES = 256 << 20  # written before each repeat: more than any GPU's L2 (H200: 50 MB), as TileLang's do_bench
 COMPILE_TARGET = "cuda"  # TileLang's target for the visible GPU: its own arch (sm_90a on an H200)
 EXIT_NO_DEVICE = 4
@@ -194,13 +196,15 @@ class _GpuLock:
 
 
 def time_launches(fn, repeats: int = REPEATS, launches: int = LAUNCHES, warmup_ms: float = WARMUP_MS,
-                  flush_l2: bool = True, during=None) -> tuple[list[float], str]:  # fmt: skip
+                  flush_l2: bool = True, during=None, hold_ms: float = HOLD_MS) -> tuple[list[float], str]:  # fmt: skip
     """Milliseconds per launch of fn, one value per repeat, and how they were timed. After warmup_ms of launches (at
     least 3), ``launches`` calls are captured in a CUDA graph; each repeat flushes the L2 cache (unless not
     flush_l2), then replays the graph between two CUDA events: elapsed / launches. The host's cost of a launch is
     not in the time. A kernel that cannot be captured (its adapter launches outside torch's stream) is launched
     ``launches`` times between the events instead, and the method says so. ``during``: a context the repeats
-    run in (a gpu_clock.ClockWatch)."""
+    run in (a gpu_clock.ClockWatch). Each repeat starts with the GPU held busy for ``hold_ms`` while the host
+    queues the flush, the events and the replay: a host that stalls (a busy CPU) cannot leave the GPU idle between
+    the events."""
     import torch
 
     _warm_up(fn, warmup_ms)
@@ -209,6 +213,8 @@ def time_launches(fn, repeats: int = REPEATS, launches: int = LAUNCHES, warmup_m
     times = []
     with during or contextlib.nullcontext():
         for _ in range(repeats):
+            if hold_ms > 0:
+                torch.cuda._sleep(int(hold_ms * HOLD_CYCLES_PER_MS))
             if flush is not None:
                 flush.zero_()
             begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
