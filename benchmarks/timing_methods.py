@@ -32,6 +32,7 @@ METHODS = {  # name -> time_launches keywords
     "graph_flush_7_warm500": {"repeats": 7, "flush_l2": True, "warmup_ms": 500.0},
     "graph_flush_25": {"repeats": 25, "flush_l2": True},
     "graph_flush_7_nohold": {"repeats": 7, "flush_l2": True, "hold_ms": 0.0},
+    "graph_flush_7_hold10": {"repeats": 7, "flush_l2": True, "hold_ms": 10.0},
 }
 
 

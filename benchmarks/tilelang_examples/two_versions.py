@@ -6,8 +6,8 @@
 Checked: the runs (tests/data/gpu/PROVENANCE.md) are read in order, a later run's row of a (version, kernel,
 params) replacing an earlier one; a configuration counts as checked when a version's row was checked against the
 example's reference or the previous version. Repeated: 0.1.13's rows of run 1 against its GPU jobs run again on
-the same machine (``..._again.csv``), the kernels of 10 µs and more. do_bench: run 1's latency over TileLang's
-``do_bench`` of the same kernel, by size.
+the same machine (``..._again.csv``), the kernels of 10 µs and more. The stage against TileLang's do_bench:
+timing_reasons.py.
 """
 
 from __future__ import annotations
@@ -17,11 +17,10 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-RUNS = [f"kernel_speed_h100_examples_two_versions_run{n}.csv" for n in (1, 3, 4)]
+RUNS = [f"kernel_speed_h100_examples_two_versions_run{n}.csv" for n in (1, 3, 4, 5)]
 AGAIN = "kernel_speed_h100_examples_0.1.13_again.csv"
 FIRST = "0.1.13"  # run 1's rows of r0.1.14 imported 0.1.13 (the bug its runs 3 and 4 were made after)
 TIMED = ("ok", "wrong")
-BANDS = ((0.1, "0.1 ms and more"), (0.01, "10-100 µs"), (0.0, "under 10 µs"))
 
 
 def read(path: Path) -> list[dict]:
@@ -55,14 +54,9 @@ def summary(folder: Path) -> dict:
     for row in read(folder / AGAIN):
         before = first.get((row["kernel"], row["params"]))
         if before and row["status"] in TIMED and before["status"] in TIMED:
-            pairs.append((float(before["latency_ms"]), float(row["latency_ms"]), before))
-    large = [(a, b) for a, b, _ in pairs if a >= 0.01]
+            pairs.append((float(before["latency_ms"]), float(row["latency_ms"])))
+    large = [(a, b) for a, b in pairs if a >= 0.01]
     apart = sorted(abs(b / a - 1) for a, b in large)
-    do_bench: dict[str, list[float]] = {label: [] for _, label in BANDS}
-    for a, _, row in pairs:
-        if row["do_bench_ms"]:
-            label = next(label for floor, label in BANDS if a >= floor)
-            do_bench[label].append(a / float(row["do_bench_ms"]))
     return {
         "configurations": len(configurations),
         "checked": len(configurations) - len(unchecked),
@@ -71,11 +65,6 @@ def summary(folder: Path) -> dict:
         "repeated": len(large),
         "within_3_percent": sum(d <= 0.03 for d in apart),
         "largest_move": max(apart, default=0.0),
-        "do_bench": {
-            label: (len(ratios), sum(abs(r - 1) <= 0.05 for r in ratios), min(ratios), max(ratios))
-            for label, ratios in do_bench.items()
-            if ratios
-        },
     }
 
 
@@ -88,8 +77,6 @@ def main(argv: list[str]) -> int:
         print(f"  {version} {check}: {count}")
     print(f"repeated (10 µs and more): {found['within_3_percent']} of {found['repeated']} within 3 %, the largest move "
           f"{found['largest_move']:.1%}")  # fmt: skip
-    for label, (count, close, low, high) in found["do_bench"].items():
-        print(f"do_bench, {label}: {close} of {count} within 5 %, stage / do_bench {low:.2f}-{high:.2f}")
     return 0
 
 

@@ -85,8 +85,9 @@ MEASURED_BY = "torch.cuda.Event"
 # how the launches were timed (timing_method): a CUDA graph of LAUNCHES launches replayed per repeat, the L2 cache
 # flushed before each repeat; plain launches between the events where the kernel cannot be captured in a graph
 TIMING_GRAPH, TIMING_LAUNCHES, FLUSHED = "cuda-graph", "launches", "+l2-flush"
-# the GPU spins this long before each repeat while the host queues it (torch.cuda._sleep counts cycles: 2 GHz)
-HOLD_MS, HOLD_CYCLES_PER_MS = 10.0, 2_000_000
+# the GPU spins this long while the host queues the repeats (torch.cuda._sleep counts cycles: 2 GHz). A 10 ms spin
+# before each repeat made a 4096^3 GEMM under the H100's power cap read 10 % faster (tests/data/gpu/PROVENANCE.md)
+HOLD_MS, HOLD_CYCLES_PER_MS = 1.0, 2_000_000
 L2_FLUSH_BYTES = 256 << 20  # written before each repeat: more than any GPU's L2 (H200: 50 MB), as TileLang's do_bench
 COMPILE_TARGET = "cuda"  # TileLang's target for the visible GPU: its own arch (sm_90a on an H200)
 EXIT_NO_DEVICE = 4
@@ -202,28 +203,26 @@ def time_launches(fn, repeats: int = REPEATS, launches: int = LAUNCHES, warmup_m
     flush_l2), then replays the graph between two CUDA events: elapsed / launches. The host's cost of a launch is
     not in the time. A kernel that cannot be captured (its adapter launches outside torch's stream) is launched
     ``launches`` times between the events instead, and the method says so. ``during``: a context the repeats
-    run in (a gpu_clock.ClockWatch). Each repeat starts with the GPU held busy for ``hold_ms`` while the host
-    queues the flush, the events and the replay: a host that stalls (a busy CPU) cannot leave the GPU idle between
-    the events."""
+    run in (a gpu_clock.ClockWatch). The repeats run back to back: the host queues them all while the GPU spins
+    for ``hold_ms``, then waits once, so a host that stalls (a busy CPU) cannot leave the GPU idle between two
+    events, and no pause between repeats lets a GPU under its power cap speed up."""
     import torch
 
     _warm_up(fn, warmup_ms)
     replay, method = _captured(fn, launches)
     flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda") if flush_l2 else None
-    times = []
+    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(repeats)]
     with during or contextlib.nullcontext():
-        for _ in range(repeats):
-            if hold_ms > 0:
-                torch.cuda._sleep(int(hold_ms * HOLD_CYCLES_PER_MS))
+        if hold_ms > 0:
+            torch.cuda._sleep(int(hold_ms * HOLD_CYCLES_PER_MS))
+        for begin, end in events:
             if flush is not None:
                 flush.zero_()
-            begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             begin.record()
             replay()
             end.record()
-            end.synchronize()
-            times.append(begin.elapsed_time(end) / launches)
-    return times, method + (FLUSHED if flush_l2 else "")
+        torch.cuda.synchronize()
+    return [begin.elapsed_time(end) / launches for begin, end in events], method + (FLUSHED if flush_l2 else "")
 
 
 def _warm_up(fn, warmup_ms: float) -> None:
