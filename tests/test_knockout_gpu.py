@@ -156,6 +156,9 @@ def test_a_knockout_is_timed_against_its_baseline_in_one_run(tmp_path, device_fi
         assert row["baseline_latency_ms"] == baseline["latency_ms"]
         assert row["latency_ratio"] == pytest.approx(row["latency_ms"] / baseline["latency_ms"])
         assert row["latency_ratio_low"] <= row["latency_ratio"] <= row["latency_ratio_high"]
+        # both clocks read (NVML) and the baseline's is the baseline row's own
+        assert row["sm_clock_mhz"] > 0 and row["baseline_sm_clock_mhz"] == baseline["sm_clock_mhz"] > 0
+        assert row["clock_limits"]
     # where the compiled source differs, it is this variant's own (no cached binary): its hash is not the baseline's
     differing = [row for row in timed if row["gpu_source_equal"] is False]
     assert differing and all(row["gpu_source_sha256"] != baseline["gpu_source_sha256"] for row in differing)

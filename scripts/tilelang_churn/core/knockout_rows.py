@@ -82,18 +82,31 @@ SWITCH_COLUMNS = [
     "switch_latency_ms",  # that configuration's baseline latency_ms, timed in its own GPU job
     "switch_gpu_status",  # that configuration's baseline gpu_status
 ]
+# the GPU's clock while the variant and its baseline were timed (gpu_clock.py): a ratio between two clocks is the
+# GPU's, not the pass's; added after version_name
+CLOCK_COLUMNS = [
+    "sm_clock_mhz",  # the SM clock while this variant's repeats ran: median, MHz (NVML)
+    "baseline_sm_clock_mhz",  # the same for the baseline, timed in the same job
+    "clock_limits",  # what NVML said held this variant's clock down (sw_power_cap, ...), or none
+]
 # provenance: passes.csv's columns (mode knockout, source pass_knockout), so a row joins the trace tables; those
-# added since the switch columns were (version_name) last
+# added since the switch columns were (version_name) next, then the clock
 COLUMNS = (
     VARIANT_COLUMNS
     + GPU_COLUMNS
     + [column for column in passes_table.PROVENANCE_COLUMNS if column not in passes_table.LATER_PROVENANCE]
     + SWITCH_COLUMNS
     + list(passes_table.LATER_PROVENANCE)
+    + CLOCK_COLUMNS
 )
-# read from a table written before them: the provenance's own, and no switch known
-ADDED_COLUMNS = {**passes_table.ADDED_COLUMNS, **dict.fromkeys(SWITCH_COLUMNS, ""), "knocked_pass_id": None}
-GPU_TABLE_COLUMNS = ["variant", *GPU_COLUMNS]  # a configuration's knockout_gpu.csv
+# read from a table written before them: the provenance's own, no switch known, no clock read
+ADDED_COLUMNS = {
+    **passes_table.ADDED_COLUMNS,
+    **dict.fromkeys(SWITCH_COLUMNS, ""),
+    "knocked_pass_id": None,
+    **dict.fromkeys(CLOCK_COLUMNS, ""),
+}
+GPU_TABLE_COLUMNS = ["variant", *GPU_COLUMNS, *CLOCK_COLUMNS]  # a configuration's knockout_gpu.csv
 INT_COLUMNS = (
     "pipeline_step",
     "baseline_runs",
@@ -125,6 +138,8 @@ FLOAT_COLUMNS = (
     "latency_ratio_low",
     "latency_ratio_high",
     "switch_latency_ms",
+    "sm_clock_mhz",
+    "baseline_sm_clock_mhz",
 )
 
 

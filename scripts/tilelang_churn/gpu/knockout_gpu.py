@@ -111,6 +111,9 @@ def gpu_row(variant: pass_knockout.Variant, result: dict, baseline: dict) -> dic
         "gpu_name": result.get("gpu_name"),
         "repeats": result.get("repeats"),
         "launches": result.get("launches"),
+        "sm_clock_mhz": result.get("sm_clock_mhz"),
+        "baseline_sm_clock_mhz": baseline.get("sm_clock_mhz"),
+        "clock_limits": result.get("clock_limits"),
     }
     if timed:
         row["latency_ratio"] = latency / base
