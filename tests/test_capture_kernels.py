@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import REPO, require_tilelang
-from tilelang_churn.grid import kernel_capture
+from tilelang_churn.grid import capture_records, kernel_capture
 from tilelang_churn.kernel import capture_hook, kernels
 
 CAPTURE = REPO / "scripts" / "capture_kernels.py"
@@ -85,7 +85,7 @@ def test_a_program_in_every_style_is_captured_as_it_asked_for_its_kernels(tmp_pa
     assert builder["pass_configs"] == [{"tl.disable_warp_specialized": True}]  # tilelang.compile's, not the kernel's
     assert builder["captured"]["inputs"] == {"A": {"shape": [7, 512], "dtype": "float16"}}  # its first call's
     assert builder["captured"]["out_idx"] == [-1] and builder["captured"]["style"] == "builder"
-    assert by_function["tuned_copy"]["captured"]["autotune"] == kernel_capture.AUTOTUNED
+    assert by_function["tuned_copy"]["captured"]["autotune"] == capture_records.AUTOTUNED
     assert "pass_configs" not in by_function["lazy_scale"]
     inner, callable_ = line_of(program, "make_inner(64)(32)"), line_of(program, "with_callable(64, 64")
     lines = said(proc)
@@ -220,11 +220,11 @@ def test_records_are_checked_before_they_are_merged(tmp_path):
         (json.dumps({"kind": "call", "pid": 1, "key": "k", "inputs": []}), "line 2: a call record whose inputs"),
     ]:
         path.write_text(json.dumps(good) + "\n" + line + "\n")
-        with pytest.raises(kernel_capture.CaptureError) as error:
-            kernel_capture.read_records(path)
+        with pytest.raises(capture_records.CaptureError) as error:
+            capture_records.read_records(path)
         assert str(error.value).startswith(f"{path}, {problem}"), error.value
     path.write_text(json.dumps(good) + "\n")
-    assert kernel_capture.read_records(path) == [good]
+    assert capture_records.read_records(path) == [good]
 
 
 def test_the_programs_own_sitecustomize_still_runs(tmp_path):

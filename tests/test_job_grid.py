@@ -14,7 +14,7 @@ from conftest import entry
 from tilelang_churn.batching import batches, job_cost
 from tilelang_churn.core import trace_modes
 from tilelang_churn.core.job_spec import JobSpec
-from tilelang_churn.grid import config_checks, grid_keys, job_grid
+from tilelang_churn.grid import config_checks, config_schema, grid_keys, job_grid
 from tilelang_churn.grid.config_checks import ConfigError
 from tilelang_churn.releases.capabilities import Capabilities
 from tilelang_churn.trace import trace_batch, trace_cli
@@ -631,10 +631,10 @@ def test_every_boolean_key_takes_true_and_false_from_the_command_line():
     for key in booleans:
         for text, value in (("true", True), ("False", False)):
             cfg = {key: text, "figure_language": "true"}  # not a boolean key: left for the schema to judge
-            assert config_checks.coerce_booleans(cfg, {key: text}) == {key: value, "figure_language": "true"}
-            assert config_checks.validate_config(config_checks.coerce_booleans({key: text}))[key] is value
+            assert config_schema.coerce_booleans(cfg, {key: text}) == {key: value, "figure_language": "true"}
+            assert config_checks.validate_config(config_schema.coerce_booleans({key: text}))[key] is value
     # a string in a config file (not given on the command line) stays the schema's to refuse
-    assert config_checks.coerce_booleans({"job_figures": "false"}, {}) == {"job_figures": "false"}
+    assert config_schema.coerce_booleans({"job_figures": "false"}, {}) == {"job_figures": "false"}
     assert refused(job_figures="no").startswith("config job_figures: 'no' is not of type 'boolean'")
 
 
@@ -717,11 +717,11 @@ def test_a_mapping_on_the_command_line_reaches_the_schema_for_every_key():
     properties = yaml.safe_load(config_checks.SCHEMA.read_text())["properties"]
     for key in properties:
         given = {key: {"mode": "instrument", "timeout_s": "30"}}
-        config_checks.coerce_booleans(copy.deepcopy(given), given)  # no crash, whatever the key's type
+        config_schema.coerce_booleans(copy.deepcopy(given), given)  # no crash, whatever the key's type
     cfg = config_checks.validate_config(copy.deepcopy({**SMALL, "release_heatmap": {"mode": "instrument"}}))
     assert cfg["release_heatmap"]["mode"] == "instrument"
     given = {"knockout": {"timeout_s": "30"}}  # a number's text inside a mapping still becomes the number
-    assert config_checks.coerce_booleans(copy.deepcopy(given), given)["knockout"]["timeout_s"] == 30.0
+    assert config_schema.coerce_booleans(copy.deepcopy(given), given)["knockout"]["timeout_s"] == 30.0
 
 
 def test_a_number_inside_a_command_line_mapping_is_a_number_wherever_it_sits():
@@ -739,7 +739,7 @@ def test_a_number_inside_a_command_line_mapping_is_a_number_wherever_it_sits():
         ]
     )
     assert given["kernels"][0]["params"][0]["seq_q"] == "128"  # what Snakemake hands over
-    cfg = config_checks.coerce_booleans(copy.deepcopy(given), given)
+    cfg = config_schema.coerce_booleans(copy.deepcopy(given), given)
     assert cfg["kernels"][0]["params"] == [{"seq_q": 128, "dtype": "float16", "is_causal": True}]
     assert cfg["kernels"][0]["folders"] == ["128"] and cfg["shapes"][0]["name"] == "256"  # names stay text
     assert cfg["defaults"]["stages"] == 2 and cfg["defaults"]["block"] == [64, 64, 32]

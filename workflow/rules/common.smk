@@ -16,7 +16,7 @@ import tilelang_churn
 from tilelang_churn.batching import batches, job_cost, trace_cache
 from tilelang_churn.compat import snakemake_scheduler
 from tilelang_churn.core import jobs, trace_modes
-from tilelang_churn.grid import config_checks, grid_keys, job_grid
+from tilelang_churn.grid import config_checks, config_schema, grid_keys, job_grid
 from tilelang_churn.kernel import kernels
 from tilelang_churn.releases import release_envs, release_process
 from tilelang_churn.tables import version_table
@@ -44,7 +44,7 @@ if OWN_PACKAGE.is_dir() and Path(tilelang_churn.__file__).resolve().parent != OW
 snakemake_scheduler.install()
 
 # `--config gpu=true job_figures=false` arrives as strings: one rule for every boolean key of the schema
-config_checks.coerce_booleans(config, workflow.config_settings.config or {})
+config_schema.coerce_booleans(config, workflow.config_settings.config or {})
 
 try:
     GRID = job_grid.build_grid(config_checks.validate_config(config))

@@ -1,8 +1,8 @@
 """Config `kernels` resolved: one ``KernelConfig`` per parameter set of each kernel (and each pass-config set),
-checked against the function's signature read from its file (kernel/kernels.py's contract): a missing file or
-function, a parameter it does not take, a name or folder that is not unique, an @autotune search space too large.
-Also the pass-config sets of a config shape or kernel entry (``resolve_pass_configs``) and a job spec's kernel
-fields (``kernel_fields``). Every problem raises ``ConfigError`` naming the config key and the value.
+its entry's fields read by kernel_entries and checked against the function's signature read from its file
+(kernel/kernels.py's contract): a name or folder that is not unique, a parameter it does not take, an @autotune
+search space too large. Also the pass-config sets of a config shape or kernel entry (``resolve_pass_configs``) and
+a job spec's kernel fields (``kernel_fields``). Every problem raises ``ConfigError`` naming the key and the value.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tilelang_churn.core import pass_configs
-from tilelang_churn.grid.config_checks import ConfigError, check_name_length, check_path
+from tilelang_churn.grid import kernel_entries
+from tilelang_churn.grid.config_checks import ConfigError, check_name_length
 from tilelang_churn.kernel import kernel_probe, kernel_source, kernels
 
 
@@ -86,11 +87,11 @@ def resolve_kernels(cfg: dict, shapes: dict) -> dict[str, KernelConfig]:
     names: dict[str, str] = {}
     for i, entry in enumerate(cfg["kernels"]):
         key = f"kernels[{i}]"
-        file, user_file = _kernel_file(entry, key)
-        found = _entry_kernels(entry, key, file)
-        several = not _one_function(entry)
+        file, user_file = kernel_entries.kernel_file(entry, key)
+        found = kernel_entries.entry_kernels(entry, key, file)
+        several = not kernel_entries.one_function(entry)
         if several:
-            _check_shared_defaults(entry, key, file, [function for _, function, _, _ in found])
+            kernel_entries.check_shared_defaults(entry, key, file, [function for _, function, _, _ in found])
         for name, function, param_sets, params_key in found:
             if name in names or name == kernels.BOOK_KERNEL:
                 also = names.get(name, "the GEMM of config shapes")
@@ -101,9 +102,9 @@ def resolve_kernels(cfg: dict, shapes: dict) -> dict[str, KernelConfig]:
                 signature = kernels.read_signature(file, function)
             except kernels.KernelError as error:
                 raise ConfigError(f"config {key}: kernel {name!r}: {error}") from None
-            fixed = signature.ordered(_entry_defaults(entry, key, function, signature, several))
+            fixed = signature.ordered(kernel_entries.entry_defaults(entry, key, function, signature, several))
             timeout_s = cfg.get(kernel_probe.TIMEOUT_KEY, kernel_probe.PROBE_TIMEOUT_S)
-            if param_sets == AUTOTUNE:
+            if param_sets == kernel_entries.AUTOTUNE:
                 param_sets = _autotune_sets(entry, key, name, signature, fixed, timeout_s)
             folders = entry.get("folders")
             if folders is not None and len(folders) != len(param_sets):
@@ -155,134 +156,11 @@ def resolve_kernels(cfg: dict, shapes: dict) -> dict[str, KernelConfig]:
                         params,
                         user_file,
                         pass_config_set,
-                        _reference(entry, key, function),
-                        _reference_args(entry, key, function),
-                        entry_target_names(entry),
+                        kernel_entries.reference_name(entry, key, function),
+                        kernel_entries.reference_args(entry, key, function),
+                        kernel_entries.entry_target_names(entry),
                     )
     return configs
-
-
-def entry_target_names(entry: dict) -> tuple[str, ...] | None:
-    """The names of a kernel entry's own ``targets`` (a short name, or a JSON target's ``name``); None without."""
-    own = entry.get("targets")
-    return None if own is None else tuple(t if isinstance(t, str) else t["name"] for t in own)
-
-
-def _reference(entry: dict, key: str, function: str) -> str | None:
-    """The entry's ``reference`` for FUNCTION: one name for all its functions, or a mapping per function."""
-    reference = entry.get("reference")
-    if isinstance(reference, dict):
-        reference = reference.get(function)
-    if reference is not None and not (isinstance(reference, str) and reference.isidentifier()):
-        raise ConfigError(f"config {key}.reference: {reference!r} is not a function name of the kernel's file")
-    return reference
-
-
-def _reference_args(entry: dict, key: str, function: str) -> dict:
-    """The entry's ``reference_args`` for FUNCTION: one mapping {reference's parameter: kernel's parameter or input}
-    for all its functions, or a mapping of function name to such a mapping."""
-    mapping = entry.get("reference_args") or {}
-    if mapping and all(isinstance(value, dict) for value in mapping.values()):
-        mapping = mapping.get(function) or {}
-    for name, source in mapping.items():
-        if not (isinstance(source, str) and source.isidentifier() and name.isidentifier()):
-            raise ConfigError(
-                f"config {key}.reference_args.{name}: {source!r} is not the name of a kernel parameter or input"
-            )
-    return dict(mapping)
-
-
-AUTOTUNE = "autotune"  # params: autotune, the kernel's own @autotune configs as its parameter sets
-
-
-def _kernel_file(entry: dict, key: str) -> tuple[Path, bool]:
-    """The entry's kernel file and whether it is the user's (not shipped); a ConfigError naming a missing one."""
-    name = entry["name"]
-    if entry.get("shipped") is not None:
-        file = kernels.shipped(entry["shipped"])
-        if not file.is_file():
-            raise ConfigError(
-                f"config {key}.shipped: kernel {name!r}: no shipped kernel {entry['shipped']!r}; shipped kernels "
-                f"are {', '.join(kernels.shipped_names())} (workflow/kernels/)"
-            )
-        return file, False
-    # braces would be read as wildcards in the batch rule's input
-    check_path(entry["file"], f"{key}.file", "a kernel file path")
-    file = Path(entry["file"])
-    if not file.is_file():
-        raise ConfigError(
-            f"config {key}.file: kernel {name!r}: {entry['file']!r} is not a file "
-            f"(relative to the working directory {Path.cwd()})"
-        )
-    return file, True
-
-
-def _entry_kernels(entry: dict, key: str, file: Path) -> list[tuple[str, str, list | str, str]]:
-    """(kernel name, function, its parameter sets or AUTOTUNE, their config key) of each function the entry names:
-    one function keeps the entry's name; several (a list, or ``all``: every kernel the file defines with
-    TileLang's decorators) are ``<name>.<function>`` each, with ``params`` for all or a mapping per function."""
-    function, params = entry["function"], entry["params"]
-    if function == "all":
-        try:
-            functions = kernels.kernel_functions(file)
-        except kernels.KernelError as error:
-            raise ConfigError(f"config {key}: kernel {entry['name']!r}: {error}") from None
-        if not functions:
-            raise ConfigError(
-                f"config {key}.function: kernel {entry['name']!r}: all, but {file} defines no kernel with "
-                "@tilelang.jit, @autotune or @T.prim_func; name its function"
-            )
-    else:
-        functions = [function] if isinstance(function, str) else list(function)
-    if len(set(functions)) != len(functions):
-        raise ConfigError(f"config {key}.function: {function!r} names a function twice")
-    found = []
-    for name in functions:
-        kernel = entry["name"] if _one_function(entry) else f"{entry['name']}.{name}"
-        if isinstance(params, dict):
-            unknown = sorted(set(params) - set(functions))
-            if unknown:
-                raise ConfigError(
-                    f"config {key}.params: {unknown[0]!r} is not a function of this entry ({', '.join(functions)})"
-                )
-            sets, params_key = params.get(name, [{}]), f"{key}.params.{name}"
-        else:
-            sets, params_key = params, f"{key}.params"
-        found.append((kernel, name, sets, params_key))
-    return found
-
-
-def _one_function(entry: dict) -> bool:
-    """Whether an entry names one function (its kernel keeps the entry's name), not a list or ``all``."""
-    return isinstance(entry["function"], str) and entry["function"] != "all"
-
-
-def _entry_defaults(entry: dict, key: str, function: str, signature, several: bool) -> dict:
-    """The entry's ``defaults`` for FUNCTION: all of them for an entry of one function; for an entry of several,
-    those the function takes (an eager kernel's M, N, K and a lazy one's block sizes can share one entry)."""
-    defaults = dict(entry["defaults"])
-    if not several or signature.takes_any:
-        return defaults
-    return {name: value for name, value in defaults.items() if name in signature.params}
-
-
-def _check_shared_defaults(entry: dict, key: str, file: Path, functions: list[str]) -> None:
-    """An entry of several functions: each of its defaults must be taken by one of them at least (a typo would
-    otherwise reach none and say nothing)."""
-    taken: set[str] = set()
-    for function in functions:
-        try:
-            signature = kernels.read_signature(file, function)
-        except kernels.KernelError as error:
-            raise ConfigError(f"config {key}: kernel {entry['name']!r}: {error}") from None
-        if signature.takes_any:
-            return
-        taken |= set(signature.params)
-    unknown = [name for name in entry["defaults"] if name not in taken]
-    if unknown:
-        raise ConfigError(
-            f"config {key}.defaults: {unknown[0]!r} is a parameter of none of {', '.join(functions)} in {file}"
-        )
 
 
 def _own_pass_configs(signature, key: str, name: str, fixed: dict, entry: dict, timeout_s: float) -> dict:
