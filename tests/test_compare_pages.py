@@ -141,7 +141,7 @@ def drive(compare_dir: Path, link_text: str, screenshot: Path | None = None, bot
         shown = {
             "url": page.url,
             "load_ms": load_ms,
-            "selected": page.locator("#seq tbody tr.sel").inner_text(),
+            "selected": page.locator("#seq tbody tr.selected").inner_text(),
             "old_title": page.inner_text("#old-title"),
             "new_title": page.inner_text("#new-title"),
             "old_diff": page.inner_text("#old-diff"),
@@ -150,7 +150,7 @@ def drive(compare_dir: Path, link_text: str, screenshot: Path | None = None, bot
             "errors": errors,
         }
         page.keyboard.press("ArrowUp")
-        shown["after_arrow"] = page.locator("#seq tbody tr.sel").inner_text()
+        shown["after_arrow"] = page.locator("#seq tbody tr.selected").inner_text()
         if screenshot is not None:
             target.first.click()
             page.screenshot(path=str(screenshot))
@@ -209,7 +209,7 @@ def pair_outputs(tmp_path: Path, archived: bool = True) -> tuple[str, dict]:
 
 def test_a_pair_whose_kept_passes_all_edit_alike_says_so_and_opens_on_the_added_pass(tmp_path):
     index, data = pair_outputs(tmp_path)
-    assert '<td class="no wrap">none: every kept pass edits alike</td>' in index
+    assert '<td class="good wrap">none: every kept pass edits alike</td>' in index
     shown = data["rows"][data["start"]]
     assert shown["op"] == "added" and shown["new"]["pass"] == "P1"
 
@@ -344,7 +344,7 @@ def test_a_kernel_that_fails_on_one_release_says_so_with_its_error(tmp_path):
     text = written[1].read_text()
     assert "only instrument jobs keep it" not in text
     assert "No IR to diff: the lowering failed on 0.1.14 at step 0 setup (error below)." in text
-    assert '<b class="yes">0.1.14: the lowering failed</b> at step 0 setup:' in text
+    assert '<b class="bad">0.1.14: the lowering failed</b> at step 0 setup:' in text
     assert f"<pre>{html.escape(SETUP_ERROR)}</pre>" in text
     setup = next(r["old"] for r in data_block(text)["rows"] if r["old"])
     assert setup["error"] == SETUP_ERROR and setup["status"] == "failed"
@@ -368,7 +368,7 @@ def test_a_page_whose_ir_holds_html_opens_in_chromium_and_a_pass_can_be_chosen(t
         page.wait_for_load_state("load")
         assert errors == []  # no 'Bad escaped character in JSON', and the IR's script never ran (no alert)
         page.locator("#seq tbody tr").first.click()
-        selected = page.locator("#seq tbody tr.sel").inner_text()
+        selected = page.locator("#seq tbody tr.selected").inner_text()
         new_diff = page.inner_text("#new-diff")
         page.screenshot(path=str(tmp_path / "nasty.png"))
         # an unbroken 300-character label wraps: the index's columns stay in a 1400-px window
@@ -419,7 +419,7 @@ def test_the_pair_pages_script_draws_each_view_and_follows_keys_toggles_and_perm
         page.wait_for_load_state("load")
 
         def selected():
-            return page.evaluate("document.querySelector('#seq tbody tr.sel').dataset.k")
+            return page.evaluate("document.querySelector('#seq tbody tr.selected').dataset.k")
 
         seen["opened"] = (selected(), page.evaluate("location.hash"), page.inner_text("#verdict"))
         seen["titles"] = (page.inner_text("#old-title"), page.inner_text("#new-title"))
@@ -446,7 +446,15 @@ def test_the_pair_pages_script_draws_each_view_and_follows_keys_toggles_and_perm
     assert seen["opened"][:2] == ("1", "#pass=P1") and seen["opened"][2].startswith("the edits differ")
     assert seen["titles"][0].startswith("0.1.14: P1 step 1") and seen["titles"][1].startswith("0.1.15: P1 step 1")
     edit = seen["edit"]
-    assert [line["cls"] for line in edit] == ["c", "c", "h", "c", "c", "o", "n"]
+    assert [line["cls"] for line in edit] == [
+        "line-same",
+        "line-same",
+        "line-hunk",
+        "line-same",
+        "line-same",
+        "line-old-only",
+        "line-new-only",
+    ]
     assert edit[2]["text"] == "@@ 6 lines both edits share @@" and edit[0]["gutter"] == "both"
     assert (edit[5]["gutter"], edit[5]["words"], edit[6]["gutter"], edit[6]["words"]) == (
         "0.1.14",
@@ -463,8 +471,13 @@ def test_the_pair_pages_script_draws_each_view_and_follows_keys_toggles_and_perm
         "only 0.1.15 runs this pass: its edit above is the whole difference",
     )
     assert seen["hidden"] == [True, False, False]
-    assert seen["frontend"] == ["c", "d", "a", "c", "a"]
-    assert seen["frontend_ws"] == [("c", " def f():"), ("w", "~    x = 1"), ("c", "   y = 2"), ("a", "+  w = 3")]
+    assert seen["frontend"] == ["line-same", "line-deleted", "line-added", "line-same", "line-added"]
+    assert seen["frontend_ws"] == [
+        ("line-same", " def f():"),
+        ("line-space", "~    x = 1"),
+        ("line-same", "   y = 2"),
+        ("line-added", "+  w = 3"),
+    ]
     assert seen["nowrap"] is True
     assert (seen["#pass=P0"], seen["#pos=2"], seen["#pass=%"]) == ("0", "2", "1")  # a bad one: the first edit
 
@@ -538,7 +551,7 @@ def view_lines(page, ident: str) -> list[dict]:
     """The lines a diff view shows: class, gutter, text, highlighted words, and the folded count of a '@@' line."""
     return page.evaluate(
         """id => [...document.getElementById(id).children].map(s => ({
-            cls: s.className, gutter: s.querySelector('b.g') ? s.querySelector('b.g').textContent : '',
+            cls: s.className, gutter: s.querySelector('b.gutter') ? s.querySelector('b.gutter').textContent : '',
             text: s.textContent, words: [...s.querySelectorAll('em')].map(e => e.textContent)}))""",
         ident,
     )
@@ -634,11 +647,11 @@ def check_reading_views(compare_dir: Path, expected: dict, shots: Path) -> dict:
             # keys: n goes to the next pass whose edits differ (or that one release alone runs), p back
             page.locator('#seq tbody tr[data-k="0"]').click()
             page.keyboard.press("n")
-            seen["after_n"] = page.evaluate("document.querySelector('#seq tbody tr.sel').dataset.k")
+            seen["after_n"] = page.evaluate("document.querySelector('#seq tbody tr.selected').dataset.k")
             page.keyboard.press("j")
-            seen["after_j"] = page.evaluate("document.querySelector('#seq tbody tr.sel').dataset.k")
+            seen["after_j"] = page.evaluate("document.querySelector('#seq tbody tr.selected').dataset.k")
             page.keyboard.press("p")
-            seen["after_p"] = page.evaluate("document.querySelector('#seq tbody tr.sel').dataset.k")
+            seen["after_p"] = page.evaluate("document.querySelector('#seq tbody tr.selected').dataset.k")
             # hide passes that edit alike
             page.check("#opt-hide")
             seen["visible"] = page.evaluate(
@@ -662,12 +675,14 @@ def check_reading_views(compare_dir: Path, expected: dict, shots: Path) -> dict:
             link = re.search(r"^(file://\S+#pass=\S+)$", seen["finding"], re.M).group(1)
             page.goto("about:blank")
             page.goto(link)
-            seen["permalink_selects"] = page.evaluate("document.querySelector('#seq tbody tr.sel').dataset.k")
+            seen["permalink_selects"] = page.evaluate("document.querySelector('#seq tbody tr.selected').dataset.k")
             # a malformed permalink (#pass=%: an escape that does not decode) opens the page as one without a pass
             # named: a pass chosen, its panes drawn, no URIError (the errors list is asserted empty)
             page.goto("about:blank")
             page.goto(link.split("#")[0] + "#pass=%")
-            seen["malformed_selects"] = page.evaluate("document.querySelector('#seq tbody tr.sel')?.dataset.k ?? null")
+            seen["malformed_selects"] = page.evaluate(
+                "document.querySelector('#seq tbody tr.selected')?.dataset.k ?? null"
+            )
             seen["malformed_panes"] = page.evaluate("document.getElementById('edit-diff').textContent.trim().length")
             seen["errors"] = errors
     return seen
@@ -704,15 +719,15 @@ def assert_reading_views(seen: dict, expected: dict, sources: dict | None = None
     # the third view partitions both edits' changed lines into shared (a longest common run) and each one's own
     lines = seen[1000]["lines"]
     fold = r"@@ (\d+) lines both edits share @@"
-    folded = sum(int(re.match(fold, ln["text"]).group(1)) for ln in lines if ln["cls"] == "h")
-    both = sum(ln["cls"] == "c" and ln["gutter"] == "both" for ln in lines) + folded
-    only_old = sum(ln["cls"] == "o" and ln["gutter"] == old for ln in lines)
-    only_new = sum(ln["cls"] == "n" and ln["gutter"] == new for ln in lines)
+    folded = sum(int(re.match(fold, ln["text"]).group(1)) for ln in lines if ln["cls"] == "line-hunk")
+    both = sum(ln["cls"] == "line-same" and ln["gutter"] == "both" for ln in lines) + folded
+    only_old = sum(ln["cls"] == "line-old-only" and ln["gutter"] == old for ln in lines)
+    only_new = sum(ln["cls"] == "line-new-only" and ln["gutter"] == new for ln in lines)
     changes = seen["changes"]
     assert both == lcs_length(changes["old"], changes["new"])
     assert (both + only_old, both + only_new) == (len(changes["old"]), len(changes["new"]))
     assert only_old + only_new > 0
-    assert len(lines) == sum(ln["cls"] in ("c", "o", "n", "h") for ln in lines)
+    assert len(lines) == sum(ln["cls"] in ("line-same", "line-old-only", "line-new-only", "line-hunk") for ln in lines)
     # keys and the toggle follow pass_alignment.csv
     rows = seen["alignment"]
     differs = [r["position"] for r in rows if r["edit_same"] == "False" or r["op"] != "kept"]
@@ -730,13 +745,13 @@ def assert_reading_views(seen: dict, expected: dict, sources: dict | None = None
     squashed = [[" ".join(t.split()) for t in side] for side in texts]
 
     def counts(view):
-        return sum(ln["cls"] == "d" for ln in view), sum(ln["cls"] == "a" for ln in view)
+        return sum(ln["cls"] == "line-deleted" for ln in view), sum(ln["cls"] == "line-added" for ln in view)
 
     exact, ws = counts(seen["initial"]["exact"]), counts(seen["initial"]["ws"])
     common, common_ws = lcs_length(*texts), lcs_length(*squashed)
     assert exact == (len(texts[0]) - common, len(texts[1]) - common)
     assert ws == (len(texts[0]) - common_ws, len(texts[1]) - common_ws)
-    assert ws < exact and any(ln["cls"] == "w" for ln in seen["initial"]["ws"])
+    assert ws < exact and any(ln["cls"] == "line-space" for ln in seen["initial"]["ws"])
     assert seen["nowrap_scrolls"]  # the long lines of IR do scroll once wrapping is off
     # the copied finding names the pass and both releases, holds both edits, and its permalink opens on the pass
     chosen = data["rows"][seen["chosen"]]

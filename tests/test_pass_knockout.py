@@ -400,7 +400,7 @@ def test_a_configuration_whose_baseline_timed_out_has_a_page_that_says_so(tmp_pa
     assert baseline["status"] == statuses.STATUS_TIMEOUT
     written = knockout_pages.write_pages([out / "knockout.json"], tmp_path / "runs", tmp_path / "pages")
     page = written[1].read_text()
-    assert f'<b>baseline</b> <span class="yes">timeout</span>: {baseline["error"]}' in page
+    assert f'<b>baseline</b> <span class="bad">timeout</span>: {baseline["error"]}' in page
     assert "so no pass was knocked out" in page
     assert "Generated source against the baseline" not in page and "source lines" not in page
 

@@ -97,10 +97,10 @@ def _first_edit(row: dict) -> dict:
         return {"css": "wrap", "text": text}
     unknown = row.get("edit_unknown_runs")
     if _na(row.get("edit_differs_runs")) or _na(unknown):
-        return {"css": "na", "text": "—"}
+        return {"css": "muted", "text": "—"}
     if int(unknown):
-        return {"css": "na wrap", "text": f"none found ({int(unknown)} kept runs unknown)"}
-    return {"css": "no wrap", "text": "none: every kept pass edits alike"}
+        return {"css": "muted wrap", "text": f"none found ({int(unknown)} kept runs unknown)"}
+    return {"css": "good wrap", "text": "none: every kept pass edits alike"}
 
 
 def display_label(row: dict) -> str:
@@ -390,7 +390,7 @@ def _difference(row: dict) -> dict:
             parts.append(
                 {"title": ", ".join(names), "words": words, "shown": ", ".join(names[:SHOWN_PASSES]), "more": more}
             )
-    css = "no wrap" if summary.startswith("the IR is equal") else "wrap"
+    css = "good wrap" if summary.startswith("the IR is equal") else "wrap"
     return {"summary": summary, "css": css, "parts": parts}
 
 
@@ -551,7 +551,7 @@ def difference_matrix(entries: Sequence[dict], links: Mapping | None = None) -> 
         for entry in entries:
             difference = (entry.get("marks") or {}).get(name)
             mark = MARKS.get(difference, "")
-            css = {"I": "yes", "A": "no", "≠": "yes"}.get(mark, "na")
+            css = {"I": "bad", "A": "good", "≠": "bad"}.get(mark, "muted")
             cells.append({"css": css, "title": difference or "equal", "mark": mark})
         link = _newest_link(pass_names.short_name(name), links)  # links are kept by short name (tl.Simplify's too)
         if link is not None:

@@ -30,10 +30,10 @@ from tilelang_churn.tables import knockout_table
 INDEX = "index.html"
 PAGES_DIR = "pages"
 STATUS_CLASS = {
-    statuses.STATUS_LOWERED: "no",
-    statuses.STATUS_LOWER_FAILED: "yes",
-    statuses.STATUS_TIMEOUT: "yes",
-    statuses.STATUS_CRASHED: "yes",
+    statuses.STATUS_LOWERED: "good",
+    statuses.STATUS_LOWER_FAILED: "bad",
+    statuses.STATUS_TIMEOUT: "bad",
+    statuses.STATUS_CRASHED: "bad",
 }
 
 
@@ -123,7 +123,7 @@ def _gpu(row: dict) -> dict | None:
     if ratio is not None:
         ratio_text = f"{ratio:.3f} ({row['latency_ratio_low']:.3f}–{row['latency_ratio_high']:.3f})"
     latency = "" if row.get("latency_ms") is None else f"{row['latency_ms']:.4f}"
-    css = "no" if status == statuses.STATUS_OK else "yes"
+    css = "good" if status == statuses.STATUS_OK else "bad"
     return {"status": status, "css": css, "ratio": ratio_text, "latency": latency}
 
 
@@ -137,7 +137,7 @@ def _switch_note(row: dict) -> dict | None:
         return None
     settings = ", ".join(f"{key}={json.dumps(value)}" for key, value in json.loads(row["switch"]).items())
     if not row.get("switch_pass_configs"):
-        return {"css": "na", "settings": settings, "verdict": "not in the grid (add it to config pass_configs)"}
+        return {"css": "muted", "settings": settings, "verdict": "not in the grid (add it to config pass_configs)"}
     same = row.get("switch_source_equal")
     verdict = "the same source as" if same else "other source than" if same is False else "compared with"
     latency = f", which runs in {row['switch_latency_ms']:.4g} ms" if row.get("switch_latency_ms") else ""

@@ -70,7 +70,7 @@ def text_diff(old: str | None, new: str | None, old_name: str, new_name: str, no
 def diff_line_class(line: str) -> str:
     if line.startswith(("+++", "---")):
         return ""
-    return {"+": "a", "-": "d", "@": "h"}.get(line[:1], "")
+    return {"+": "line-added", "-": "line-deleted", "@": "line-hunk"}.get(line[:1], "")
 
 
 def diff_spans(lines) -> list[tuple[str, str]]:

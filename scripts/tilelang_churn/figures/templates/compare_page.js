@@ -123,6 +123,10 @@ function pairChangedLines(items) {
 // A diff line of the page's data is a number: its text's index in DATA.lines times 4, plus its kind (0 context,
 // 1 added, 2 removed, 3 hunk header; compare_pages.LineTable), so that a line many diffs share is stored once.
 const PREFIXES = [' ', '+', '-', ''], KIND_CLASSES = ['c', 'a', 'd', 'h'];
+// a line's kind (c same, a added, d deleted, h a hunk's header, o / n only the older's / newer's edit, w only its
+// white space changed) -> its CSS class
+const LINE_CLASSES = {c: 'line-same', a: 'line-added', d: 'line-deleted', h: 'line-hunk', o: 'line-old-only',
+  n: 'line-new-only', w: 'line-space'};
 function decodeLines(codes) {
   return (codes || []).map(code => ({
     kind: KIND_CLASSES[code & 3], prefix: PREFIXES[code & 3], text: DATA.lines[code >> 2],
@@ -135,7 +139,7 @@ function paintView(pre, items, empty) {
   pre.textContent = '';
   if (!items || !items.length) {
     const span = document.createElement('span');
-    span.className = 'm';
+    span.className = 'line-note';
     span.textContent = empty;
     pre.appendChild(span);
     return;
@@ -143,11 +147,11 @@ function paintView(pre, items, empty) {
   const fragment = document.createDocumentFragment();
   for (const item of items) {
     const span = document.createElement('span');
-    span.className = item.kind;
+    span.className = LINE_CLASSES[item.kind];
     if (item.title) span.title = item.title;
     if (item.gutter !== undefined) {
       const gutter = document.createElement('b');
-      gutter.className = 'g';
+      gutter.className = 'gutter';
       gutter.textContent = item.gutter;
       span.appendChild(gutter);
     }
@@ -302,10 +306,10 @@ function showPass() {
 // Choose row k: mark it, scroll to it (keys, not clicks), draw it, and put its permalink in the address.
 function choosePass(k, scroll) {
   if (k < 0 || k >= sequenceRows.length) return;
-  sequenceRows.forEach(tr => tr.classList.remove('sel'));
+  sequenceRows.forEach(tr => tr.classList.remove('selected'));
   current = k;
   const tr = sequenceRows[k];
-  tr.classList.add('sel');
+  tr.classList.add('selected');
   if (scroll) tr.scrollIntoView({block: 'nearest'});
   showPass();
   history.replaceState(null, '', '#pass=' + passRef(k));
