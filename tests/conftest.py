@@ -21,9 +21,11 @@ SCRIPTS = REPO / "scripts"
 TRACE_SCRIPT = SCRIPTS / "gemm_lower_trace.py"
 
 
+# Each test declares its tier with a marker (`slow`, `integration`; none: the base tier), on itself or its module
+# (`pytestmark`). What it uses decides which tier that must be, and collection stops on a test that declares
+# another (tier_problem): a new test of a slow kind cannot land in `make check` by accident.
 # The top tier (marker `slow`): every test that needs a whole workflow run, a trace batch, a release environment,
-# a cluster or a browser: these fixtures and modules. Marked here, from what a test uses, so that a new test of
-# that kind is slow without anyone remembering to say so.
+# a cluster or a browser: these fixtures and modules.
 SLOW_FIXTURES = {"finished_run", "compared_run", "book_run", "slurm_run", "cluster", "api_runs", "browser"}
 SLOW_FIXTURES |= {"kernels_run"}
 SLOW_FIXTURES |= {"built_0_1_14", "uv_bin"}
@@ -84,12 +86,34 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "smoke: the integration test `make check` runs: one real TileLang lowering")
 
 
-def pytest_itemcollected(item):
-    """Marked as each test is collected: xdist's own collection hook reads the groups right after."""
+TIERS = ("slow", "integration")
+
+
+def required_tier(item) -> str | None:
+    """The tier what a test uses puts it in: slow, integration, or None (the base tier)."""
     if SLOW_FIXTURES & set(item.fixturenames) or item.module.__name__ in SLOW_MODULES:
-        item.add_marker(pytest.mark.slow)
-    elif _runs_for_real(item):
-        item.add_marker(pytest.mark.integration)
+        return "slow"
+    return "integration" if _runs_for_real(item) else None
+
+
+def tier_problem(item) -> str | None:
+    """One line where a test declares (its marker, or its module's) a lower tier than what it uses needs, or two.
+    A higher one is the author's call (a browser, nvcc per variant): slow where integration would do."""
+    declared = sorted({marker.name for marker in item.iter_markers() if marker.name in TIERS})
+    required = required_tier(item)
+    rank = [None, "integration", "slow"]
+    if len(declared) < 2 and rank.index(declared[0] if declared else None) >= rank.index(required):
+        return None
+    said = " and ".join(f"@pytest.mark.{name}" for name in declared) or "no tier marker (the base tier)"
+    why = "its fixtures or module" if required == "slow" else "what it or a fixture calls (INTEGRATION_CALLS)"
+    return f"{item.nodeid}: declares {said}, but {why} need @pytest.mark.{required}"
+
+
+def pytest_itemcollected(item):
+    """Checked as each test is collected; grouped for xdist, whose own collection hook reads the groups after."""
+    problem = tier_problem(item)
+    if problem:
+        raise pytest.UsageError(f"test tiers (tests/conftest.py): {problem}")
     shared = next((name for name in SHARED_FIXTURES if name in item.fixturenames), None)
     shared = shared or next((group for name, group in SAME_WORKER_AS.items() if name in item.fixturenames), None)
     if shared:

@@ -20,6 +20,8 @@ from tilelang_churn.core import passes_table as pt
 from tilelang_churn.grid import config_checks, job_grid
 from tilelang_churn.releases import release_envs, release_process
 
+pytestmark = pytest.mark.slow  # tier: tests/conftest.py checks it against what the tests use
+
 DROPPED = "DecoupleTypeCast"  # a pass of 0.1.15's CUDA pipeline that changes the 200^3 GEMM's IR
 PIPELINE = "tilelang/cuda/pipeline.py"
 SHAPE = "200x200x200_b64x64x32"

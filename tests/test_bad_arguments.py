@@ -7,6 +7,8 @@ import re
 import pytest
 from conftest import run_script
 
+pytestmark = pytest.mark.integration  # tier: tests/conftest.py checks it against what the tests use
+
 CASES = [
     (("--shape", "1024x1024"), "--shape", "1024x1024"),
     (("--shape", "0,1024,1024"), "--shape", "0,1024,1024"),

@@ -23,7 +23,7 @@ from tilelang_churn.core import passes_table as pt
 BATCH_SCRIPT = SCRIPTS / "trace_batch.py"
 PROC = Path("/proc")
 
-pytestmark = pytest.mark.skipif(not (PROC / "self" / "task").is_dir(), reason="needs Linux's /proc")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not (PROC / "self" / "task").is_dir(), reason="needs Linux's /proc")]
 
 
 def no_core_dumps() -> None:

@@ -283,6 +283,7 @@ def write_by_version(path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_the_release_figure_when_releases_are_compared(book_with_releases):
     out, proc, _ = book_with_releases("zh")
     assert proc.returncode == 0, proc.stderr
@@ -347,6 +348,7 @@ def test_the_width_range_is_the_schemas():
 # ------------------------------------------------------------------------------------------- the workflow
 
 
+@pytest.mark.slow
 def test_snakemake_book_figures_makes_the_documented_set(book_run):
     book = book_run.workdir / "results" / "book" / "en"
     assert {p.name for p in book.iterdir()} == expected_files(FIGURES_WITHOUT_RELEASES)
@@ -358,6 +360,7 @@ def test_snakemake_book_figures_makes_the_documented_set(book_run):
     assert "missing from font" not in log
 
 
+@pytest.mark.slow
 def test_the_book_in_chinese_from_the_same_tables(book_run):
     proc = book_run.snakemake("--cores", "1", "book_figures", "--config", "figure_language=zh")
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -39,6 +39,7 @@ def real_passes_csv(trace_runs):
     return out / "passes.csv"
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("cut", ["mid_row", "at_a_cell_boundary", "inside_the_last_cell"])
 def test_a_table_cut_short_is_refused_naming_file_and_line(real_passes_csv, tmp_path, cut):
     text = real_passes_csv.read_text()
@@ -61,6 +62,7 @@ def test_a_table_cut_short_is_refused_naming_file_and_line(real_passes_csv, tmp_
     assert not out.exists()
 
 
+@pytest.mark.integration
 def test_a_row_with_too_few_cells_is_refused_even_with_a_final_newline(real_passes_csv, tmp_path):
     lines = real_passes_csv.read_text().splitlines(keepends=True)
     short = tmp_path / "passes.csv"
@@ -72,6 +74,7 @@ def test_a_row_with_too_few_cells_is_refused_even_with_a_final_newline(real_pass
 # ------------------------------------------------------------------------------- runs that cannot record
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("where", ["a_regular_file", "under_proc"])
 def test_an_unwritable_out_exits_3_with_one_line(tmp_path, where):
     if where == "a_regular_file":
@@ -111,6 +114,7 @@ def tilelang_blocked_env(tmp_path) -> dict:
     return environment_with(tmp_path, "sitecustomize.py", BLOCK_TILELANG)
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("broken", ["unimportable", "shadowed"])
 def test_a_broken_tilelang_exits_3_and_records_the_failed_setup(tmp_path, broken):
     env = (
@@ -126,6 +130,7 @@ def test_a_broken_tilelang_exits_3_and_records_the_failed_setup(tmp_path, broken
     assert [(row["pass"], row["status"]) for row in rows] == [("setup", passes_table.STATUS_FAILED)]
 
 
+@pytest.mark.integration
 def test_static_only_tells_a_shadowed_tilelang_from_a_missing_one(tmp_path):
     shadowed = run_script("--static-only", env=environment_with(tmp_path, "tilelang.py", SHADOW))
     assert shadowed.returncode == 3
@@ -139,6 +144,7 @@ def test_static_only_tells_a_shadowed_tilelang_from_a_missing_one(tmp_path):
 # ------------------------------------------------------------------------------ arguments and warnings
 
 
+@pytest.mark.integration
 def test_a_size_beyond_int64_is_an_argument_error_before_any_import():
     proc = run_script("--mode", "trace-env", "--shape", "99999999999999999999,1,1", python_flags=("-X", "importtime"))
     assert proc.returncode == 2
@@ -146,6 +152,7 @@ def test_a_size_beyond_int64_is_an_argument_error_before_any_import():
     assert not re.search(r"\|\s+tilelang$", proc.stderr, re.M), "tilelang was imported"
 
 
+@pytest.mark.integration
 def test_a_grid_beyond_the_targets_launch_limit_and_an_ignored_option_are_warned(trace_runs):
     require_tilelang()
     proc, out = trace_runs.get("--mode", "trace-env", "--shape", "99999999999,128,32", "--passes", "BindTarget")
@@ -170,6 +177,7 @@ def lower_trace_tool(monkeypatch):
     return monkeypatch, module
 
 
+@pytest.mark.integration
 def test_a_tool_failing_before_any_pass_is_not_blamed_on_the_first_pass(lower_trace_tool):
     from tilelang_churn.trace import tilelang_trace, trace_cli
 
@@ -189,6 +197,7 @@ def test_a_tool_failing_before_any_pass_is_not_blamed_on_the_first_pass(lower_tr
     assert rows[0]["error"] == "RuntimeError: the tool broke before running a pass"
 
 
+@pytest.mark.integration
 def test_an_empty_pass_list_is_an_error_not_an_index_error():
     require_tilelang()
     from tilelang_churn.trace import tilelang_trace
@@ -197,6 +206,7 @@ def test_an_empty_pass_list_is_an_error_not_an_index_error():
     assert rows == [] and isinstance(error, ValueError) and "empty" in str(error)
 
 
+@pytest.mark.integration
 def test_a_failed_rows_error_drops_tvms_source_excerpt(trace_runs):
     require_tilelang()
     proc, out = trace_runs.get("--mode", "trace-env", "--target", "llvm")
@@ -206,6 +216,7 @@ def test_a_failed_rows_error_drops_tvms_source_excerpt(trace_runs):
     assert "T.alloc_fragment" not in failed["error"] and " | " not in failed["error"], failed["error"]
 
 
+@pytest.mark.integration
 def test_no_stray_files_are_left_next_to_the_tables(real_passes_csv):
     leftovers = [path.name for path in real_passes_csv.parent.iterdir() if path.name.endswith(".tmp")]
     assert leftovers == []

@@ -65,6 +65,7 @@ PROGRAM_KERNELS = [
 ]
 
 
+@pytest.mark.integration
 def test_a_program_in_every_style_is_captured_as_it_asked_for_its_kernels(tmp_path):
     require_tilelang()
     program = DATA / "program.py"
@@ -99,6 +100,7 @@ def test_a_program_in_every_style_is_captured_as_it_asked_for_its_kernels(tmp_pa
     assert lines[-1].startswith("9 kernels recorded (7 that a config can name") and "from 2 processes" in lines[-1]
 
 
+@pytest.mark.integration
 def test_a_captured_entry_builds_the_primfunc_the_program_asked_for(tmp_path):
     """The eager kernel's T.const values read from the program's tensors, and a factory's arguments: the
     workflow's PrimFunc of the captured entry is TileLang's own for the program's call."""
@@ -123,6 +125,7 @@ def test_a_captured_entry_builds_the_primfunc_the_program_asked_for(tmp_path):
         assert tvm.ir.structural_equal(kernels.build(entry["file"], function, entry["params"][0]), func), function
 
 
+@pytest.mark.integration
 def test_a_tensor_put_on_cuda_ends_the_capture_in_one_line_and_the_file_keeps_what_was_recorded(tmp_path):
     require_tilelang()
     program = DATA / "gpu_late.py"
@@ -144,6 +147,7 @@ def test_a_tensor_put_on_cuda_ends_the_capture_in_one_line_and_the_file_keeps_wh
     assert len(header) == 2 and all(str(program) in line for line in header)  # each program's command and time
 
 
+@pytest.mark.integration
 def test_the_hook_failing_never_breaks_the_program(tmp_path):
     """A record file that cannot be written, and a hook that cannot be loaded: each said once on stderr, and the
     program runs as without capture (a kernel TileLang compiles for the host, run on CPU tensors and checked)."""

@@ -13,9 +13,12 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 import yaml
 from conftest import REPO, make_workdir, require_tilelang, snakemake
 from tilelang_churn.kernel import kernels
+
+pytestmark = pytest.mark.slow  # tier: tests/conftest.py checks it against what the tests use
 
 CAPTURE = REPO / "scripts" / "capture_kernels.py"
 MODEL = REPO / "tests" / "data" / "capture" / "model.py"

@@ -116,6 +116,7 @@ def test_the_heatmap_on_a_full_disk_stops_with_one_line(tmp_path, disk):
     assert not leftovers(disk) and sorted(p.name for p in disk.iterdir()) == ["filler"]
 
 
+@pytest.mark.integration
 def test_a_trace_batch_on_a_full_disk_says_no_space_left_not_that_the_kernel_failed(disk):
     """Round four: with the results' file system full, a job's failure was blamed on the kernel ("the kernel's code
     ended the process ... os._exit") and the batch tried to write its failed row there too. Each job's line says

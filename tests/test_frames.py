@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 from tilelang_churn.core import jobs
 from tilelang_churn.tables import frames
 
@@ -12,6 +13,7 @@ def _as_rows(frame: pd.DataFrame) -> list[dict]:
     return frame.astype(object).where(frame.notna(), None).to_dict("records")
 
 
+@pytest.mark.slow
 def test_job_frames_group_a_shuffled_table_as_group_rows_does(finished_run):
     table = frames.read_frame(finished_run / "results" / "churn.csv")
     shuffled = table.sample(frac=1.0, random_state=np.random.RandomState(7)).reset_index(drop=True)

@@ -204,6 +204,7 @@ def no_gpu_run(tmp_path_factory):
     return workdir, snakemake(workdir, *args, env=env)
 
 
+@pytest.mark.slow
 def test_gpu_true_without_a_device_stops_in_one_line_and_keeps_every_cpu_result(no_gpu_run):
     workdir, proc = no_gpu_run
     assert proc.returncode != 0
@@ -531,6 +532,7 @@ def test_a_kernel_without_a_reference_is_checked_against_the_previous_version(tm
     assert rows[3]["check"] == "launch-only"  # kept nothing: not compared
 
 
+@pytest.mark.integration
 def test_a_job_that_imports_another_tilelang_than_its_version_runs_nothing(tmp_path):
     """On the lent H100 a version's GPU jobs imported the workflow's TileLang; they ran, checked and timed it, and
     only then were marked: the row held another TileLang's outputs and latency. Now the job stops at the import,

@@ -645,6 +645,7 @@ def test_a_long_list_in_a_message_is_its_count_and_the_first_few():
     assert text == "10000 shapes, the first 5 ['64x64x64', '128x64x64', '192x64x64', '256x64x64', '320x64x64']"
 
 
+@pytest.mark.integration
 def test_the_book_reference_warning_of_a_large_grid_names_a_few_shapes(tmp_path):
     import yaml
     from conftest import make_workdir, snakemake

@@ -104,6 +104,7 @@ def autotune_config(file: Path, **more) -> dict:
     return config_checks.validate_config(cfg)
 
 
+@pytest.mark.integration
 def test_an_edit_of_a_file_or_module_the_import_read_is_probed_again(tmp_path, monkeypatch, capfd):
     """get_configs() reads a data file beside the kernel (through a package of its folder), pass_settings() a
     module imported by a name the source does not spell: an edit of either (the kernel file itself unchanged) is a
@@ -154,6 +155,7 @@ def pass_settings():
     assert probed() == (found, False)
 
 
+@pytest.mark.integration
 def test_an_import_that_leaves_a_process_running_ends_with_the_import_and_kills_it(tmp_path, monkeypatch):
     """The kernel's import starts `sleep 1000` and forks a copy that sleeps: the probe answers as soon as the import
     is done (not when the pipes close, 600 s later), with the kernel's settings, and neither process is left."""
@@ -180,6 +182,7 @@ if forked == 0:
     assert all_gone(pids), [pid for pid in pids if not gone(pid)]
 
 
+@pytest.mark.integration
 def test_a_cache_that_does_not_read_is_a_miss_said_in_one_line_and_rewritten(tmp_path, monkeypatch, capfd):
     """The cache file holding a list, or an answer missing a field: a miss with one line on stderr naming the file,
     the import runs again and its answer is written back; no traceback, the kernel's settings right."""
@@ -233,6 +236,7 @@ def test_an_entry_of_the_wrong_shape_is_no_answer(entry, why):
     )
 
 
+@pytest.mark.integration
 def test_an_endless_configs_generator_stops_at_autotune_max_naming_the_key(tmp_path, monkeypatch):
     """get_configs() an endless generator, called at import or by TileLang with the kernel's arguments: the
     probe reads at most autotune_max + 1 configs and the config check names the key and its value."""
@@ -278,6 +282,7 @@ def test_a_limit_of_the_probe_out_of_range_is_refused_naming_key_and_value(more,
     assert schema[kernel_probe.TIMEOUT_KEY]["default"] == kernel_probe.PROBE_TIMEOUT_S
 
 
+@pytest.mark.integration
 def test_an_import_past_its_time_limit_is_stopped_named_with_the_key_and_cached_as_failed(tmp_path, monkeypatch, capfd):
     """get_configs() sleeps: after config kernel_import_timeout_s the import is stopped (nothing left running) and
     the config check names the key and the seconds; the next dry run has that answer from the cache at once, and

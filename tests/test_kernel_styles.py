@@ -84,6 +84,7 @@ def run_dirs(workdir: Path, mode: str) -> dict[str, Path]:
     return {path.parent.name: path for path in (workdir / "results" / "runs").glob(f"*/cuda-sm90/*/{mode}")}
 
 
+@pytest.mark.slow
 def test_every_style_traces_unchanged_with_rows_equal_tilelangs_own_report(styles_run):
     workdir, _ = styles_run
     churn = frames.read_frame(workdir / "results" / "churn.csv")
@@ -103,6 +104,7 @@ def test_every_style_traces_unchanged_with_rows_equal_tilelangs_own_report(style
         assert sum(row["status"] == "changed" for row in rows) > 5, folder
 
 
+@pytest.mark.slow
 def test_the_kernels_own_pass_configs_are_its_jobs_and_a_config_set_wins_over_them(styles_run):
     workdir, proc = styles_run
     churn = frames.read_frame(workdir / "results" / "churn.csv")
@@ -121,6 +123,7 @@ def test_the_kernels_own_pass_configs_are_its_jobs_and_a_config_set_wins_over_th
     assert len(views) == 2 and views[0] != views[1]
 
 
+@pytest.mark.slow
 def test_params_autotune_expands_to_the_kernels_own_configs(styles_run):
     workdir, _ = styles_run
     churn = frames.read_frame(workdir / "results" / "churn.csv")
@@ -131,6 +134,7 @@ def test_params_autotune_expands_to_the_kernels_own_configs(styles_run):
     assert len(traced) == len(module.tile_configs())
 
 
+@pytest.mark.slow
 def test_a_file_that_needs_a_gpu_at_import_is_one_failed_row_naming_file_line_and_cause(styles_run):
     workdir, proc = styles_run
     for mode in ("trace-env", "instrument"):
@@ -140,6 +144,7 @@ def test_a_file_that_needs_a_gpu_at_import_is_one_failed_row_naming_file_line_an
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_a_module_the_kernel_imports_is_part_of_it(styles_run, monkeypatch):
     """styles.py imports styles_tiles inside dynamic_copy: editing it (an older mtime kept) retraces the batches of
     styles.py's kernels and no other, and it is in their inputs and their trace cache key (kernel_files)."""
@@ -165,6 +170,7 @@ def test_a_module_the_kernel_imports_is_part_of_it(styles_run, monkeypatch):
         os.utime(file, ns=(stat.st_atime_ns, stat.st_mtime_ns))
 
 
+@pytest.mark.integration
 def test_what_the_source_says_is_what_tilelangs_objects_say():
     """Parameters, runtime arguments, pass_configs and out_idx read from the source (no import) against the
     imported objects: JITFunc.tensor_args, the decorator's settings, the PrimFunc's own."""
@@ -187,6 +193,7 @@ def test_what_the_source_says_is_what_tilelangs_objects_say():
     assert kernels.read_signature(file, "tuned_add").style == "autotune"
 
 
+@pytest.mark.integration
 def test_a_dtype_object_and_a_tuple_reach_the_kernel_as_tilelang_objects():
     require_tilelang()
     func = kernels.build(DATA / "styles.py", "lazy_scale", {"M": 64, "N": 64, "block": [32, 32], "dtype": "T.float32"})
@@ -200,6 +207,7 @@ def test_a_dtype_object_and_a_tuple_reach_the_kernel_as_tilelang_objects():
         kernels.build(DATA / "styles.py", "lazy_scale", {"M": 64, "N": 64, "dtype": "T.float99"})
 
 
+@pytest.mark.integration
 def test_a_computed_setting_is_read_by_importing_the_file(tmp_path, monkeypatch):
     """pass_configs=a call and @autotune(configs=a call): the source cannot say, the probe imports the file."""
     require_tilelang()
@@ -224,6 +232,7 @@ def test_a_computed_setting_is_read_by_importing_the_file(tmp_path, monkeypatch)
     assert spec.pass_configs == {"tl.disable_tma_lower": True} and key[2].endswith("+disable_tma_lower")
 
 
+@pytest.mark.integration
 def test_the_gpu_stage_makes_inputs_from_the_primfunc_and_calls_the_files_reference_on_the_cpu():
     """The GPU stage without hooks (gpu_bench.kernel_io), on torch CPU tensors: inputs of the PrimFunc's own
     shapes and types, outputs from out_idx or T.empty, the config's reference called for real."""

@@ -82,6 +82,7 @@ def job_rows(workdir: Path, target: str, folder: str, mode: str) -> list[dict]:
     return passes_table.read_rows(path)
 
 
+@pytest.mark.slow
 def test_every_kernel_runs_in_every_mode_with_its_own_columns(kernels_run):
     workdir, user_file = kernels_run
     churn = frames.read_frame(workdir / "results" / "churn.csv")
@@ -111,6 +112,7 @@ def test_every_kernel_runs_in_every_mode_with_its_own_columns(kernels_run):
         assert "--job-timeout 600" in batch_log.read_text().splitlines()[0], batch_log
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "folder", ["flash_attention_seq_q128_seq_kv128_is_causalTrue", "rmsnorm_M256_N256", "scale_M256_N512"]
 )
@@ -126,6 +128,7 @@ def test_trace_env_rows_equal_tilelangs_own_report(kernels_run, folder):
     assert sum(1 for r in rows if r["status"] == "changed") > 5
 
 
+@pytest.mark.slow
 def test_trace_api_rows_equal_what_lower_trace_returns(kernels_run):
     """The shipped RMSNorm, built by its own file, through TileLang's lower_trace with the default pass list."""
     workdir, _ = kernels_run
@@ -152,6 +155,7 @@ def test_trace_api_rows_equal_what_lower_trace_returns(kernels_run):
     assert any(changed for _, changed, _, _ in expected)
 
 
+@pytest.mark.slow
 def test_the_heatmap_names_each_kernel(kernels_run):
     workdir, _ = kernels_run
     assert not list((workdir / "results" / "figures" / "churn").rglob("*.png")), "job_figures: false draws none"
@@ -169,6 +173,7 @@ def test_the_heatmap_names_each_kernel(kernels_run):
         assert ("cuda-sm90", label) in labels, (label, labels)
 
 
+@pytest.mark.slow
 def test_editing_a_users_kernel_retraces_exactly_its_jobs(kernels_run, monkeypatch):
     workdir, user_file = kernels_run
     configs = ("--configfile", "config/test_config.yaml", "config/kernels.yaml")
@@ -407,6 +412,7 @@ ODD_KERNELS = {  # a build's body -> the error its row says
 }
 
 
+@pytest.mark.integration
 def test_a_kernel_that_raises_or_returns_no_primfunc_is_a_failed_row(tmp_path):
     """For one release a function may fail (an old release lacks a language feature): data, not a crash. Both
     kernels in one batch, as the workflow runs them."""
@@ -426,6 +432,7 @@ def test_a_kernel_that_raises_or_returns_no_primfunc_is_a_failed_row(tmp_path):
         assert "Traceback" not in proc.stdout  # the job's log: its stdout and stderr
 
 
+@pytest.mark.integration
 def test_a_bad_kernel_argument_exits_2_naming_kernel_file_and_value(tmp_path):
     proc = run_script("--mode", "instrument", "--kernel", "rmsnorm", "--params", '{"rows": 4}')
     assert proc.returncode == 2
@@ -470,6 +477,7 @@ def test_the_signature_is_read_without_importing_the_file(tmp_path):
     assert kernels.folder_id("k", {"N": 1, "block": 64}, signature.defaults()) == "k_N1"
 
 
+@pytest.mark.slow
 def test_tilelangs_own_report_of_every_kernel_is_where_the_readme_says(kernels_run):
     workdir, _ = kernels_run
     readme = (Path(__file__).resolve().parents[1] / "docs" / "running.md").read_text()

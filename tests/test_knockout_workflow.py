@@ -45,6 +45,7 @@ def _png_size(path: Path) -> tuple[int, int]:
     return struct.unpack(">II", data[16:24])
 
 
+@pytest.mark.slow
 def test_every_configuration_is_knocked_out_and_gathered(knockout_run):
     results = knockout_run / "results" / "knockout"
     (version,) = [path.name for path in (results / "runs").iterdir()]
@@ -70,6 +71,7 @@ def test_every_configuration_is_knocked_out_and_gathered(knockout_run):
     assert any("4 of 4 configuration(s) recorded" in path.read_text() for path in log)
 
 
+@pytest.mark.slow
 def test_the_index_links_every_page_and_each_page_its_diffs(knockout_run):
     results = knockout_run / "results" / "knockout"
     index = (results / "index.html").read_text()
@@ -114,6 +116,7 @@ def test_a_reader_follows_the_index_to_a_page_and_a_diff_in_chromium(knockout_ru
     assert errors == []
 
 
+@pytest.mark.slow
 def test_the_report_holds_the_knockout_figures_and_index(knockout_run):
     done = snakemake(knockout_run, "--configfile", "config/knockout.yaml", "--report", "results/report.html")
     assert done.returncode == 0, done.stderr[-3000:]
@@ -121,6 +124,7 @@ def test_the_report_holds_the_knockout_figures_and_index(knockout_run):
     assert "Pass knockout" in report and "what each pass is worth" in report.lower()
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     "knockout, says",
     [
@@ -145,6 +149,7 @@ def test_a_bad_knockout_config_stops_before_any_job_naming_key_and_value(tmp_pat
     assert not (workdir / "results").exists()
 
 
+@pytest.mark.integration
 def test_knockout_true_takes_every_default_and_off_adds_no_job(tmp_path):
     workdir = make_workdir(tmp_path)
     on = snakemake(workdir, "--config", "knockout=true", "-n", "--quiet", "rules")
@@ -154,6 +159,7 @@ def test_knockout_true_takes_every_default_and_off_adds_no_job(tmp_path):
     assert not re.search(r"^knockout", off.stdout, re.M)
 
 
+@pytest.mark.slow
 def test_deleting_a_table_a_reader_refuses_reruns_its_batch_as_the_advice_says(knockout_run):
     """Round four: a reader refusing a configuration's knockout.csv says "rerun its knockout batch (delete the
     file)"; deleting it did not rerun the batch (only knockout.json was an input of the readers), and the readers
@@ -182,6 +188,7 @@ def test_deleting_a_table_a_reader_refuses_reruns_its_batch_as_the_advice_says(k
     assert knockout_rows.read_rows(results / "knockout.csv") == gathered
 
 
+@pytest.mark.slow
 def test_every_note_of_a_knockout_figure_stays_on_the_figure(knockout_run, monkeypatch):
     """Round four: a lowering error's note ran off the figure's right edge. Each configuration's rows, drawn again
     with the longest error TVM gives (hundreds of characters) on a failed variant: every text inside the canvas."""
@@ -206,6 +213,7 @@ def test_every_note_of_a_knockout_figure_stays_on_the_figure(knockout_run, monke
             assert box.x1 <= right + 1, (text.get_text()[:60], box.x1, right)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("misspelt, closest", [("Simplfy", "Simplify"), ("tl.LowerTileOps", "tl.LowerTileOp")])
 def test_a_named_pass_that_runs_in_no_baseline_of_the_grid_is_refused_with_the_closest_names(
     knockout_run, tmp_path, capsys, misspelt, closest

@@ -48,6 +48,7 @@ def test_a_pass_that_only_reindents_has_raw_churn_and_no_stripped_churn(tmp_path
         assert line_churn.unified_diff_counts(WRAPPED, REINDENTED, strip=True, keepends=keepends) == (0, 0)
 
 
+@pytest.mark.integration
 def test_a_real_run_records_stripped_counts_equal_an_independent_recount(trace_runs):
     require_tilelang()
     proc, out = trace_runs.get("--mode", "trace-env", "--target", "cuda-sm90")
@@ -67,6 +68,7 @@ def test_a_real_run_records_stripped_counts_equal_an_independent_recount(trace_r
     assert sum(r["added_stripped"] for r in churn) < sum(r["added"] for r in churn)
 
 
+@pytest.mark.integration
 def test_instrument_counts_whitespace_as_trace_env_does(trace_runs):
     require_tilelang()
     _, env_out = trace_runs.get("--mode", "trace-env", "--target", "cuda-sm90")
@@ -78,6 +80,7 @@ def test_instrument_counts_whitespace_as_trace_env_does(trace_runs):
     assert instrument == trace_env
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(("mode", "tool_counts_with_line_ends"), [("trace-api", True), ("pass-diff", False)])
 def test_the_api_modes_count_stripped_lines_the_tools_way(trace_runs, mode, tool_counts_with_line_ends):
     """Recounting the tool's own texts the tool's way gives its raw numbers, so the stripped ones are comparable."""
@@ -106,6 +109,7 @@ def test_the_api_modes_count_stripped_lines_the_tools_way(trace_runs, mode, tool
         assert (row["added_stripped"], row["deleted_stripped"]) == (stripped if result["changed"] else (0, 0))
 
 
+@pytest.mark.integration
 def test_the_heatmap_can_show_either_count(trace_runs):
     require_tilelang()
     import numpy as np

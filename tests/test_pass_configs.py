@@ -128,6 +128,7 @@ def test_a_bad_set_stops_the_workflow_naming_its_key():
     )
 
 
+@pytest.mark.integration
 def test_a_tl_key_the_installed_release_lacks_is_refused_with_the_closest_keys():
     require_tilelang()
     message = refused(defaults={"pass_configs": [{"tl.disable_warp_specialised": True}]})
@@ -136,6 +137,7 @@ def test_a_tl_key_the_installed_release_lacks_is_refused_with_the_closest_keys()
     assert "did you mean tl.disable_warp_specialized" in message
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     "pass_config, says",
     [
@@ -194,6 +196,7 @@ def traced(tmp_path_factory):
     return out, reference(GEMM_256, [{}, NO_WS, UNKNOWN_KEY])
 
 
+@pytest.mark.integration
 def test_every_mode_lowers_under_the_set_as_tilelang_does(traced):
     out, (default, no_ws, _) = traced
     # the switch matters here: TileLang itself runs the warp-specialization passes only without it
@@ -209,6 +212,7 @@ def test_every_mode_lowers_under_the_set_as_tilelang_does(traced):
         assert bool(set(WS_PASSES) & env_passes) == (name == "default"), name
 
 
+@pytest.mark.integration
 def test_a_key_tvm_does_not_know_is_the_jobs_failed_row_with_tvms_words(traced):
     """The job exits EXIT_PASS_FAILED (checked as the batch ran it) with one failed row: TVM's refusal."""
     out, (_, _, bad) = traced
@@ -238,6 +242,7 @@ def knocked(tmp_path_factory):
     return tmp
 
 
+@pytest.mark.integration
 def test_a_knockout_is_read_beside_the_official_switch(knocked):
     rows = knockout_table.gather([knocked / "default" / "knockout.json", knocked / "no_ws" / "knockout.json"])
     default = {row["variant"]: row for row in rows if row["pass_configs"] == "{}"}
@@ -258,6 +263,7 @@ def test_a_knockout_is_read_beside_the_official_switch(knocked):
 # -------------------------------------------------------------------------------------------- the workflow
 
 
+@pytest.mark.slow
 def test_the_workflow_traces_and_knocks_out_each_set(pass_configs_run):
     churn = passes_table.read_rows(pass_configs_run / "results" / "churn.csv")
     sets = {"{}", pass_configs.canonical(NO_WS), pass_configs.canonical(FAILS_AT_SETUP)}
@@ -271,6 +277,7 @@ def test_the_workflow_traces_and_knocks_out_each_set(pass_configs_run):
     assert page.count("switch tl.disable_warp_specialized=true: ") == len(WS_PASSES)
 
 
+@pytest.mark.integration
 def test_tvms_refusal_of_a_key_is_one_short_line_naming_the_closest_keys():
     """TVM refuses an unknown key listing every key it knows (about 80, on one line); a row says the key, how many
     TVM knows and the closest of them, from TVM's own list."""

@@ -19,6 +19,8 @@ from conftest import require_tilelang
 from tilelang_churn.core import ir_archive, passes_table
 from tilelang_churn.trace import run_record
 
+pytestmark = pytest.mark.integration  # tier: tests/conftest.py checks it against what the tests use
+
 require_tilelang()
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"

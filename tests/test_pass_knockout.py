@@ -270,6 +270,7 @@ def gemm_knockout(tmp_path_factory):
     return out, reference(GEMM_256, list(VARIANTS.values()))
 
 
+@pytest.mark.integration
 def test_each_knockout_is_what_tilelang_gives_with_that_pass_skipped(gemm_knockout):
     out, by_skip = gemm_knockout
     expected = {"__none__": by_skip["__none__"], **{variant: by_skip[skip] for variant, skip in VARIANTS.items()}}
@@ -304,6 +305,7 @@ def test_each_knockout_is_what_tilelang_gives_with_that_pass_skipped(gemm_knocko
     assert kinds == {"fails", "same", "differs", "no effect"}, kinds
 
 
+@pytest.mark.integration
 def test_a_source_that_differs_is_counted_against_the_baseline_and_kept_for_the_diff(gemm_knockout):
     from tilelang_churn.core.line_churn import sequence_matcher_counts
 
@@ -383,6 +385,7 @@ def test_a_variant_that_aborts_or_hangs_is_its_row_and_the_batch_goes_on(tmp_pat
     assert [len(s["unfinished"]) for s in summary] == [2, 2]
 
 
+@pytest.mark.integration
 def test_a_configuration_whose_baseline_timed_out_has_a_page_that_says_so(tmp_path):
     """Round four: the page of a configuration whose baseline timed out had empty facts ("— source lines, IR churn
     —") and a heading over no diffs. It says the baseline's status and error, and that no pass was knocked out."""
@@ -405,6 +408,7 @@ def test_a_configuration_whose_baseline_timed_out_has_a_page_that_says_so(tmp_pa
     assert "Generated source against the baseline" not in page and "source lines" not in page
 
 
+@pytest.mark.integration
 def test_a_lowering_stopped_from_outside_fails_the_batch_so_that_a_rerun_retries_it(tmp_path):
     """Round four: a knockout child killed from outside stayed `crashed` for that pass for good ("Nothing to be
     done"). A lowering ended by SIGTERM (any signal but a crash's, which the batch never sends) is written as
@@ -441,6 +445,7 @@ def test_a_lowering_stopped_from_outside_fails_the_batch_so_that_a_rerun_retries
     assert rows["tl.Simplify"]["status"] == statuses.STATUS_CRASHED and "SIGTERM" in rows["tl.Simplify"]["error"]
 
 
+@pytest.mark.integration
 def test_a_broken_environment_is_no_result(tmp_path):
     require_tilelang()
     out = tmp_path / "gemm"
@@ -451,6 +456,7 @@ def test_a_broken_environment_is_no_result(tmp_path):
     assert not (out / "knockout.csv").exists()
 
 
+@pytest.mark.integration
 def test_the_gathered_table_has_every_configuration_and_its_header(gemm_knockout, tmp_path):
     """NoSuchPass ran in no baseline of this one-configuration grid: the gathering refuses it by name; the same
     records without it (as a config without the name records them) gather."""

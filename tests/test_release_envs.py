@@ -306,6 +306,7 @@ def uv_bin() -> Path:
     return found
 
 
+@pytest.mark.slow
 def test_failed_install_exits_3_naming_the_step_and_the_log(tmp_path, uv_bin):
     requirements = tmp_path / "requirements.txt"
     requirements.write_text("torch==0.0.0\n")  # no such torch: the install step fails after uv venv
@@ -337,6 +338,7 @@ def built_0_1_14(tmp_path_factory, uv_bin):
     return root, Path(proc.stdout.strip()), seconds
 
 
+@pytest.mark.slow
 def test_real_build_of_0_1_14_imports_0_1_14_with_the_cpu_torch(built_0_1_14):
     root, marker, _ = built_0_1_14
     assert marker == root / "tilelang-0.1.14" / "environment.json"
@@ -357,6 +359,7 @@ def test_real_build_of_0_1_14_imports_0_1_14_with_the_cpu_torch(built_0_1_14):
     assert not list(marker.parent.glob(".environment.json.*")), "no temp file left beside the marker"
 
 
+@pytest.mark.slow
 def test_the_environment_really_runs_0_1_14(built_0_1_14):
     root, _, _ = built_0_1_14
     python = root / "tilelang-0.1.14" / "bin" / "python"
@@ -385,6 +388,7 @@ print(json.dumps({
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["0.1.14 environment", "installed"])
 def test_probed_capabilities_are_what_tilelang_reports_once_imported(built_0_1_14, where):
     """capabilities.probe reads files only; the same TileLang, imported, answers the same."""
@@ -429,6 +433,7 @@ def trace_0_1_14(root: Path, out: Path, python: str = sys.executable, batch: boo
     return proc, json.loads((out / "run.json").read_text())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("batch", [False, True], ids=["job", "batch"])
 def test_a_release_started_under_another_install_s_variables_runs_on_its_own_libraries(built_0_1_14, tmp_path, batch):
     root, _, _ = built_0_1_14
@@ -441,6 +446,7 @@ def test_a_release_started_under_another_install_s_variables_runs_on_its_own_lib
     assert not installed.is_relative_to(env)
 
 
+@pytest.mark.slow
 def test_a_release_that_loaded_another_install_s_libtvm_records_a_broken_setup(built_0_1_14, tmp_path):
     """Its own interpreter started directly, nothing drops the variables: 0.1.14 then loads the installed
     TileLang's libtvm_compiler.so (as measured here), and the run says so instead of lowering with it."""
@@ -467,6 +473,7 @@ print(json.dumps(gpu_bench.run_job(spec, {}, cache_dir=None)))
 """
 
 
+@pytest.mark.slow
 def test_a_gpu_job_whose_tilelang_loaded_another_install_s_libtvm_is_a_failed_row(built_0_1_14):
     """The GPU stage's job in the same state as above: a build_failed row naming the library, before any compile
     (so no GPU is needed to get there)."""
@@ -482,6 +489,7 @@ def test_a_gpu_job_whose_tilelang_loaded_another_install_s_libtvm_is_a_failed_ro
     assert Path(library).resolve().is_relative_to(installed), row["error"]
 
 
+@pytest.mark.slow
 def test_a_second_build_with_a_valid_marker_returns_at_once(built_0_1_14):
     root, marker, first_seconds = built_0_1_14
     log = root / "tilelang-0.1.14.build.log"
@@ -493,6 +501,7 @@ def test_a_second_build_with_a_valid_marker_returns_at_once(built_0_1_14):
     assert after == before, "nothing was reinstalled, not even the log rewritten"
 
 
+@pytest.mark.slow
 def test_an_invalid_marker_rebuilds_from_scratch(built_0_1_14):
     """The fixture built over a truncated marker and a stray file."""
     _, marker, _ = built_0_1_14
@@ -620,6 +629,7 @@ def test_the_stale_check_is_cheap_enough_for_every_parse(tmp_path):
     assert (time.perf_counter() - start) / 200 < 0.005  # seconds per call; Snakemake parses once per release
 
 
+@pytest.mark.slow
 def test_the_real_environment_is_stale_once_its_python_is_removed_and_sound_once_it_is_back(built_0_1_14):
     """The check on the real build. Its rebuild, as the workflow makes it:
     test_workflow.py::test_an_environment_that_lost_its_python_is_rebuilt."""

@@ -18,6 +18,8 @@ from conftest import SCRIPTS, require_tilelang, run_script
 from tilelang_churn.core import passes_table as pt
 from tilelang_churn.releases import release_envs
 
+pytestmark = pytest.mark.slow  # tier: tests/conftest.py checks it against what the tests use
+
 KERNEL = ("--shape", "64,64,64", "--block", "32,32,32")
 
 

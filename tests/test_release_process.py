@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import require_tilelang
 from tilelang_churn.releases import release_process
 
@@ -92,6 +93,7 @@ def test_a_library_reached_through_a_link_is_the_release_own(tmp_path):
     assert release_process.foreign_libraries(libraries, [real.resolve()]) == [str(other)]
 
 
+@pytest.mark.integration
 def test_the_installed_tilelang_loads_only_its_own_libraries():
     require_tilelang()
     code = (

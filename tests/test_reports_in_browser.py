@@ -23,6 +23,8 @@ import pytest
 import system_packages
 from tilelang_churn.core import passes_table as pt
 
+pytestmark = pytest.mark.slow  # tier: tests/conftest.py checks it against what the tests use
+
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 WINDOW = (1280, 900)
 

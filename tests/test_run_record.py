@@ -15,6 +15,7 @@ def write_pair(run_dir: Path, phase: str, stem: str, before: str, after: str, af
     (run_dir / phase / f"{stem}_after.{after_ext}").write_text(after)
 
 
+@pytest.mark.integration
 def test_counts_equal_tilelangs_own_counter_on_a_real_run(trace_runs):
     require_tilelang()
     import tilelang.tools.lower_trace.core as core

@@ -15,6 +15,8 @@ from conftest import SCRIPTS, require_tilelang
 from tilelang_churn.core import passes_table as pt
 from tilelang_churn.trace import trace_batch
 
+pytestmark = pytest.mark.slow  # tier: tests/conftest.py checks it against what the tests use
+
 BATCH_SCRIPT = SCRIPTS / "trace_batch.py"
 KERNEL = ("--shape", "256,256,256", "--block", "64,64,32")
 

@@ -185,6 +185,7 @@ def jobs_by_rule(jobs: list[dict]) -> dict[str, list[dict]]:
     return grouped
 
 
+@pytest.mark.slow
 def test_cluster_and_trace_jobs_went_through_sbatch(slurm_run):
     workdir, proc, jobs, _ = slurm_run
     grouped = jobs_by_rule(jobs)
@@ -200,6 +201,7 @@ def test_cluster_and_trace_jobs_went_through_sbatch(slurm_run):
     assert output.count("has been submitted with SLURM jobid") == sum(CLUSTER_RULES.values()), output[-3000:]
 
 
+@pytest.mark.slow
 def test_local_rules_did_not_go_to_slurm(slurm_run):
     workdir, _, jobs, _ = slurm_run
     grouped = jobs_by_rule(jobs)
@@ -208,6 +210,7 @@ def test_local_rules_did_not_go_to_slurm(slurm_run):
     assert len(list((workdir / "results" / "figures" / "churn").rglob("*.png"))) == 2
 
 
+@pytest.mark.slow
 def test_slurm_jobs_ran_the_workflows_venv_python(slurm_run, finished_run):
     workdir, _, _, _ = slurm_run
     # the Snakemake of each Slurm job (the job step on the node) is this venv's
@@ -241,6 +244,7 @@ def command_runs(log_text: str, program: Path) -> bool:
     return False
 
 
+@pytest.mark.integration
 def test_a_symlinked_venv_runs_the_same_snakemake(tmp_path):
     venv = Path(sys.prefix)
     linked = tmp_path / "venv link ü"
@@ -253,6 +257,7 @@ def test_a_symlinked_venv_runs_the_same_snakemake(tmp_path):
     assert not command_runs(f"Command: {through_link}", venv / "bin" / "python")
 
 
+@pytest.mark.slow
 def test_results_equal_a_local_run(slurm_run, finished_run):
     """Each job's passes.csv byte for byte, and the tables' rows, as the local run of the test grid (a superset of
     the small grid's jobs: config/test_config.yaml) gives them for the same jobs."""

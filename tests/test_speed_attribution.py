@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from tilelang_churn.core import knockout_rows, statuses
 from tilelang_churn.figures import compare_pages
 from tilelang_churn.tables import kernel_speed, speed_attribution
@@ -144,6 +145,7 @@ def test_the_recorded_attribution_is_what_its_tables_give():
         assert row["knockout_new"] == row["knockout_old"] == speed_attribution.KNOCKOUT_TIMED
 
 
+@pytest.mark.integration
 def test_the_workflow_hands_the_comparison_the_gpu_latencies_and_the_knockout(tmp_path):
     """With gpu: true and two releases, rule compare_releases reads kernel_speed.csv and knockout.csv and writes
     speed_attribution.csv; without the GPU it has neither (a dry run: no job runs)."""

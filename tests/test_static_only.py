@@ -48,6 +48,7 @@ def printed_location(stdout: str, label: str) -> str:
     raise AssertionError(f"{label!r} not printed:\n{stdout}")
 
 
+@pytest.mark.integration
 def test_without_tilelang_it_exits_0_and_says_nothing_was_verified():
     # -S: no site-packages, so tilelang can neither be imported nor found
     proc = run_script("--static-only", python_flags=("-S",))
@@ -74,6 +75,7 @@ def _check_all_five(stdout: str, root: Path) -> None:
         assert printed_location(stdout, label) == f"tilelang/{relpath}:{line_of(root / relpath, pattern)}"
 
 
+@pytest.mark.integration
 def test_with_the_installed_package_each_entry_is_printed_where_the_test_finds_it():
     root = installed_tilelang()
     proc = run_script("--static-only", "--tilelang-src", str(root))
@@ -86,6 +88,7 @@ def test_with_the_installed_package_each_entry_is_printed_where_the_test_finds_i
     assert not re.search(r"\|\s+tilelang$", plain.stderr, re.M)
 
 
+@pytest.mark.integration
 def test_a_wheel_is_read_without_unpacking(tmp_path):
     root = installed_tilelang()
     wheel = tmp_path / "tilelang-0.0-py3-none-any.whl"
@@ -108,6 +111,7 @@ def copy_with_pass_diff_renamed(dest: Path) -> Path:
     return dest
 
 
+@pytest.mark.integration
 def test_a_missing_entry_point_is_named_with_the_modes_it_takes_away(tmp_path):
     proc = run_script("--static-only", "--tilelang-src", str(copy_with_pass_diff_renamed(tmp_path)))
     assert proc.returncode == 0, proc.stderr  # a finding: the config check stops a run whose modes need it
@@ -164,6 +168,7 @@ def test_each_pass_links_to_the_line_that_defines_it_in_the_installed_release():
     assert got["VerifyMemory"][1] == "search"
 
 
+@pytest.mark.integration
 def test_a_source_path_that_holds_no_tilelang_exits_2(tmp_path):
     proc = run_script("--static-only", "--tilelang-src", str(tmp_path / "nowhere"))
     assert proc.returncode == 2

@@ -19,6 +19,8 @@ import pytest
 from conftest import WorkflowRun, copy_of_finished_run
 from tilelang_churn.core import passes_table as pt
 
+pytestmark = pytest.mark.slow  # tier: tests/conftest.py checks it against what the tests use
+
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
 

@@ -1,4 +1,5 @@
-"""The test tiers and workers of conftest.py: an expensive fixture shared by several tests runs on one worker.
+"""The test tiers and workers of conftest.py: a test declares at least the tier of what it uses, and an expensive
+fixture shared by several tests runs on one worker.
 
 pytest-xdist builds a module- or session-scoped fixture once per worker that runs a test using it; conftest.py
 puts the tests of such a fixture in one xdist group (SHARED_FIXTURES, SAME_WORKER_AS). Found by reading each
@@ -8,6 +9,7 @@ fixture's code for what starts a process (a trace run, a batch, Snakemake, a bui
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
 
 import conftest
@@ -72,3 +74,40 @@ def test_the_scan_finds_a_fixture_that_starts_a_process(tmp_path):
         '@pytest.fixture(scope="session")\ndef data():\n    return {}\n'
     )
     assert process_fixtures(tmp_path) == {"lowered": "test_new.py"}
+
+
+class _Collected:
+    """What conftest.tier_problem reads of a collected test: its function, markers, fixtures and module."""
+
+    def __init__(self, function, markers=(), fixtures=(), module="test_new"):
+        self.function, self.fixturenames = function, list(fixtures)
+        self.markers = [getattr(pytest.mark, name).mark for name in markers]
+        self.module = type("Module", (), {"__name__": module})
+        self._fixtureinfo = type("Info", (), {"name2fixturedefs": {}})
+        self.nodeid = f"tests/{module}.py::{function.__name__}"
+
+    def iter_markers(self):
+        return iter(self.markers)
+
+
+def test_a_test_declares_at_least_the_tier_of_what_it_uses(tmp_path, monkeypatch):
+    # a new test module on disk (the check reads its source); the call spelled apart, or this test would need it
+    call = "snake" + "make("
+    (tmp_path / "new_tests.py").write_text(
+        f"def test_runs_the_workflow():\n    {call}['--cores', '1'])\n\n\ndef test_reads_a_table():\n    return []\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    new_tests = importlib.import_module("new_tests")
+    test_runs_the_workflow, test_reads_a_table = new_tests.test_runs_the_workflow, new_tests.test_reads_a_table
+
+    assert conftest.tier_problem(_Collected(test_reads_a_table)) is None
+    assert conftest.tier_problem(_Collected(test_runs_the_workflow, ["integration"])) is None
+    assert conftest.tier_problem(_Collected(test_runs_the_workflow, ["slow"])) is None  # higher: the author's call
+    assert conftest.tier_problem(_Collected(test_runs_the_workflow)) == (
+        "tests/test_new.py::test_runs_the_workflow: declares no tier marker (the base tier), but what it or a "
+        "fixture calls (INTEGRATION_CALLS) need @pytest.mark.integration"
+    )
+    on_a_run = _Collected(test_reads_a_table, ["integration"], fixtures=["finished_run"])
+    assert conftest.tier_problem(on_a_run).endswith("its fixtures or module need @pytest.mark.slow")
+    both = _Collected(test_runs_the_workflow, ["slow", "integration"])
+    assert "declares @pytest.mark.integration and @pytest.mark.slow" in conftest.tier_problem(both)

@@ -74,6 +74,7 @@ def api_runs(tmp_path_factory):
     return run_batch(tmp_path_factory.mktemp("api_runs"), jobs)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", TOOLS)
 @pytest.mark.parametrize(("target_name", "shape"), CASES)
 def test_csv_equals_what_the_tool_returns(api_runs, mode, target_name, shape):
@@ -100,6 +101,7 @@ def test_csv_equals_what_the_tool_returns(api_runs, mode, target_name, shape):
     assert lines[len(expected)].startswith("note:")
 
 
+@pytest.mark.slow
 def test_the_two_tools_count_differently_and_the_source_column_says_which(api_runs):
     """Same kernel, same passes: lower_trace and pass_diff disagree on some counts (different diff code)."""
     _, api_out = api_runs[job_args("trace-api", "cuda-sm90", "1024x1024x1024")]
@@ -109,6 +111,7 @@ def test_the_two_tools_count_differently_and_the_source_column_says_which(api_ru
     assert [r[3:] for r in api] != [r[3:] for r in diff]
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("mode", TOOLS)
 def test_a_failing_pass_is_a_row_and_the_steps_before_it_are_kept(trace_runs, mode):
     proc, out = trace_runs.get("--mode", mode, "--target", "llvm")

@@ -15,6 +15,8 @@ from conftest import SCRIPTS, require_tilelang, run_script
 from test_batch_signals import start_time
 from tilelang_churn.core import passes_table as pt
 
+pytestmark = pytest.mark.slow  # tier: tests/conftest.py checks it against what the tests use
+
 BATCH_SCRIPT = SCRIPTS / "trace_batch.py"
 KERNEL = ("--shape", "256,256,256", "--block", "64,64,32")
 

@@ -59,6 +59,7 @@ def two_checkouts(tmp_path_factory):
     return first, second, cache, traced, fetched
 
 
+@pytest.mark.slow
 def test_a_second_checkout_fetches_the_batch_the_first_traced(two_checkouts):
     first, second, cache, traced, fetched = two_checkouts
     stored, fetched_ = "Moving output file", "from cache"  # Snakemake's words (a stored one is linked back too)
@@ -82,6 +83,7 @@ def test_a_second_checkout_fetches_the_batch_the_first_traced(two_checkouts):
     assert (second / "results" / "churn.csv").read_bytes() == (first / "results" / "churn.csv").read_bytes()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("edit", ["my_kernels/my_rmsnorm.py", "scripts/tilelang_churn/trace/pass_instrument.py"])
 def test_an_edited_kernel_file_or_tracing_code_is_traced_again(two_checkouts, edit, tmp_path):
     _, second, cache, _, _ = two_checkouts
@@ -115,6 +117,7 @@ def test_an_archive_holds_the_folders_and_files_given_and_unpacks_in_place(tmp_p
     assert not (tmp_path / "bad.tar").exists()  # nothing half-written
 
 
+@pytest.mark.integration
 def test_cache_without_its_folder_stops_before_any_job_naming_the_variable(tmp_path):
     """Round four: `--cache` with trace_cache and no SNAKEMAKE_OUTPUT_CACHE ended in Snakemake's traceback ("Cache
     backend unavailable") when the first cached batch asked its cache; now the config check says what to set."""

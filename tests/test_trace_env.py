@@ -9,6 +9,8 @@ import pytest
 from conftest import require_tilelang
 from tilelang_churn.core import passes_table
 
+pytestmark = pytest.mark.integration  # tier: tests/conftest.py checks it against what the tests use
+
 require_tilelang()
 
 

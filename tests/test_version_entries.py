@@ -106,6 +106,7 @@ def test_an_environment_entry_is_identified_by_its_tilelang_sources(tmp_path):
     assert entry.capabilities is not None and "instrument" in entry.capabilities.modes
 
 
+@pytest.mark.integration
 def test_a_bad_entry_stops_the_workflow_before_any_job(tmp_path):
     workdir = make_workdir(tmp_path / "work")
     (workdir / "results").mkdir()

@@ -51,6 +51,7 @@ def expected_jobs(workdir: Path) -> set[tuple]:
     }
 
 
+@pytest.mark.slow
 def test_churn_csv_holds_exactly_the_jobs_and_their_rows(finished_run):
     import pandas as pd
 
@@ -79,6 +80,7 @@ def test_churn_csv_holds_exactly_the_jobs_and_their_rows(finished_run):
     assert (trace_env["codegen_steps"] == 1).all() and (trace_env["changed_steps"] > 10).all()
 
 
+@pytest.mark.slow
 def test_every_figure_is_a_real_png(finished_run):
     import matplotlib.image as mpimg
     import numpy as np
@@ -93,6 +95,7 @@ def test_every_figure_is_a_real_png(finished_run):
     assert (finished_run / "results" / "figures" / "churn_heatmap.svg").read_text().lstrip().startswith("<?xml")
 
 
+@pytest.mark.slow
 def test_every_trace_job_has_its_log_and_every_batch_its_log_and_benchmark(finished_run):
     release = version_of(finished_run)
     job_logs = sorted((finished_run / "logs" / "trace" / release).glob("*/*/*.log"))
@@ -104,6 +107,7 @@ def test_every_trace_job_has_its_log_and_every_batch_its_log_and_benchmark(finis
     assert {p.stem for p in (finished_run / "results" / "benchmarks" / "trace" / release).glob("*.tsv")} == batches
 
 
+@pytest.mark.slow
 def test_the_jobs_of_a_batch_share_one_import_of_tilelang(finished_run):
     runs = [json.loads(p.read_text()) for p in sorted((finished_run / "results" / "runs").glob("*/*/*/*/run.json"))]
     by_process = {}
@@ -129,6 +133,7 @@ def documented_run_json_keys() -> dict[str, str]:
     return {key: row for row, key in re.findall(r"^(\| `([a-z_]+)` \|.*)$", section, re.M)}
 
 
+@pytest.mark.slow
 def test_every_run_json_key_is_documented_in_config_readme(finished_run, trace_runs):
     """Every key of real run.json files (the test grid's batch jobs; an instrument job alone, keeping its IR) is in
     docs/outputs.md's table, as is every key of `process`; every key the table names is one the code writes."""
@@ -145,6 +150,7 @@ def test_every_run_json_key_is_documented_in_config_readme(finished_run, trace_r
     assert [key for key in documented if f'"{key}"' not in written] == []
 
 
+@pytest.mark.slow
 def test_a_second_dry_run_has_nothing_to_do(finished_run):
     proc = snakemake(finished_run, "-n", "--configfile", "config/test_config.yaml")
     assert proc.returncode == 0
@@ -158,6 +164,7 @@ def batch_priorities(workdir: Path, *args: str) -> dict:
     return dict(re.findall(r"^rule (trace\w+):\n(?:    .*\n)*?    priority: (\d+)$", proc.stdout, re.M))
 
 
+@pytest.mark.slow
 def test_a_batch_that_runs_again_is_ordered_by_what_its_jobs_took(finished_run):
     """A batch run again gets as its priority the seconds its jobs' run.json recorded (a job served by another's
     lowering: none of its own), not the model's guess (batches.learned_seconds)."""
@@ -177,6 +184,7 @@ def test_a_batch_that_runs_again_is_ordered_by_what_its_jobs_took(finished_run):
     }
 
 
+@pytest.mark.slow
 def test_a_job_on_a_cluster_node_orders_its_batches_without_reading_the_records(finished_run, tmp_path):
     """Remote execution (a job step on a cluster node, which parses the Snakefile again) gives each batch the
     priority it has in a folder with no records, without reading the records beside it."""
@@ -192,6 +200,7 @@ def test_a_job_on_a_cluster_node_orders_its_batches_without_reading_the_records(
     assert max(map(int, batch_priorities(workdir, "--forcerun", *batches).values())) >= 1000
 
 
+@pytest.mark.slow
 def test_a_batch_that_runs_alone_gets_the_cores_the_grid_would_share(finished_run):
     """The cores go to the batches this run runs (job_cost.share_cores): the trace-env batch run again at --cores 4
     gets a core for each lowering it ran (a trace-env job's, which served an instrument job too) up to 4, not the 2
@@ -206,6 +215,7 @@ def test_a_batch_that_runs_alone_gets_the_cores_the_grid_would_share(finished_ru
     assert threads == {batch: str(min(4, len(lowerings)))} and len(lowerings) > 2
 
 
+@pytest.mark.slow
 def test_snakemake_from_another_venv_reruns_nothing(finished_run, tmp_path):
     """The interpreter is not a param: the same packages under another venv path find every job done."""
     venv = Path(sys.prefix)
@@ -226,6 +236,7 @@ def test_snakemake_from_another_venv_reruns_nothing(finished_run, tmp_path):
     assert "Nothing to be done" in proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
 def test_a_bad_config_stops_before_any_job_and_keeps_the_results(finished_run):
     churn = (finished_run / "results" / "churn.csv").read_bytes()
     bad = finished_run / "config" / "bad.yaml"
@@ -242,6 +253,7 @@ def test_a_bad_config_stops_before_any_job_and_keeps_the_results(finished_run):
     assert "config targets[1]: unknown target 'cuda-sm99'" in proc.stdout + proc.stderr
 
 
+@pytest.mark.integration
 def test_static_target_runs_with_tilelang_unimportable(tmp_path):
     workdir = make_workdir(tmp_path / "wf")
     env = tilelang_blocked_env(tmp_path / "block")
@@ -255,12 +267,14 @@ def test_static_target_runs_with_tilelang_unimportable(tmp_path):
     assert not (workdir / "results" / "runs").exists()
 
 
+@pytest.mark.integration
 def test_lint_reports_nothing(tmp_path):
     proc = snakemake(make_workdir(tmp_path), "--lint")  # its own working directory, not the checkout
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Lints for" not in proc.stdout + proc.stderr
 
 
+@pytest.mark.integration
 def test_the_default_config_asks_for_132_trace_jobs_the_static_check_and_the_book(tmp_path):
     workdir = make_workdir(tmp_path)  # the checkout's config, in a working directory of its own
     proc = snakemake(workdir, "-n", "--forceall", "--quiet", "rules")
@@ -306,6 +320,7 @@ def test_conda_environments_agree_with_requirements():
     assert {"torch", "tilelang", "pandas", "matplotlib"} <= set(rule_pins)
 
 
+@pytest.mark.slow
 def test_the_report_builds_with_every_figure(finished_run):
     proc = snakemake(finished_run, "--configfile", "config/test_config.yaml", "--report", "report.html")
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -352,6 +367,7 @@ def compare_config():
     return yaml.safe_load((REPO / "config" / "compare_test_config.yaml").read_text())
 
 
+@pytest.mark.slow
 def test_each_release_ran_in_its_own_environment(compared_run, release_envs_dir):
     for run_json in (compared_run / "results" / "runs").glob("*/*/*/*/run.json"):
         version = run_json.relative_to(compared_run / "results" / "runs").parts[0]
@@ -364,6 +380,7 @@ def test_each_release_ran_in_its_own_environment(compared_run, release_envs_dir)
     assert {"tilelang-0.1.12", "tilelang-0.1.14"} <= envs
 
 
+@pytest.mark.slow
 def test_each_release_lowered_with_its_own_libraries_under_another_s_variables(compared_run, release_envs_dir):
     """Snakemake ran from this process, which imported the installed TileLang and so exports its TVM_LIBRARY_PATH:
     each job's TVM and TileLang libraries are still those of its own release's install."""
@@ -380,6 +397,7 @@ def test_each_release_lowered_with_its_own_libraries_under_another_s_variables(c
         assert all(lib.is_relative_to(home) for lib in libraries), (run_json, home, libraries)
 
 
+@pytest.mark.slow
 def test_a_release_without_the_modes_tool_gives_one_unsupported_row(compared_run):
     rows = passes_table.read_rows(
         compared_run / "results/runs/0.1.12/cuda-sm90/200x200x200_b64x64x32/trace-api/passes.csv"
@@ -388,6 +406,7 @@ def test_a_release_without_the_modes_tool_gives_one_unsupported_row(compared_run
     assert "tilelang.tools.lower_trace" in rows[0]["error"] and rows[0]["tilelang_version"] == "0.1.12"
 
 
+@pytest.mark.slow
 def test_churn_by_version_sums_each_jobs_rows(compared_run):
     import pandas as pd
 
@@ -411,6 +430,7 @@ def test_churn_by_version_sums_each_jobs_rows(compared_run):
         assert row.churn_stripped_total == stripped <= row.churn_total  # both totals, per release
 
 
+@pytest.mark.slow
 def test_alignment_keeps_every_pass_run_of_both_releases(compared_run):
     import pandas as pd
 
@@ -433,6 +453,7 @@ def test_alignment_keeps_every_pass_run_of_both_releases(compared_run):
             assert list(mine[f"pass_{side}"]) == list(job["pass"]), (target, mode, release)
 
 
+@pytest.mark.slow
 def test_a_pass_anonymous_in_one_release_and_named_in_the_next_pairs_with_itself(compared_run, release_envs_dir):
     """0.1.12 makes AddWrapperForSingleBufStore as a bare ``pass_fn``; 0.1.14 gives it a name. The pair aligns it with
     itself (kept, "named ... in 0.1.14"), not as a pass_fn removed and another pass added. The names are TileLang's
@@ -468,6 +489,7 @@ def test_a_pass_anonymous_in_one_release_and_named_in_the_next_pairs_with_itself
     assert not (alignment[["pass_id_old", "pass_id_new"]] == "pass_fn").any().any()
 
 
+@pytest.mark.slow
 def test_divergence_reads_the_kept_ir_of_the_instrument_jobs(compared_run):
     import pandas as pd
 
@@ -479,6 +501,7 @@ def test_divergence_reads_the_kept_ir_of_the_instrument_jobs(compared_run):
         assert 0 < archive.stat().st_size < 200_000
 
 
+@pytest.mark.slow
 def test_the_comparison_draws_the_book_without_figure_4(compared_run):
     """Over three releases, the grid is the book's reference configuration alone: figure 3 (the releases) is
     drawn, figure 4 (one change at a time) has nothing to compare and is reported as not made, and the run ends."""
@@ -489,6 +512,7 @@ def test_the_comparison_draws_the_book_without_figure_4(compared_run):
     assert not list(book.glob("fig4_variants.*")) and (book / "fig3_releases.pdf").is_file()
 
 
+@pytest.mark.slow
 def test_a_comparison_made_again_reruns_figure_3_alone_of_the_book(compared_run):
     """What adding a release reruns of the book: figure 3 reads the comparison's table, the other figures and
     FIGURES.md only the book release's jobs, so a comparison made again redraws figure 3 and leaves them."""
@@ -501,6 +525,7 @@ def test_a_comparison_made_again_reruns_figure_3_alone_of_the_book(compared_run)
     assert "book_figures_render" not in counts and not any(rule.startswith("trace") for rule in counts), counts
 
 
+@pytest.mark.slow
 def test_release_figures_are_real(compared_run):
     import matplotlib.image as mpimg
     import numpy as np
@@ -510,6 +535,7 @@ def test_release_figures_are_real(compared_run):
         assert min(pixels.shape[:2]) > 200 and np.asarray(pixels[..., :3]).std() > 0.05, name
 
 
+@pytest.mark.slow
 def test_the_comparison_pages_of_the_real_run(compared_run, tmp_path):
     """index.html links every configuration x pair to its page; in Chromium, an instrument pair's first divergent
     edit shows both releases' diff (tests/test_compare_pages.py drives it)."""
@@ -571,6 +597,7 @@ def module_host(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
     return host, snakemake(host, "--cores", "2", own_snakefile=True)
 
 
+@pytest.mark.slow
 def test_the_workflow_runs_as_a_module_of_another_project(module_host):
     """The rules find their scripts through the module's own files."""
     host, proc = module_host
@@ -585,6 +612,7 @@ def test_the_workflow_runs_as_a_module_of_another_project(module_host):
     assert (host / "results" / "static" / "static_check.txt").read_text().startswith("py_compile: ok")
 
 
+@pytest.mark.slow
 def test_a_grid_of_the_reference_alone_runs_to_the_end_without_figures_3_and_4(module_host):
     """Rule all (traces, tables, figures, the book) ends with exit 0 and leaves nothing to do; FIGURES.md and the
     rule's log say why figures 3 and 4 were not made. (Over three releases:
@@ -636,6 +664,7 @@ def test_an_environment_that_lost_its_python_is_rebuilt(compared_run, release_en
     assert imported.stdout.strip() == "0.1.14", imported.stderr
 
 
+@pytest.mark.integration
 def test_the_books_reference_takes_a_mode_its_release_has(tmp_path):
     """0.1.12 has no lower_trace, which is known once its environment is built: the book's figures get its job in
     each configured mode (trace-env first) and take the first that ran (instrument: its trace-env job is one
@@ -664,6 +693,7 @@ def test_the_books_reference_takes_a_mode_its_release_has(tmp_path):
     assert "reference release old has the tool of none of the configured modes" in proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
 def test_an_older_release_knocks_out_passes_in_its_lowering_and_its_compile(compared_run, release_envs_dir, tmp_path):
     """0.1.12 (the comparison's environment, built by compared_run): no tilelang.instrumentation, so the knockout
     reaches tilelang.compile through every PassContext the compile makes; TVM skips the pass in both paths."""

@@ -29,6 +29,8 @@ from conftest import (
 from test_broken_runs import tilelang_blocked_env
 from tilelang_churn.core import passes_table
 
+pytestmark = pytest.mark.slow  # tier: tests/conftest.py checks it against what the tests use
+
 TEST_CONFIG = ("--configfile", "config/test_config.yaml")
 
 
