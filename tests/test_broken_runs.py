@@ -1,6 +1,6 @@
 """Bad input, broken environments and failures around the trace script: clear errors, failures as rows.
 
-Each test here is a row of the table in docs/failure-modes.md.
+Each test here is a row of the tables in docs/failure-modes*.md.
 """
 
 from __future__ import annotations

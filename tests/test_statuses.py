@@ -1,5 +1,5 @@
 """One status vocabulary (core/statuses.py): no module spells a status as a literal, and the vocabulary is what
-docs/outputs.md documents for passes.csv's and kernel_speed.csv's ``status``."""
+docs/outputs.md and docs/outputs-gpu.md document for passes.csv's and kernel_speed.csv's ``status``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from tilelang_churn.core import statuses
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 PACKAGE = SCRIPTS / "tilelang_churn"
 VOCABULARY_MODULE = PACKAGE / "core" / "statuses.py"
-README = Path(__file__).resolve().parents[1] / "docs" / "outputs.md"
+DOCS = Path(__file__).resolve().parents[1] / "docs"
 VOCABULARY = frozenset(statuses.STATUSES + statuses.GPU_STATUSES + statuses.KNOCKOUT_STATUSES)
 
 
@@ -130,10 +130,10 @@ def f(row, run, df):
     ]
 
 
-def _documented_values(section_heading: str) -> list[str]:
-    """The back-quoted words of the ``status`` row's leading value list in a docs/outputs.md table: each
-    value the cell names, as ``x`` followed by ':' or '(' or ',' or 'or'."""
-    text = README.read_text(encoding="utf-8")
+def _documented_values(section_heading: str, page: str = "outputs.md") -> list[str]:
+    """The back-quoted words of the ``status`` row's leading value list in a table of docs/PAGE: each value the
+    cell names, as ``x`` followed by ':' or '(' or ',' or 'or'."""
+    text = (DOCS / page).read_text(encoding="utf-8")
     section = text[text.index(section_heading) :]
     section = section[: section.index("\n## ", 1)] if "\n## " in section[1:] else section
     row = next(line for line in section.splitlines() if line.startswith("| `status` |"))
@@ -143,5 +143,5 @@ def _documented_values(section_heading: str) -> list[str]:
 
 def test_the_vocabulary_is_what_config_readme_documents():
     assert sorted(_documented_values("## passes.csv and churn.csv")) == sorted(statuses.STATUSES)
-    assert sorted(_documented_values("### kernel_speed.csv")) == sorted(statuses.SPEED_STATUSES)
-    assert sorted(_documented_values("### knockout.csv")) == sorted(statuses.KNOCKOUT_STATUSES)
+    assert sorted(_documented_values("## kernel_speed.csv", "outputs-gpu.md")) == sorted(statuses.SPEED_STATUSES)
+    assert sorted(_documented_values("## knockout.csv", "outputs-knockout.md")) == sorted(statuses.KNOCKOUT_STATUSES)

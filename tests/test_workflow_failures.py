@@ -1,6 +1,6 @@
 """The workflow under bad input, broken environments and interrupted runs: nothing lost, nothing invented.
 
-Each test here is a row of the table in docs/failure-modes.md. Runs use the session's finished test grid, or a
+Each test here is a row of the tables in docs/failure-modes*.md. Runs use the session's finished test grid, or a
 copy of it when they change its files.
 """
 

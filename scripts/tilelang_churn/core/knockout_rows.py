@@ -3,7 +3,7 @@ results/knockout/knockout.csv (all of them) share ``COLUMNS``; one writer, one r
 
 One row per lowering of one kernel configuration (release x kernel and its parameters x target): the baseline
 (``variant`` baseline: every pass runs) and one row per variant, a pass knocked out (TVM skips it: its
-``should_run`` is False) in every run (``occurrence`` all) or in its N-th run only. docs/outputs.md documents
+``should_run`` is False) in every run (``occurrence`` all) or in its N-th run only. docs/outputs-knockout.md documents
 every column (a test keeps that document in step). Standard library only.
 """
 

@@ -4,7 +4,7 @@ that table joined with ``churn_summary.csv`` into ``results/gpu/churn_vs_speed.c
     python3 scripts/kernel_speed.py --summary results/churn_summary.csv --mode instrument \\
         --speed results/gpu/kernel_speed.csv --joined results/gpu/churn_vs_speed.csv SPEED_JSON...
 
-``SPEED_COLUMNS`` and ``JOINED_COLUMNS`` are the schemas, each column with its meaning (docs/outputs.md shows
+``SPEED_COLUMNS`` and ``JOINED_COLUMNS`` are the schemas, each column with its meaning (docs/outputs-gpu.md shows
 the same text; a test keeps them in step). The join pairs a GPU row with the trace job of the same version
 (``join_version``: its ``version_name``, a release compared without a local ``+...`` suffix; a user's wheel or
 environment by its name alone), ``target_name``, ``kernel``, ``params`` and ``pass_configs``, in

@@ -21,7 +21,7 @@ says so.
 
 A knockout counts only when its GPU result is right (``gpu_status`` ok), its compiled source is not the
 baseline's (the same kernel's ratio is the timing's noise) and the repeats' range of its ratio excludes 1.
-``ATTRIBUTION_SCHEMA`` documents every column (docs/outputs.md shows the same text; a test keeps them in step).
+``ATTRIBUTION_SCHEMA`` documents every column (docs/outputs-compare.md shows the same text; a test keeps them in step).
 Standard library only.
 """
 
