@@ -113,3 +113,33 @@ def test_the_short_target_names_of_the_docs_are_the_workflows():
     section = text[text.index("### Which targets have short names?") :]
     rows = re.findall(r"^\| `([\w-]+)` \| `(\{.*\})` \|$", section.split("\n\n")[1], re.M)
     assert {name: json.loads(target) for name, target in rows} == targets.TARGETS
+
+
+def _documented_columns(text: str, table_file: str) -> tuple[set, list]:
+    """The columns docs/outputs-compare.md's table of TABLE_FILE names (each back-quoted name of a row's first cell;
+    the row "configuration columns" names them in its second, or says "As above"), and that row's list."""
+    start = text.index(f"`{table_file}`:")
+    table = text[text.index("| Column | Meaning |", start) :].split("\n\n")[0]
+    names, configuration = set(), []
+    for line in table.splitlines()[2:]:
+        first, second = line.split(" | ")[0], line.split(" | ")[1]
+        if "configuration columns" in first:
+            configuration = re.findall(r"`([a-z_A-Z0-9]+)`", second) if "As above" not in second else []
+            names |= set(configuration)
+        names |= set(re.findall(r"`([a-z_A-Z0-9]+)`", first))
+    return names, configuration
+
+
+def test_the_comparisons_column_tables_name_every_column_the_code_writes():
+    from tilelang_churn.tables import release_tables
+
+    text = (TESTS.parent / "docs" / "outputs-compare.md").read_text(encoding="utf-8")
+    by_version, configuration = _documented_columns(text, "churn_by_version.csv")
+    assert by_version == set(release_tables.BY_VERSION_COLUMNS)
+    assert configuration  # the first table lists the configuration columns the later ones refer to
+    for table_file, columns in (
+        ("pass_alignment.csv", release_tables.ALIGNMENT_COLUMNS),
+        ("divergence.csv", release_tables.DIVERGENCE_COLUMNS),
+    ):
+        named, _ = _documented_columns(text, table_file)
+        assert named | set(configuration) == set(columns), table_file
