@@ -116,6 +116,45 @@ def test_a_failed_row_is_drawn_as_data(tmp_path):
     assert "compile_failed" in (tmp_path / "f.svg").read_text()
 
 
+def _drawn(rows: list[dict], kernel: str, path: Path):
+    """The figure plot_kernel draws (kept open for the test to read), saved to path as the stage saves it."""
+    drawn = []
+    original = speed_figures.fs.save
+    speed_figures.fs.save = lambda fig, paths: drawn.append(fig) or original(fig, paths)
+    try:
+        speed_figures.plot_kernel(rows, kernel, [path])
+    finally:
+        speed_figures.fs.save = original
+    return drawn[0]
+
+
+def test_a_row_timed_under_the_power_cap_is_a_hollow_marker_the_legend_explains(tmp_path):
+    """The H100's own reading (kernel_speed_h100_examples_clock.csv: the persistent GEMMs under sw_power_cap,
+    RMSNorm under none) given to rows of the recorded H200 table: the capped row is drawn hollow, the legend says
+    what hollow means, and a table without a capped row draws as before."""
+    import matplotlib.pyplot as plt
+
+    recorded = {
+        row["kernel"]: row["clock_limits"]
+        for row in kernel_speed.read_csv(DATA / "kernel_speed_h100_examples_clock.csv")
+    }
+    capped, free = recorded["gemm_example_gemm_persistent.matmul_persistent"], recorded["norm_rms_norm"]
+    assert (capped, free) == ("sw_power_cap", "none")
+    rows = kernel_speed.join(kernel_speed.read_csv(SPEED), kernel_speed.read_csv(SUMMARY), "instrument")
+    gemm = [row | {"clock_limits": free} for row in rows if row["kernel"] == "gemm" and row["latency_ms"]]
+    gemm[0] = gemm[0] | {"clock_limits": capped}
+    fig = _drawn(gemm, "gemm", tmp_path / "capped.png")
+    hollow = [c for c in fig.axes[0].collections if len(c.get_facecolors()) == 0]  # no face: hollow
+    assert len(hollow) == 1 and tuple(hollow[0].get_offsets()[0]) == (gemm[0]["churn_total"], gemm[0]["latency_ms"])
+    legend = [text.get_text() for text in fig.axes[3].get_legend().get_texts()]
+    assert speed_figures.HELD_DOWN in legend
+    plt.close(fig)
+    fig = _drawn([row | {"clock_limits": free} for row in gemm], "gemm", tmp_path / "free.png")
+    assert speed_figures.HELD_DOWN not in [text.get_text() for text in fig.axes[3].get_legend().get_texts()]
+    assert all(len(c.get_facecolors()) for c in fig.axes[0].collections)
+    plt.close(fig)
+
+
 def test_a_kernel_with_one_configuration_none_timed_is_drawn_readably(tmp_path):
     """On the H200, one of TileLang's examples with a single configuration, not timed: its churn ticks were
     2139.00, 2139.25, ... printed over each other, and its latency panels a linear scale around nothing under a

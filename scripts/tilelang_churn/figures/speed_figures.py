@@ -14,6 +14,7 @@
 A configuration is labelled by the parameters in which it differs from the kernel's other configurations. Rows
 that were not timed (compile or launch failure) and wrong results are red x marks on the floor of the left
 panel, at their churn, and their status stands beside their label in the legend: data, like the others. A
+row timed while NVML said the GPU's clock was held down (``clock_limits``: its power cap) is a hollow marker. A
 kernel with no GPU row gets a figure that says so. Saved through figure_style (fixed metadata: the same table
 gives the same bytes).
 """
@@ -34,6 +35,7 @@ from tilelang_churn.tables import kernel_speed
 
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 HASHSALT = "tilelang-churn/speed_figures"
+HELD_DOWN = "hollow: the GPU's clock was held down while timed (clock_limits, e.g. its power cap)"
 
 
 def configuration(row: dict) -> tuple[str, str, str]:
@@ -93,7 +95,12 @@ def plot_kernel(rows: list[dict], kernel: str, paths) -> None:
             config = configuration(row)
             if row.get("churn_total") is None:
                 continue
-            if row in timed:
+            if row in timed and held_down(row):  # hollow: the GPU's clock, not only the kernel, set this latency
+                scatter.scatter(
+                    row["churn_total"], row["latency_ms"], facecolors="none", edgecolors=colour[config],
+                    marker=marker[_version(row)], s=70, zorder=3, linewidth=1.6,
+                )  # fmt: skip
+            elif row in timed:
                 scatter.scatter(
                     row["churn_total"], row["latency_ms"], color=colour[config], marker=marker[_version(row)],
                     s=70, zorder=3, edgecolor="black", linewidth=0.5,
@@ -156,6 +163,9 @@ def plot_kernel(rows: list[dict], kernel: str, paths) -> None:
         for release in releases:
             handles.append(plt.Line2D([], [], color="grey", marker=marker[release], linestyle="", markeredgecolor="k"))
             texts.append(f"release {release}" if shown[release] == release else shown[release])
+        if any(held_down(row) for row in timed):
+            handles.append(plt.Line2D([], [], color="grey", marker="o", markerfacecolor="none", linestyle=""))
+            texts.append(HELD_DOWN)
         legend_ax.legend(handles, texts, loc="upper center", ncol=3, fontsize=8.5, frameon=False)
         device = rows[0]
         fig.suptitle(
@@ -164,6 +174,11 @@ def plot_kernel(rows: list[dict], kernel: str, paths) -> None:
         )
         fs.save(fig, paths)
         plt.close(fig)
+
+
+def held_down(row: dict) -> bool:
+    """Whether NVML said something held the GPU's clock down while the row was timed (its clock_limits)."""
+    return row.get("clock_limits") not in (None, "", "none")
 
 
 def _version(row: dict) -> str:
