@@ -164,14 +164,7 @@ def test_a_kernel_with_one_configuration_none_timed_is_drawn_readably(tmp_path):
     rows = kernel_speed.join(kernel_speed.read_csv(SPEED), kernel_speed.read_csv(SUMMARY), "instrument")
     (one,) = [row for row in rows if row["kernel"] == "gemm"][:1]
     one = one | {"status": gpu_bench.STATUS_LAUNCH_FAILED, "latency_ms": None}
-    drawn = []
-    original = speed_figures.fs.save
-    speed_figures.fs.save = lambda fig, paths: drawn.append(fig) or original(fig, paths)
-    try:
-        speed_figures.plot_kernel([one], "gemm", [tmp_path / "f.png"])
-    finally:
-        speed_figures.fs.save = original
-    (fig,) = drawn
+    fig = _drawn([one], "gemm", tmp_path / "f.png")
     scatter, by_release = fig.axes[0], fig.axes[1]
     ticks = [tick for tick in scatter.get_xticks() if scatter.get_xlim()[0] <= tick <= scatter.get_xlim()[1]]
     assert ticks and all(float(tick).is_integer() for tick in ticks) and len(ticks) <= 6, ticks

@@ -31,6 +31,7 @@ import matplotlib.transforms as mtransforms
 from tilelang_churn.core.jobs import version_label, version_name, version_order
 from tilelang_churn.core.statuses import STATUS_WRONG
 from tilelang_churn.figures import figure_style as fs
+from tilelang_churn.gpu import gpu_clock
 from tilelang_churn.tables import kernel_speed
 
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
@@ -178,7 +179,7 @@ def plot_kernel(rows: list[dict], kernel: str, paths) -> None:
 
 def held_down(row: dict) -> bool:
     """Whether NVML said something held the GPU's clock down while the row was timed (its clock_limits)."""
-    return row.get("clock_limits") not in (None, "", "none")
+    return row.get("clock_limits") not in (None, "", gpu_clock.NO_LIMIT)
 
 
 def _version(row: dict) -> str:

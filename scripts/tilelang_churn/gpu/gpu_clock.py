@@ -28,6 +28,7 @@ LIMITS = {
     0x80: "hw_power_brake",
 }
 CLOCK_COLUMNS = ("sm_clock_mhz", "sm_clock_min_mhz", "clock_limits")
+NO_LIMIT = "none"  # clock_limits where NVML read but named no limit
 
 
 def limit_names(reasons: int) -> list[str]:
@@ -47,7 +48,7 @@ def summarize(samples: list[tuple[int, int]]) -> dict:
     return {
         "sm_clock_mhz": statistics.median(clocks),
         "sm_clock_min_mhz": min(clocks),
-        "clock_limits": " ".join(limit_names(seen)) or "none",
+        "clock_limits": " ".join(limit_names(seen)) or NO_LIMIT,
     }
 
 
@@ -107,9 +108,6 @@ class Watch:
         self._thread.join()
         with contextlib.suppress(OSError):
             self.samples.append(self.read())  # the clock at the end, also for a block shorter than a period
-
-    def columns(self) -> dict:
-        return summarize(self.samples)
 
 
 class ClockWatch:
