@@ -143,3 +143,52 @@ def test_the_comparisons_column_tables_name_every_column_the_code_writes():
     ):
         named, _ = _documented_columns(text, table_file)
         assert named | set(configuration) == set(columns), table_file
+
+
+# --------------------------------------------------------------------------------- the size and style of the docs
+LIST_ITEM = re.compile(r"^([-*+]|\d+[.)])\s+")
+SENTENCE_END = re.compile(r"(?<=[.?!])\s+(?=[A-Z`])")
+
+
+def prose_sentences(text: str) -> list[str]:
+    """The prose sentences of a Markdown page: fenced code blocks, table rows (`|`), headings (`#`) and HTML comments
+    left out; a sentence ends at `. `, `? ` or `! ` before a capital letter or a backquote, at a paragraph's end
+    and at a list item's end."""
+    kept, fenced = [], False
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            fenced = not fenced
+            kept.append("")  # a code block ends the paragraph before it
+            continue
+        if fenced or stripped.startswith(("|", "#", "<!--")):
+            kept.append("")
+            continue
+        if LIST_ITEM.match(stripped):
+            kept.append("")  # a list item is a paragraph of its own
+            stripped = LIST_ITEM.sub("", stripped)
+        kept.append(stripped)
+    sentences = []
+    for paragraph in re.split(r"\n\s*\n", "\n".join(kept)):
+        prose = " ".join(paragraph.split())
+        sentences += [part for part in SENTENCE_END.split(prose) if re.search(r"\w", part)]
+    return sentences
+
+
+def test_a_sentence_ends_at_its_stop_a_paragraph_and_a_list_item():
+    text = "# Title\n\nOne two. Three `four` five?\nSix\n\n- a list item\n- another one\n\n| a | b. C |\n"
+    text += "```\nx. Y\n```\n"
+    assert prose_sentences(text) == ["One two.", "Three `four` five?", "Six", "a list item", "another one"]
+    assert prose_sentences("See 0.1.15. Then 1. 2 stay one.") == ["See 0.1.15.", "Then 1. 2 stay one."]
+
+
+def test_the_docs_are_short_and_their_sentences_too():
+    """README.md and docs/*.md: at most 120 KB together, no page over 25 KB, and sentences of under 25 words on
+    average (issue #58: a reader finds the fact, the history is in git log and tests/data/gpu/PROVENANCE.md)."""
+    sizes = {doc.relative_to(REPO).as_posix(): len(doc.read_bytes()) for doc in DOCS}
+    assert sum(sizes.values()) <= 120_000, f"README.md and docs/ hold {sum(sizes.values())} bytes: {sizes}"
+    assert not {page: size for page, size in sizes.items() if size >= 25_600}
+    sentences = [sentence for doc in DOCS for sentence in prose_sentences(doc.read_text(encoding="utf-8"))]
+    average = sum(len(sentence.split()) for sentence in sentences) / len(sentences)
+    assert len(sentences) > 200  # the prose is read, not an empty match
+    assert average < 25, f"{average:.1f} words a sentence on average over {len(sentences)} sentences"
