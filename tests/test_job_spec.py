@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tilelang_churn.core import jobs, passes_table, trace_modes
+from tilelang_churn.core import devices, jobs, passes_table, trace_modes
 from tilelang_churn.core.job_spec import JobSpec
 from tilelang_churn.gpu import gpu_bench
 from tilelang_churn.grid import config_checks, grid_keys, job_grid
@@ -27,7 +27,7 @@ def default_config() -> dict:
 
 def every_axis(tmp_path) -> dict:
     """The default grid and every way a job can be spelled: JSON targets with and without a name, pass configs,
-    a user's kernel file, a release in an environment of its own, the knockout."""
+    a user's kernel file, a release in an environment of its own, the knockout, device profiles."""
     kernel = tmp_path / "my kernels" / "scale.py"
     kernel.parent.mkdir()
     kernel.write_text("def build(N=8, tag='x'):\n    pass\n")
@@ -39,6 +39,9 @@ def every_axis(tmp_path) -> dict:
     ]
     cfg["defaults"]["pass_configs"] = [{}, {"tl.disable_warp_specialized": True}]
     cfg["kernels"].append({"name": "scale", "file": str(kernel), "params": [{"N": 512, "tag": "a b"}]})
+    device = {**dataclasses.asdict(devices.PROFILES["H100"]), "name": "My GPU", "multi_processor_count": 100}
+    cfg["kernels"].append({"name": "scale_b200", "file": str(kernel), "params": [{"N": 512}], "device": "B200"})
+    cfg["kernels"].append({"name": "scale_mine", "file": str(kernel), "params": [{}], "device": device})
     cfg["knockout"] = {}
     cfg["versions"] = ["0.1.14", INSTALLED]
     cfg["job_files"] = "tables"

@@ -30,7 +30,7 @@ MATMUL = {"M": 128, "N": 128, "K": 128, "block_M": 64, "block_N": 64, "block_K":
 
 
 def styles_config() -> dict:
-    styles, gpu = f"{USER_DIR}/styles.py", f"{USER_DIR}/gpu_at_import.py"
+    styles, gpu, persistent = (f"{USER_DIR}/{name}.py" for name in ("styles", "gpu_at_import", "persistent"))
     return {
         "shapes": [],
         "targets": ["cuda-sm90"],
@@ -64,6 +64,21 @@ def styles_config() -> dict:
                 "pass_configs": [{"tl.disable_warp_specialized": False}],
             },  # fmt: skip
             {"name": "needs_gpu", "file": gpu, "function": "copy", "params": [{"N": 128}]},
+            # sized from the GPU: built as if on an H100 and on a B200 (tests/test_device_profiles.py)
+            {
+                "name": "persistent",
+                "file": persistent,
+                "function": "persistent_scale",
+                "params": [{}],
+                "device": "H100",
+            },
+            {
+                "name": "persistent_b200",
+                "file": persistent,
+                "function": "persistent_scale",
+                "params": [{}],
+                "device": "B200",
+            },
         ],
     }
 
@@ -90,10 +105,10 @@ def test_every_style_traces_unchanged_with_rows_equal_tilelangs_own_report(style
     churn = frames.read_frame(workdir / "results" / "churn.csv")
     assert set(churn["kernel"]) == {
         "styles.lazy_scale", "styles.eager_matmul", "styles.dynamic_copy", "styles.fixed_negate", "tuned",
-        "matmul_ws", "needs_gpu",
+        "matmul_ws", "needs_gpu", "persistent", "persistent_b200",
     }  # fmt: skip
     traced = {folder: out for folder, out in run_dirs(workdir, "trace-env").items() if folder != "needs_gpu_N128"}
-    assert len(traced) == 2 + 1 + 1 + 1 + 4 + 1
+    assert len(traced) == 2 + 1 + 1 + 1 + 4 + 1 + 2
     for folder, out in traced.items():
         rows = passes_table.read_rows(out / "passes.csv")
         assert not [row for row in rows if row["status"] == passes_table.STATUS_FAILED], folder
@@ -142,6 +157,22 @@ def test_a_file_that_needs_a_gpu_at_import_is_one_failed_row_naming_file_line_an
         assert row["status"] == passes_table.STATUS_FAILED and "\n" not in row["error"]
         assert "gpu_at_import.py needs a GPU, which this machine lacks (gpu_at_import.py, line 5: " in row["error"]
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.slow
+def test_a_kernel_sized_from_the_gpu_is_traced_as_if_on_its_profile_named_in_rows_and_folders(styles_run):
+    workdir, _ = styles_run
+    churn = frames.read_frame(workdir / "results" / "churn.csv")
+    for kernel, device, sms, other in (("persistent", "H100", 132, 148), ("persistent_b200", "B200", 148, 132)):
+        rows = churn[churn["kernel"] == kernel]
+        assert set(rows["device"]) == {device} and set(rows["kernel_label"]) == {f"{kernel} on {device}"}
+        assert not (rows["status"] == passes_table.STATUS_FAILED).any()
+        out = run_dirs(workdir, "trace-env")[f"{kernel}+on-{device}"]
+        record = Path(json.loads((out / "run.json").read_text())["run_record"])
+        dumped = [path.read_text() for path in record.rglob("*_before.tir")]  # TileLang's own dumps of the IR
+        assert any(f'thread_binding({sms}, thread="blockIdx.x")' in text for text in dumped), kernel
+        assert not any(f"thread_binding({other}," in text for text in dumped), kernel
+    assert set(churn.loc[~churn["kernel"].str.startswith("persistent"), "device"]) == {passes_table.NO_DEVICE}
 
 
 @pytest.mark.slow

@@ -167,7 +167,7 @@ def test_a_table_written_before_the_column_reads_with_version_name_equal_to_tile
     assert jobs.job_key(read[0]) == jobs.job_key(rows[0]) == jobs.job_key({**rows[0], "version_name": "0.1.14"})
     assert jobs.version_name(rows[0]) == "0.1.14"
     # gathered beside a job written with the column: churn.csv in today's columns, the old job's rows filled in,
-    # its summary too (version_name the last column)
+    # its summary too (version_name among the last columns)
     new = tmp_path / "new" / "passes.csv"
     pt.write_rows(new, job_rows("0.1.15", [run("P0")], version_name="0.1.15"))
     churn, summary = tmp_path / "churn.csv", tmp_path / "churn_summary.csv"
@@ -178,7 +178,8 @@ def test_a_table_written_before_the_column_reads_with_version_name_equal_to_tile
         {k: v for k, v in row.items() if k != "version_name"} for row in read
     ]
     summaries = read_csv(summary)
-    assert list(summaries[0])[-1] == "version_name" and [s["version_name"] for s in summaries] == ["0.1.14", "0.1.15"]
+    assert list(summaries[0])[-2:] == ["version_name", "device"]  # the later columns last, device after it
+    assert [s["version_name"] for s in summaries] == ["0.1.14", "0.1.15"]
     # the comparison of an old table: each job named by its tilelang_version, as before the column
     churn_df, _ = cr.read_jobs([old, new])
     assert list(cr.churn_by_version(churn_df)["version_name"]) == ["0.1.14", "0.1.15"]

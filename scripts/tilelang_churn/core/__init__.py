@@ -2,6 +2,7 @@
 
 __all__ = [
     "child_group",
+    "devices",
     "files",
     "import_gc",
     "interrupt",

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, replace
 
-from tilelang_churn.core import pass_configs, passes_table, trace_modes
+from tilelang_churn.core import devices, pass_configs, passes_table, trace_modes
 from tilelang_churn.core.jobs import job_key
 from tilelang_churn.core.targets import SIMT_TARGET_KINDS
 
@@ -57,10 +57,17 @@ class JobSpec:
     reference: str | None = None  # the GPU stage's reference: a function of the kernel's file, called (*inputs)
     # the reference's parameter -> the kernel's parameter or input that gives it, where the names differ
     reference_args: dict = field(default_factory=dict)
+    device: str | None = None  # the device profile it is built under (core/devices.py Profile.to_json); None: none
 
     @property
     def target_json(self) -> str:
         return json.dumps(self.target, sort_keys=True)
+
+    @property
+    def device_label(self) -> str:
+        """What its label gets for a device profile (`` on H100``), '' for none."""
+        label = devices.label_of(self.device)
+        return f" on {label}" if label else ""
 
     @property
     def is_simt(self) -> bool:
@@ -83,9 +90,10 @@ class JobSpec:
             "source": trace_modes.source_of(self.mode) if self.mode is not None else None,
             "kernel": self.kernel,
             "params": canonical(self.params),
-            "kernel_label": self.kernel_label + pass_configs.label(self.pass_configs),
+            "kernel_label": self.kernel_label + pass_configs.label(self.pass_configs) + self.device_label,
             "pass_configs": pass_configs.canonical(self.pass_configs),
             "version_name": self.version_name or tilelang_version,
+            "device": devices.label_of(self.device) or passes_table.NO_DEVICE,
         }
 
     @property
@@ -100,7 +108,7 @@ class JobSpec:
         return (
             self.kernel, self.source, self.kernel_file, self.function, canonical(self.params), self.user_file,
             pass_configs.canonical(self.pass_configs), self.target_name, self.target_json, self.passes,
-            self.release, self.release_env, self.version_name,
+            self.release, self.release_env, self.version_name, self.device,
         )  # fmt: skip
 
     def with_mode(
@@ -126,4 +134,5 @@ class JobSpec:
             "kernel_label": self.kernel_label,
             "keep_ir": self.keep_ir,
             "pass_configs": self.pass_configs,
+            "device": json.loads(self.device) if self.device else None,
         }

@@ -43,6 +43,8 @@ CONFIG_KEY = [c for c in JOB_KEY if c not in VERSION_COLUMNS]
 _INT_KEY = frozenset(JOB_KEY) & frozenset(passes_table.INT_COLUMNS)
 # a key column that a row may lack (written before it): read as another column of the row (passes_table.ADDED_FROM)
 _KEY_FROM = {column: source for column, source in passes_table.ADDED_FROM.items() if column in JOB_KEY}
+# a key column that a row may lack, read as the value a table written before it holds (passes_table.ADDED_COLUMNS)
+_KEY_DEFAULT = {column: value for column, value in passes_table.ADDED_COLUMNS.items() if column in JOB_KEY and value}
 
 
 def _key_value(column: str, value):
@@ -58,14 +60,16 @@ def _key_value(column: str, value):
 
 
 def _key_cell(row: Mapping, column: str):
-    """A key cell of a row; a column added since (version_name) that the row lacks or leaves empty is read as its
-    source column (tilelang_version)."""
+    """A key cell of a row; a column added since that the row lacks or leaves empty is read as its source column
+    (version_name: tilelang_version) or as its default (device: none)."""
     try:
         value = _key_value(column, row[column])
     except KeyError:
         value = None
     if value in (None, "") and column in _KEY_FROM:
         return _key_value(column, row[_KEY_FROM[column]])
+    if value in (None, "") and column in _KEY_DEFAULT:
+        return _KEY_DEFAULT[column]
     return value
 
 
@@ -76,7 +80,7 @@ def job_key(row: Mapping) -> tuple:
 
 def config_key(row: Mapping) -> tuple:
     """The configuration key (CONFIG_KEY order) of a row: its job key without the version."""
-    return tuple(_key_value(column, row[column]) for column in CONFIG_KEY)
+    return tuple(_key_cell(row, column) for column in CONFIG_KEY)
 
 
 def config_of_job(key: tuple) -> tuple:

@@ -90,14 +90,15 @@ CLOCK_COLUMNS = [
     "clock_limits",  # what NVML said held this variant's clock down (sw_power_cap, ...), or none
 ]
 # provenance: passes.csv's columns (mode knockout, source pass_knockout), so a row joins the trace tables; those
-# added since the switch columns were (version_name) next, then the clock
+# added since the switch columns were (version_name) next, then the clock, then the device profile
 COLUMNS = (
     VARIANT_COLUMNS
     + GPU_COLUMNS
     + [column for column in passes_table.PROVENANCE_COLUMNS if column not in passes_table.LATER_PROVENANCE]
     + SWITCH_COLUMNS
-    + list(passes_table.LATER_PROVENANCE)
+    + ["version_name"]
     + CLOCK_COLUMNS
+    + ["device"]  # added after the clock
 )
 # read from a table written before them: the provenance's own, no switch known, no clock read
 ADDED_COLUMNS = {

@@ -50,6 +50,7 @@ STEP_COLUMNS = [
     "seconds",
     "error",
 ]
+NO_DEVICE = "none"  # the device column of a job built without a profile (lower case: pandas reads "None" as NA)
 PROVENANCE_COLUMNS = [
     "tilelang_version",
     "target_name",
@@ -76,6 +77,8 @@ PROVENANCE_COLUMNS = [
     # the name of the version entry (config `versions`): the release for a release, the name given to a wheel or
     # an environment
     "version_name",
+    # the device profile the kernel was built under (config device: kernel/device_profiles.py), or none
+    "device",
 ]
 KERNEL_COLUMNS = ("kernel", "params", "kernel_label", "pass_configs")
 # the columns a kernel's own parameters may fill (its file's COLUMNS: kernel/kernels.py), empty for a kernel that
@@ -83,12 +86,12 @@ KERNEL_COLUMNS = ("kernel", "params", "kernel_label", "pass_configs")
 PARAM_COLUMNS = ("M", "N", "K", "block_M", "block_N", "block_K", "dtype", "accum_dtype", "threads", "stages")
 # Columns added after tables were first written, each with the value a table without it reads as (so that a
 # table written before, e.g. one recorded on a GPU, keeps being read): the readers fill them in.
-ADDED_COLUMNS = {"pass_configs": pass_configs.DEFAULT, "pass_id": None, "version_name": None}
+ADDED_COLUMNS = {"pass_configs": pass_configs.DEFAULT, "pass_id": None, "version_name": None, "device": NO_DEVICE}
 # an added column whose value in a table written before it is another column's of the same row
 ADDED_FROM = {"pass_id": "pass", "knocked_pass_id": "knocked_pass", "version_name": "tilelang_version"}
 # provenance columns added after the tables that follow PROVENANCE_COLUMNS with columns of their own were first
 # written (churn_summary.csv, kernel_speed.csv, knockout.csv): those tables put them last, so no column moves
-LATER_PROVENANCE = ("version_name",)
+LATER_PROVENANCE = ("version_name", "device")
 COLUMNS = STEP_COLUMNS + PROVENANCE_COLUMNS
 PROVENANCE_INT_COLUMNS = ("M", "N", "K", "block_M", "block_N", "block_K", "threads", "stages")
 INT_COLUMNS = ("step", "added", "deleted", "added_stripped", "deleted_stripped", "depth") + PROVENANCE_INT_COLUMNS

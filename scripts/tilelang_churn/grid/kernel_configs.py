@@ -11,7 +11,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tilelang_churn.core import pass_configs
+from tilelang_churn.core import devices, pass_configs
 from tilelang_churn.grid import kernel_entries
 from tilelang_churn.grid.config_checks import ConfigError, check_name_length
 from tilelang_churn.kernel import kernel_probe, kernel_source, kernels
@@ -30,6 +30,7 @@ class KernelConfig:
     reference: str | None = None  # the GPU stage's reference: a function of the file, called (*inputs)
     reference_args: dict = field(default_factory=dict)  # its parameters named otherwise: {reference's: kernel's}
     targets: tuple[str, ...] | None = None  # its entry's own target names (job_grid resolves them); None: the grid's
+    device: str | None = None  # the device profile it is built under (core/devices.py Profile.to_json); None: none
 
     @property
     def file(self) -> Path:
@@ -40,6 +41,7 @@ class KernelConfig:
         fields = kernel_fields(self.kernel, self.source, self.file, self.function, self.params, self.user_file,
                                self.pass_configs)  # fmt: skip
         fields |= {"reference": self.reference} if self.reference else {}
+        fields |= {"device": self.device} if self.device else {}
         return fields | ({"reference_args": self.reference_args} if self.reference_args else {})
 
 
@@ -85,9 +87,17 @@ def resolve_kernels(cfg: dict, shapes: dict) -> dict[str, KernelConfig]:
     where: dict[str, str] = {shape: f"shapes[{i}]" for i, shape in enumerate(shapes)}
     full: dict[str, tuple] = {}  # folder id -> its parameter set, function defaults filled in, and pass configs
     names: dict[str, str] = {}
+    profiles: dict[str, tuple[str, str]] = {}  # device label -> its profile and the key that gives it
     for i, entry in enumerate(cfg["kernels"]):
         key = f"kernels[{i}]"
         file, user_file = kernel_entries.kernel_file(entry, key)
+        device = kernel_entries.entry_device(entry, key, cfg.get("device"))
+        if device:
+            label = devices.label_of(device)
+            other, other_key = profiles.setdefault(label, (device, key))
+            if other != device:
+                raise ConfigError(f"config {key}.device: a profile named {label!r} with other numbers than "
+                                  f"{other_key}'s; give the two their own names")  # fmt: skip
         found = kernel_entries.entry_kernels(entry, key, file)
         several = not kernel_entries.one_function(entry)
         if several:
@@ -105,14 +115,14 @@ def resolve_kernels(cfg: dict, shapes: dict) -> dict[str, KernelConfig]:
             fixed = signature.ordered(kernel_entries.entry_defaults(entry, key, function, signature, several))
             timeout_s = cfg.get(kernel_probe.TIMEOUT_KEY, kernel_probe.PROBE_TIMEOUT_S)
             if param_sets == kernel_entries.AUTOTUNE:
-                param_sets = _autotune_sets(entry, key, name, signature, fixed, timeout_s)
+                param_sets = _autotune_sets(entry, key, name, signature, fixed, timeout_s, device)
             folders = entry.get("folders")
             if folders is not None and len(folders) != len(param_sets):
                 raise ConfigError(
                     f"config {key}.folders: {len(folders)} folder names for {len(param_sets)} parameter sets; "
                     "give one per set of params, null for a derived folder"
                 )
-            own = _own_pass_configs(signature, key, name, fixed, entry, timeout_s)
+            own = _own_pass_configs(signature, key, name, fixed, entry, timeout_s, device)
             sets = resolve_pass_configs(entry, key, cfg["defaults"])
             for config_set, configs_key in sets:
                 won = [k for k in config_set if k in own and config_set[k] != own[k]]
@@ -132,7 +142,7 @@ def resolve_kernels(cfg: dict, shapes: dict) -> dict[str, KernelConfig]:
                     pass_config_set = {**own, **config_set}
                     set_key = f"{key}.folders[{j}]" if named else f"{params_key}[{j}]"
                     set_key += f" with {configs_key}" if config_set else ""
-                    config_id = base_id + pass_configs.folder_suffix(pass_config_set)
+                    config_id = base_id + pass_configs.folder_suffix(pass_config_set) + devices.folder_suffix(device)
                     check_name_length(config_id, "shape", set_key)
                     if config_id in where:
                         other = where[config_id]
@@ -159,17 +169,20 @@ def resolve_kernels(cfg: dict, shapes: dict) -> dict[str, KernelConfig]:
                         kernel_entries.reference_name(entry, key, function),
                         kernel_entries.reference_args(entry, key, function),
                         kernel_entries.entry_target_names(entry),
+                        device,
                     )
     return configs
 
 
-def _own_pass_configs(signature, key: str, name: str, fixed: dict, entry: dict, timeout_s: float) -> dict:
+def _own_pass_configs(
+    signature, key: str, name: str, fixed: dict, entry: dict, timeout_s: float, device: str | None
+) -> dict:
     """The pass configs the kernel brings (its @tilelang.jit decorator's, T.annotate_pass_configs): read from its
     source, else by the import probe (stopped after TIMEOUT_S); {} where the probe cannot import it (its jobs
     then fail saying why)."""
     own = signature.kernel_pass_configs
     if own == kernel_source.UNREAD:
-        found = kernel_probe.probe(signature.file, signature.function, fixed, _autotune_max(entry), timeout_s)
+        found = kernel_probe.probe(signature.file, signature.function, fixed, _autotune_max(entry), timeout_s, device)
         own = found.get("pass_configs", {})
         if "error" in found:
             print(f"job_grid: config {key}: kernel {name!r}: its pass_configs could not be read: {found['error']}",
@@ -184,7 +197,9 @@ def _autotune_max(entry: dict) -> int:
     return entry.get("autotune_max", kernel_probe.AUTOTUNE_MAX)
 
 
-def _autotune_sets(entry: dict, key: str, name: str, signature, fixed: dict, timeout_s: float) -> list[dict]:
+def _autotune_sets(
+    entry: dict, key: str, name: str, signature, fixed: dict, timeout_s: float, device: str | None
+) -> list[dict]:
     """``params: autotune``: the kernel's own @autotune configs, each a parameter set over the entry's
     ``defaults``, at most ``autotune_max`` (the import probe reads one more at most: a generator may not end)."""
     configs = signature.autotune_configs
@@ -195,7 +210,7 @@ def _autotune_sets(entry: dict, key: str, name: str, signature, fixed: dict, tim
         )
     limit = _autotune_max(entry)
     if configs == kernel_source.UNREAD:
-        found = kernel_probe.probe(signature.file, signature.function, fixed, limit, timeout_s)
+        found = kernel_probe.probe(signature.file, signature.function, fixed, limit, timeout_s, device)
         if "error" in found:
             raise ConfigError(f"config {key}.params: kernel {name!r}: autotune: {found['error']}")
         configs = found["autotune_configs"]

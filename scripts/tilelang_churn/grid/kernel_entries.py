@@ -1,12 +1,14 @@
 """One entry of config `kernels` read field by field: its kernel file (shipped or the user's), the functions it names
 and their parameter sets, the defaults each function takes, its reference and the reference's argument names, its
-own targets. kernel_configs.resolve_kernels puts them together; every problem raises ``ConfigError`` naming the key.
+own targets, the device profile it is built under. kernel_configs.resolve_kernels puts them together; every
+problem raises ``ConfigError`` naming the key.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from tilelang_churn.core import devices
 from tilelang_churn.grid.config_checks import ConfigError, check_path
 from tilelang_churn.kernel import kernels
 
@@ -39,6 +41,18 @@ def reference_args(entry: dict, key: str, function: str) -> dict:
                 f"config {key}.reference_args.{name}: {source!r} is not the name of a kernel parameter or input"
             )
     return dict(mapping)
+
+
+def entry_device(entry: dict, key: str, grid_device) -> str | None:
+    """The device profile the entry's kernels are built under (core/devices.py Profile.to_json): its own
+    ``device``, else config ``device``; None for none."""
+    own = entry.get("device")
+    value, where = (own, f"{key}.device") if own is not None else (grid_device, "device")
+    try:
+        profile = devices.read(value)
+    except devices.ProfileError as error:
+        raise ConfigError(f"config {where}: {error}") from None
+    return profile.to_json() if profile else None
 
 
 AUTOTUNE = "autotune"  # params: autotune, the kernel's own @autotune configs as its parameter sets

@@ -33,8 +33,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tilelang_churn.core import child_group, files
-from tilelang_churn.kernel import kernels
+from tilelang_churn.core import child_group, devices, files
+from tilelang_churn.kernel import device_profiles, kernels
 
 ENTRY = Path(__file__).resolve().parents[2] / "kernel_probe.py"
 TIMEOUT_KEY = "kernel_import_timeout_s"  # the config key of the probe's time limit
@@ -52,29 +52,33 @@ def probe(
     fixed: dict,
     autotune_max: int = AUTOTUNE_MAX,
     timeout_s: float = PROBE_TIMEOUT_S,
+    device: str | None = None,
 ) -> dict:
     """{"pass_configs": {...}, "out_idx": ..., "autotune_configs": [...] | None} of FUNCTION in FILE, or
-    {"error": "..."}; fixed: the parameters an @autotune configs callable is called with; autotune_configs holds
-    at most autotune_max + 1 configs; timeout_s: how long one import may take (config kernel_import_timeout_s)."""
+        {"error": "..."}; fixed: the parameters an @autotune configs callable is called with; autotune_configs holds
+        at most autotune_max + 1 configs; timeout_s: how long one import may take (config kernel_import_timeout_s);
+    device: the profile the file is imported under (core/devices.py Profile.to_json), part of the cache key."""
     path = Path(file).resolve()
     functions = sorted({function, *kernels.kernel_functions(path)})
-    found = _probe_file(path, functions, None, autotune_max, timeout_s).get(function)
+    found = _probe_file(path, functions, None, autotune_max, timeout_s, device).get(function)
     found = found or {"error": f"{path}: no kernel {function!r}"}
     if found.get("autotune_configs") == CALLABLE:
-        found = _probe_file(path, [function], fixed, autotune_max, timeout_s).get(function) or found
+        found = _probe_file(path, [function], fixed, autotune_max, timeout_s, device).get(function) or found
     return found
 
 
-def _probe_file(path: Path, functions: list[str], fixed: dict | None, cap: int, timeout_s: float) -> dict:
+def _probe_file(
+    path: Path, functions: list[str], fixed: dict | None, cap: int, timeout_s: float, device: str | None = None
+) -> dict:
     """{function: its settings} for FUNCTIONS of the file at PATH, one child process for all (cached)."""
-    asked = [functions, fixed, sys.executable, cap]
+    asked = [functions, fixed, sys.executable, cap] + ([device] if device else [])
     sources = kernels.file_digests(kernels.kernel_files_of([str(path)]))  # as the trace cache keys a batch
     key = json.dumps([asked, sources], sort_keys=True, default=str).encode()
     cache = CACHE_DIR / f"{hashlib.sha256(key).hexdigest()}.json"
     if cache not in _probed:
         entry = _cached_entry(cache, path, functions, timeout_s)
         if entry is None:
-            entry = _run_probe(path, functions, fixed, cap, timeout_s)
+            entry = _run_probe(path, functions, fixed, cap, timeout_s, device)
             if "timed_out_s" in entry or not any("error" in found for found in entry["answer"].values()):
                 try:
                     cache.parent.mkdir(parents=True, exist_ok=True)
@@ -165,7 +169,9 @@ def _digests(paths) -> dict[str, str | None]:
     return found
 
 
-def _run_probe(path: Path, functions: list[str], fixed: dict | None, cap: int, timeout_s: float) -> dict:
+def _run_probe(
+    path: Path, functions: list[str], fixed: dict | None, cap: int, timeout_s: float, device: str | None
+) -> dict:
     """A cache entry: the child's answer and the files its import read, or each function's error."""
     print(f"job_grid: importing {path} to read what its source computes for {', '.join(functions)} (pass_configs, "
           f"out_idx, at most {cap + 1} @autotune configs; at most {timeout_s:g} s, config {TIMEOUT_KEY})",
@@ -174,6 +180,7 @@ def _run_probe(path: Path, functions: list[str], fixed: dict | None, cap: int, t
         answer = Path(folder) / "answer.json"
         command = [sys.executable, str(ENTRY), str(path), ",".join(functions), "--answer", str(answer)]
         command += ["--autotune-max", str(cap)] + (["--fixed", json.dumps(fixed)] if fixed is not None else [])
+        command += ["--device", device] if device else []
         try:  # in a group of its own: whatever the kernel's import started ends with it
             proc = child_group.run(command, timeout=timeout_s)
         except subprocess.TimeoutExpired:
@@ -200,13 +207,16 @@ def _read_answer(answer: Path, functions: list[str]) -> dict | None:
     return entry if entry_problem(entry, functions) is None else None
 
 
-def answer(file: Path, functions: list[str], fixed: dict | None, autotune_max: int, out: Path | None) -> int:
+def answer(
+    file: Path, functions: list[str], fixed: dict | None, autotune_max: int, out: Path | None, device: str | None = None
+) -> int:
     """The probe child's work: import FILE once (recording what it reads under its folder), write the settings of
     each of FUNCTIONS and the files read to OUT (a cache entry; stdout without OUT). A copy of this process that
     the kernel's import forked and that went on through the rest of it exits without a word."""
     pid = os.getpid()
     opened = _opened_files()
-    found = settings(file, functions, fixed, autotune_max)
+    with device_profiles.active(devices.from_json(device)):
+        found = settings(file, functions, fixed, autotune_max)
     if os.getpid() != pid:
         os._exit(0)
     entry = {"answer": found, "files": _files_read(file.resolve(), opened)}

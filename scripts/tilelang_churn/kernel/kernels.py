@@ -426,7 +426,8 @@ def import_problem(exc: BaseException, path: Path, doing: str) -> str:
         return (f"{path}: {doing} needs the package {package!r}, which is not installed here ({where}: {said}); "
                 f"install it in the environment that traces (e.g. uv pip install {package})")  # fmt: skip
     if needs_gpu(f"{type(exc).__name__}: {exc}", [frame.filename for frame in frames]):
-        return f"{path}: {doing} needs a GPU, which this machine lacks ({where}: {said})"
+        return (f"{path}: {doing} needs a GPU, which this machine lacks ({where}: {said}); a kernel that only asks "
+                f"the GPU's numbers builds with config device (H100, H200, B200 or a mapping)")  # fmt: skip
     return f"{path}: {doing} failed ({where}: {said})"
 
 

@@ -25,17 +25,20 @@ def to_frame(rows: list[dict]) -> pd.DataFrame:
 
 
 def with_version_names(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` with its key columns added since a table was first written (``version_name``: core/jobs.py) filled in
-    where a row lacks them, from their source column (passes_table.ADDED_FROM: ``tilelang_version``), as the
-    readers fill a table written before them; ``df`` itself when every row has them."""
-    for column, source in pt.ADDED_FROM.items():
-        if column not in JOB_KEY or source not in df:
+    """``df`` with its key columns added since a table was first written filled in where a row lacks them, as the
+    readers fill a table written before them: from their source column (passes_table.ADDED_FROM: ``version_name``
+    is ``tilelang_version``) or with their default (passes_table.ADDED_COLUMNS: ``device`` is ``none``); ``df``
+    itself when every row has them."""
+    for column in JOB_KEY:
+        source, default = pt.ADDED_FROM.get(column), pt.ADDED_COLUMNS.get(column)
+        if source is None and not default or source is not None and source not in df:
             continue
         values = df[column] if column in df else pd.Series(pd.NA, index=df.index, dtype=object)
         empty = values.isna() | (values.astype(object) == "")
         if column not in df or empty.any():
             df = df.copy() if column in df else df.assign(**{column: values})
-            df[column] = values.astype(object).where(~empty, df[source].astype(object))
+            filled = df[source].astype(object) if source is not None else default
+            df[column] = values.astype(object).where(~empty, filled)
     return df
 
 

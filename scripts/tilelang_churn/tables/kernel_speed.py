@@ -133,6 +133,7 @@ SPEED_SCHEMA: list[tuple[str, str]] = [
         "What NVML said held the clock down meanwhile (`sw_power_cap`, `sw_thermal`, `hw_slowdown`, ...), or `none`: "
         "a row under the power cap ran at a lower clock than one without.",
     ),
+    ("device", "As in churn.csv (on a GPU, the GPU itself answers the kernel's questions)."),
 ]
 SPEED_COLUMNS = [name for name, _ in SPEED_SCHEMA]
 # columns a table written before them lacks (issue 57): read as empty
@@ -165,7 +166,7 @@ JOINED_SCHEMA: list[tuple[str, str]] = [
 ]  # fmt: skip
 JOINED_COLUMNS = [name for name, _ in JOINED_SCHEMA]
 CHURN_COLUMNS = JOINED_COLUMNS[len(SPEED_COLUMNS) :]
-JOIN_KEY = ("version_name", "target_name", "kernel", "params", "pass_configs")
+JOIN_KEY = ("version_name", "target_name", "kernel", "params", "pass_configs", "device")
 FLOAT_COLUMNS = (
     "compile_seconds", "max_abs_error", "max_rel_error", "tolerance", "latency_ms", "latency_min_ms",
     "latency_max_ms", "spread", "tflops", "gbps", "torch_latency_ms", "torch_latency_min_ms",

@@ -16,9 +16,9 @@ from pathlib import Path
 import tilelang
 from tilelang import tvm
 
-from tilelang_churn.core import ir_archive, line_churn, pass_configs, pass_names, passes_table
+from tilelang_churn.core import devices, ir_archive, line_churn, pass_configs, pass_names, passes_table
 from tilelang_churn.core.job_spec import JobSpec
-from tilelang_churn.kernel import kernels, tilelang_source
+from tilelang_churn.kernel import device_profiles, kernels, tilelang_source
 from tilelang_churn.trace import pass_identity, pass_instrument, run_record
 from tilelang_churn.trace.trace_cli import DERIVABLE_PASS_PARAMS
 
@@ -28,7 +28,10 @@ def build_kernel(spec: JobSpec):
     workflow/kernels/gemm.py). The pass configs the kernel brings itself must all be in the job's (the config check
     read them from its source): a kernel that would lower under settings its row does not name is a failure."""
     target = make_target(spec)
-    func, built = kernels.build(spec.kernel_file, spec.function, spec.params, with_object=True, target=target)
+    with device_profiles.active(
+        devices.from_json(spec.device)
+    ):  # a kernel that asks the GPU gets the profile's answers
+        func, built = kernels.build(spec.kernel_file, spec.function, spec.params, with_object=True, target=target)
     own = kernels.own_pass_configs(built, func)
     missing = {key: value for key, value in own.items() if key not in spec.pass_configs}
     if missing:

@@ -14,7 +14,7 @@ import re
 import sys
 from pathlib import Path
 
-from tilelang_churn.core import pass_configs, trace_modes
+from tilelang_churn.core import devices, pass_configs, trace_modes
 from tilelang_churn.core.job_spec import JobSpec
 from tilelang_churn.core.targets import (  # noqa: F401 (the trace script's targets, named here too)
     DEFAULT_TARGET,
@@ -150,6 +150,16 @@ def _pass_configs(text: str) -> dict:
         return pass_configs.parse(text)
     except pass_configs.PassConfigError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _device(text: str) -> str:
+    """A --device value: a profile's name or its JSON mapping (core/devices.py), as the spec holds it."""
+    try:
+        value = json.loads(text) if text.lstrip().startswith("{") else text
+        profile = devices.read(value)
+    except (ValueError, devices.ProfileError) as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return profile.to_json() if profile else None
 
 
 def _label(text: str) -> str:
@@ -294,6 +304,13 @@ def build_parser(parser_class: type = argparse.ArgumentParser, needs_mode: bool 
         "interpreter DIR names (an environment of a user's own TileLang, used as it is)",
     )
     parser.add_argument(
+        "--device",
+        type=_device,
+        metavar="PROFILE",
+        help="build the kernel as if on this GPU, where none is visible: a profile's name "
+        f"({', '.join(devices.PROFILES)}) or a JSON mapping of its numbers (docs/own-kernel.md)",
+    )
+    parser.add_argument(
         "--version-name",
         type=_label,
         metavar="NAME",
@@ -424,6 +441,8 @@ def job_argv(spec: JobSpec) -> tuple[str, ...]:
         args += ["--expect-release", spec.release]
     if spec.version_name:
         args += ["--version-name", spec.version_name]
+    if spec.device:
+        args += ["--device", spec.device]
     return tuple(args)
 
 
@@ -494,6 +513,7 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str], check_passes: bool)
         release=args.expect_release,
         release_env=args.release_env,
         version_name=args.version_name,
+        device=args.device,
         reference=args.reference,
         reference_args=args.reference_args,
         **kernel,

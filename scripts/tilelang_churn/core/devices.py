@@ -1,0 +1,129 @@
+"""Device profiles: the numbers a kernel asks the GPU for while it is built (its SM count, shared memory, compute
+capability), by name (``device: H100``) or as a mapping of the numbers. kernel/device_profiles.py answers the
+kernel's questions with them; this module holds the profiles and reads a config's value. Standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, fields
+
+# cudaDeviceGetAttribute's numbers that TileLang's cuda_driver asks (CUDA runtime API, cudaDeviceAttr)
+ATTRIBUTES = {
+    1: "max_threads_per_block",
+    12: "regs_per_block",
+    81: "shared_memory_per_multiprocessor",
+    108: "max_persisting_l2_cache_size",
+}
+
+
+@dataclass(frozen=True)
+class Profile:
+    """What torch's ``get_device_properties`` and CUDA's ``cudaDeviceGetAttribute`` report for one GPU."""
+
+    name: str  # torch's get_device_name, e.g. "NVIDIA H100 80GB HBM3"
+    major: int  # compute capability
+    minor: int
+    multi_processor_count: int
+    total_memory: int  # bytes
+    shared_memory_per_block: int  # bytes, without opt-in
+    shared_memory_per_block_optin: int
+    shared_memory_per_multiprocessor: int
+    regs_per_multiprocessor: int
+    regs_per_block: int
+    max_threads_per_multi_processor: int
+    max_threads_per_block: int
+    warp_size: int
+    L2_cache_size: int  # bytes  # noqa: N815 - torch's own attribute name
+    max_persisting_l2_cache_size: int
+
+    @property
+    def label(self) -> str:
+        """The profile's short name in folder names and the ``device`` column: the shipped name, or the GPU's."""
+        for short, profile in PROFILES.items():
+            if profile == self:
+                return short
+        return "".join(char if char.isalnum() else "-" for char in self.name).strip("-")
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
+
+
+# Hopper (compute capability 9.0) and Blackwell (10.0) limits: CUDA C++ Programming Guide, "Features and Technical
+# Specifications" (228 KB shared memory per SM, 227 KB per block with opt-in, 64 K registers, 2048 threads per SM).
+_HOPPER = dict(
+    major=9, minor=0, shared_memory_per_block=49152, shared_memory_per_block_optin=232448,
+    shared_memory_per_multiprocessor=233472, regs_per_multiprocessor=65536, regs_per_block=65536,
+    max_threads_per_multi_processor=2048, max_threads_per_block=1024, warp_size=32,
+)  # fmt: skip
+PROFILES = {
+    # H100 SXM5 80 GB: 132 SMs, 50 MB L2 (NVIDIA H100 Tensor Core GPU data sheet); name, memory and persisting L2
+    # as torch and cudaDeviceGetAttribute report them on the lent H100 (tests/data/gpu/device_properties_h100.json)
+    "H100": Profile(
+        name="NVIDIA H100 80GB HBM3", multi_processor_count=132, total_memory=84_929_282_048,
+        L2_cache_size=52_428_800, max_persisting_l2_cache_size=82_837_504, **_HOPPER,
+    ),
+    # H200 SXM 141 GB: the H100's SMs and L2 with more memory (NVIDIA H200 data sheet)
+    "H200": Profile(
+        name="NVIDIA H200", multi_processor_count=132, total_memory=150_110_011_392,
+        L2_cache_size=52_428_800, max_persisting_l2_cache_size=82_837_504, **_HOPPER,
+    ),
+    # B200: 148 SMs, 180 GB per GPU in a DGX B200 (NVIDIA DGX B200 data sheet), L2 126 MB (Blackwell tuning guide)
+    "B200": Profile(
+        name="NVIDIA B200", multi_processor_count=148, total_memory=193_273_528_320,
+        L2_cache_size=132_120_576, max_persisting_l2_cache_size=82_837_504, **{**_HOPPER, "major": 10},
+    ),
+}  # fmt: skip
+FIELDS = tuple(field.name for field in fields(Profile))
+
+
+class ProfileError(ValueError):
+    """A device value that names no profile, or a mapping that is not one: its message names the value."""
+
+
+def read(value) -> Profile | None:
+    """The profile a config's ``device`` value names: a shipped name (any case), a mapping of every field, or
+    None/"" for none. A ProfileError naming what is wrong otherwise."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        for short, profile in PROFILES.items():
+            if value.strip().lower() == short.lower():
+                return profile
+        raise ProfileError(f"{value!r} names no device profile; the shipped ones are {', '.join(PROFILES)}")
+    if not isinstance(value, dict):
+        raise ProfileError(
+            f"{value!r} is neither a profile's name ({', '.join(PROFILES)}) nor a mapping of its numbers"
+        )
+    unknown = sorted(set(value) - set(FIELDS))
+    missing = [name for name in FIELDS if name not in value]
+    if unknown or missing:
+        said = "; ".join(part for part in (f"unknown {', '.join(unknown)}" if unknown else "",
+                                            f"missing {', '.join(missing)}" if missing else "") if part)  # fmt: skip
+        raise ProfileError(f"a device mapping needs exactly the fields {', '.join(FIELDS)} ({said})")
+    for name in FIELDS[1:]:
+        number = value[name]
+        least = 0 if name in ("major", "minor") else 1  # a compute capability 9.0 has minor 0
+        if isinstance(number, bool) or not isinstance(number, int) or number < least:
+            kind = "a non-negative" if least == 0 else "a positive"
+            raise ProfileError(f"a device mapping's {name} must be {kind} integer, not {number!r}")
+    if not isinstance(value["name"], str) or not value["name"].strip():
+        raise ProfileError(f"a device mapping's name must be the GPU's name, not {value['name']!r}")
+    return Profile(**value)
+
+
+def from_json(text: str | None) -> Profile | None:
+    """The profile of a job's ``--device`` argument (``Profile.to_json``), None for none."""
+    return Profile(**json.loads(text)) if text else None
+
+
+def label_of(text: str | None) -> str | None:
+    """The label (``Profile.label``) of a job's profile JSON, None for none."""
+    profile = from_json(text)
+    return profile.label if profile else None
+
+
+def folder_suffix(text: str | None) -> str:
+    """What a configuration's folder gets for a job's profile (``+on-H100``), '' for none."""
+    label = label_of(text)
+    return f"+on-{label}" if label else ""
