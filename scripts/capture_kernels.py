@@ -24,6 +24,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", type=Path, required=True, help="the config file the kernels are written to")
     parser.add_argument("--cuda-on-cpu", action="store_true",
                         help="without a GPU, make the tensors the program puts on cuda on the CPU instead")  # fmt: skip
+    parser.add_argument("--device", metavar="PROFILE",
+                        help="without a GPU, answer the program's device questions as this GPU would (H100, H200, "
+                        "B200, or a JSON mapping: config device); each entry written names it")  # fmt: skip
     parser.add_argument("command", nargs=argparse.REMAINDER, help="the program and its arguments, after --")
     return parser
 
@@ -31,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    return kernel_capture.capture(args.out, command, args.cuda_on_cpu)
+    return kernel_capture.capture(args.out, command, args.cuda_on_cpu, args.device)
 
 
 if __name__ == "__main__":

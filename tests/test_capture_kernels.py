@@ -284,3 +284,22 @@ def test_a_signal_is_passed_on_to_the_program_and_a_killed_program_is_said(tmp_p
     killed = run_capture(tmp_path / "k.yaml", sys.executable, "-c", kills, cwd=tmp_path)
     assert killed.returncode == 128 + 9
     assert said(killed)[-1] == "the program was killed by SIGKILL (out of memory?): nothing was recorded"
+
+
+@pytest.mark.integration
+def test_a_program_that_asks_the_gpu_is_captured_under_a_device_profile_each_entry_naming_it(tmp_path):
+    """tests/data/capture/persistent_program.py sizes its kernel from the SM count and makes its input on cuda:
+    without a GPU it stops in one line that names --device; with --device H100 it runs to its end, told the H100's
+    132 SMs, and its entry names the profile, as the trace reads it (tests/test_device_profiles.py)."""
+    require_tilelang()
+    program = DATA / "persistent_program.py"
+    out = tmp_path / "kernels.yaml"
+    stopped = run_capture(out, sys.executable, str(program))
+    assert "--device H100" in said(stopped)[0] and not out.exists(), stopped.stderr[-2000:]
+    proc = run_capture(out, sys.executable, str(program), options=("--device", "H100"))
+    assert proc.returncode == 0 and "persistent_program: 132 SMs, out (2048, 256)" in proc.stdout, proc.stderr[-3000:]
+    (entry,) = entries(out)
+    assert (entry["function"], entry["params"], entry["device"]) == ("scale", [{"M": 2048, "N": 256}], "H100")
+    assert entry["captured"]["inputs"]["A"] == {"shape": [2048, 256], "dtype": "float16"}
+    bad = run_capture(tmp_path / "other.yaml", sys.executable, str(program), options=("--device", "H20"))
+    assert bad.returncode == 2 and "--device: 'H20' names no device profile" in bad.stderr

@@ -143,3 +143,45 @@ def test_the_import_probe_imports_under_the_profile_and_keys_its_cache_by_it(tmp
     assert len(list((tmp_path / kernel_probe.CACHE_DIR).glob("*.json"))) == 1  # a failed import is not cached
     assert json.loads(devices.PROFILES["B200"].to_json())["multi_processor_count"] == 148
     assert sys.modules.get("computed") is None  # the probe imported it in a child
+
+
+# ------------------------------------------------------------------------------- against the lent H100 (recorded)
+RECORDED = REPO / "tests" / "data" / "gpu" / "device_profile_real_h100.json"
+
+
+def test_the_h100_profile_is_what_the_real_h100_reports():
+    """Every number torch and TileLang's driver gave on the lent H100 (benchmarks/device_profile_check.py), as the
+    profile gives it; torch has no attribute for two of them (None there): the driver's answer is the profile's."""
+    real = json.loads(RECORDED.read_text())["answers"]
+    for name in devices.FIELDS:
+        if real[name] is not None:
+            assert getattr(H100, name) == real[name], name
+    assert H100.max_persisting_l2_cache_size == real["driver.get_persisting_l2_cache_max_size"]
+    assert H100.regs_per_block == real["driver.get_registers_per_block"]
+    assert H100.multi_processor_count == real["driver.get_num_sms"]
+
+
+@pytest.mark.integration
+def test_the_persistent_kernel_built_here_under_the_profile_is_the_one_the_real_h100_built():
+    require_tilelang()
+    import hashlib
+
+    import tilelang
+
+    recorded = json.loads(RECORDED.read_text())
+    if tilelang.__version__.split("+")[0] != recorded["tilelang"]:
+        pytest.skip(f"recorded with TileLang {recorded['tilelang']}, {tilelang.__version__} installed")
+    with device_profiles.active(H100):
+        text = str(kernels.build(PERSISTENT, "persistent_scale", {}).script())
+    assert hashlib.sha256(text.encode()).hexdigest() == recorded["kernels"]["persistent_scale"]["sha256"]
+
+
+def test_a_number_a_profile_does_not_know_is_an_error_naming_it():
+    pytest.importorskip("torch")
+    with device_profiles.active(devices.PROFILES["B200"]):
+        import torch
+
+        properties = torch.cuda.get_device_properties(0)
+        assert properties.multi_processor_count == 148 and properties.major == 10
+        with pytest.raises(RuntimeError, match="the device profile of NVIDIA B200 does not know L2_cache_size"):
+            _ = properties.L2_cache_size

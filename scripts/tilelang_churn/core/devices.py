@@ -8,24 +8,17 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, fields
 
-# cudaDeviceGetAttribute's numbers that TileLang's cuda_driver asks (CUDA runtime API, cudaDeviceAttr)
-ATTRIBUTES = {
-    1: "max_threads_per_block",
-    12: "regs_per_block",
-    81: "shared_memory_per_multiprocessor",
-    108: "max_persisting_l2_cache_size",
-}
-
 
 @dataclass(frozen=True)
 class Profile:
-    """What torch's ``get_device_properties`` and CUDA's ``cudaDeviceGetAttribute`` report for one GPU."""
+    """What torch's ``get_device_properties`` and CUDA's ``cudaDeviceGetAttribute`` report for one GPU
+    (kernel/device_profiles.py ATTRIBUTES: which attribute is which field)."""
 
     name: str  # torch's get_device_name, e.g. "NVIDIA H100 80GB HBM3"
     major: int  # compute capability
     minor: int
     multi_processor_count: int
-    total_memory: int  # bytes
+    total_memory: int | None  # bytes; None (null): not known, and a kernel that asks fails saying so
     shared_memory_per_block: int  # bytes, without opt-in
     shared_memory_per_block_optin: int
     shared_memory_per_multiprocessor: int
@@ -34,8 +27,8 @@ class Profile:
     max_threads_per_multi_processor: int
     max_threads_per_block: int
     warp_size: int
-    L2_cache_size: int  # bytes  # noqa: N815 - torch's own attribute name
-    max_persisting_l2_cache_size: int
+    L2_cache_size: int | None  # bytes  # noqa: N815 - torch's own attribute name
+    max_persisting_l2_cache_size: int | None
 
     @property
     def label(self) -> str:
@@ -57,24 +50,27 @@ _HOPPER = dict(
     max_threads_per_multi_processor=2048, max_threads_per_block=1024, warp_size=32,
 )  # fmt: skip
 PROFILES = {
-    # H100 SXM5 80 GB: 132 SMs, 50 MB L2 (NVIDIA H100 Tensor Core GPU data sheet); name, memory and persisting L2
-    # as torch and cudaDeviceGetAttribute report them on the lent H100 (tests/data/gpu/device_properties_h100.json)
+    # H100 SXM5 80 GB: every number as torch and TileLang's driver report it on the lent H100
+    # (benchmarks/device_profile_check.py, tests/data/gpu/PROVENANCE.md "Device profiles")
     "H100": Profile(
-        name="NVIDIA H100 80GB HBM3", multi_processor_count=132, total_memory=84_929_282_048,
-        L2_cache_size=52_428_800, max_persisting_l2_cache_size=82_837_504, **_HOPPER,
+        name="NVIDIA H100 80GB HBM3", multi_processor_count=132, total_memory=85_017_493_504,
+        L2_cache_size=52_428_800, max_persisting_l2_cache_size=32_768_000, **_HOPPER,
     ),
-    # H200 SXM 141 GB: the H100's SMs and L2 with more memory (NVIDIA H200 data sheet)
+    # H200 SXM: the H100's die (132 SMs, 50 MB L2: NVIDIA H200 data sheet), the name torch reports on the lent
+    # H200 (tests/data/gpu/kernel_speed_h200.csv); its memory and persisting L2 as torch reports them: not recorded
     "H200": Profile(
-        name="NVIDIA H200", multi_processor_count=132, total_memory=150_110_011_392,
-        L2_cache_size=52_428_800, max_persisting_l2_cache_size=82_837_504, **_HOPPER,
+        name="NVIDIA H200", multi_processor_count=132, total_memory=None,
+        L2_cache_size=52_428_800, max_persisting_l2_cache_size=None, **_HOPPER,
     ),
-    # B200: 148 SMs, 180 GB per GPU in a DGX B200 (NVIDIA DGX B200 data sheet), L2 126 MB (Blackwell tuning guide)
+    # B200: 148 SMs (74 per die), compute capability 10.0, Hopper's shared memory and registers per SM (CUDA C++
+    # Programming Guide); its memory and L2 as torch reports them: not measured (published L2 sizes disagree)
     "B200": Profile(
-        name="NVIDIA B200", multi_processor_count=148, total_memory=193_273_528_320,
-        L2_cache_size=132_120_576, max_persisting_l2_cache_size=82_837_504, **{**_HOPPER, "major": 10},
+        name="NVIDIA B200", multi_processor_count=148, total_memory=None,
+        L2_cache_size=None, max_persisting_l2_cache_size=None, **{**_HOPPER, "major": 10},
     ),
 }  # fmt: skip
 FIELDS = tuple(field.name for field in fields(Profile))
+UNKNOWN_ALLOWED = ("total_memory", "L2_cache_size", "max_persisting_l2_cache_size")  # may be null: not known
 
 
 class ProfileError(ValueError):
@@ -103,6 +99,8 @@ def read(value) -> Profile | None:
         raise ProfileError(f"a device mapping needs exactly the fields {', '.join(FIELDS)} ({said})")
     for name in FIELDS[1:]:
         number = value[name]
+        if number is None and name in UNKNOWN_ALLOWED:
+            continue
         least = 0 if name in ("major", "minor") else 1  # a compute capability 9.0 has minor 0
         if isinstance(number, bool) or not isinstance(number, int) or number < least:
             kind = "a non-negative" if least == 0 else "a positive"

@@ -108,8 +108,9 @@ def distinct_kernels(records: list[dict]) -> list[Kernel]:
 # ------------------------------------------------------------------------------------------------- the entries
 
 
-def entries_of(found: list[Kernel], existing: list[dict]) -> tuple[list[dict], list[str]]:
-    """The new entries of FOUND (those FILE already has left out) and a line per kernel that cannot be replayed."""
+def entries_of(found: list[Kernel], existing: list[dict], device=None) -> tuple[list[dict], list[str]]:
+    """The new entries of FOUND (those FILE already has left out) and a line per kernel that cannot be replayed.
+    DEVICE: the device profile the program ran under (config device's value), each entry's own."""
     known = {identity for entry in existing if (identity := entry_identity(entry)) is not None}
     names = {entry["name"] for entry in existing}
     entries, problems = [], []
@@ -126,7 +127,7 @@ def entries_of(found: list[Kernel], existing: list[dict]) -> tuple[list[dict], l
             {k: v for k, v in record["params"].items() if not kernels.same_value(defaults.get(k, kernels.REQUIRED), v)}
         )
         configs = record["pass_configs"] if record["pass_configs"] != record["own_pass_configs"] else {}
-        identity = _identity(record["file"], record["function"], {**defaults, **params}, configs)
+        identity = _identity(record["file"], record["function"], {**defaults, **params}, configs, device)
         if identity in known:
             continue
         known.add(identity)
@@ -136,6 +137,8 @@ def entries_of(found: list[Kernel], existing: list[dict]) -> tuple[list[dict], l
                  "params": [params], "folders": [name]}  # fmt: skip
         if configs:
             entry["pass_configs"] = [configs]
+        if device:
+            entry["device"] = device
         entry["captured"] = _captured(kernel, signature)
         entries.append(entry)
     return entries, problems
@@ -172,8 +175,8 @@ def _signature_problem(record: dict) -> str | None:
     return signature.problem(record["params"])
 
 
-def _identity(file: str, function: str, params: dict, configs: dict) -> str:
-    return canonical([str(Path(file).resolve()), function, params, configs])
+def _identity(file: str, function: str, params: dict, configs: dict, device=None) -> str:
+    return canonical([str(Path(file).resolve()), function, params, configs] + ([device] if device else []))
 
 
 def entry_identity(entry: dict) -> str | None:
@@ -189,7 +192,7 @@ def entry_identity(entry: dict) -> str | None:
         defaults = kernels.read_signature(file, function).defaults()
     except kernels.KernelError:
         return None
-    return _identity(file, function, {**defaults, **params[0]}, sets[0])
+    return _identity(file, function, {**defaults, **params[0]}, sets[0], entry.get("device"))
 
 
 def _name(record: dict, params: dict, taken: set) -> str:

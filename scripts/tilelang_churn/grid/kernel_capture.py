@@ -16,6 +16,7 @@ how the program ended are lines of the summary on stderr.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shlex
 import signal
@@ -25,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tilelang_churn.core import files, interrupt
+from tilelang_churn.core import devices, files, interrupt
 from tilelang_churn.grid import capture_records
 from tilelang_churn.grid.capture_records import CaptureError, Kernel, distinct_kernels, entries_of, read_records
 from tilelang_churn.kernel import capture_hook, kernels
@@ -40,10 +41,18 @@ HEADER = (
 # ------------------------------------------------------------------------------------------------- the command
 
 
-def capture(out: Path, command: list[str], cuda_on_cpu: bool = False) -> int:
+def capture(out: Path, command: list[str], cuda_on_cpu: bool = False, device=None) -> int:
     """Run COMMAND with the hook, merge its kernels into OUT; the exit status (see docs/own-kernel.md).
-    cuda_on_cpu: without a GPU, torch's cuda device stands in for the CPU (capture_hook._cuda_on_cpu)."""
+    cuda_on_cpu: without a GPU, torch's cuda device stands in for the CPU (capture_hook._cuda_on_cpu). device: a
+    device profile's name or mapping (config device): without a GPU, the program's device questions get its
+    answers (kernel/device_profiles.py), and each entry written names it."""
     try:
+        try:
+            if isinstance(device, str) and device.lstrip().startswith("{"):
+                device = json.loads(device)  # a mapping, as config device takes it
+            profile = devices.read(device)
+        except (ValueError, devices.ProfileError) as error:
+            raise CaptureError(f"--device: {error}") from None
         existing, header = read_config(out)
         check_writable(out)
         if not command:
@@ -55,7 +64,7 @@ def capture(out: Path, command: list[str], cuda_on_cpu: bool = False) -> int:
     with tempfile.TemporaryDirectory(prefix="tlchurn-capture-") as folder:
         records_path = Path(folder) / "records.jsonl"
         try:
-            env = capture_env(Path(folder), records_path, cuda_on_cpu)
+            env = capture_env(Path(folder), records_path, cuda_on_cpu, profile.to_json() if profile else None)
             status, stopped = run_program(command, env)
         except CaptureError as error:
             print(f"{PROG}: error: {error}", file=sys.stderr)
@@ -72,9 +81,9 @@ def capture(out: Path, command: list[str], cuda_on_cpu: bool = False) -> int:
                 where = "nothing was recorded"
             print(f"{PROG}: error: {error}; {where}, {out} is unchanged", file=sys.stderr)
             return 2
-    summary = Summary(out, records, status, stopped, cuda_on_cpu)
+    summary = Summary(out, records, status, stopped, cuda_on_cpu, profile is not None)
     found = distinct_kernels(records)
-    entries, problems = entries_of(found, existing)
+    entries, problems = entries_of(found, existing, device if profile else None)
     summary.problems += problems
     summary.unnamed = len(problems)
     if entries:
@@ -87,7 +96,7 @@ def capture(out: Path, command: list[str], cuda_on_cpu: bool = False) -> int:
     return summary.report(found, len(entries), len(existing))
 
 
-def capture_env(folder: Path, records: Path, cuda_on_cpu: bool = False) -> dict:
+def capture_env(folder: Path, records: Path, cuda_on_cpu: bool = False, device: str | None = None) -> dict:
     """The program's environment: the capture's sitecustomize folder first on PYTHONPATH, the record file named."""
     site = folder / "site"
     site.mkdir()
@@ -98,8 +107,11 @@ def capture_env(folder: Path, records: Path, cuda_on_cpu: bool = False) -> dict:
     env[capture_hook.RECORDS_ENV] = str(records)
     env[capture_hook.HOOK_ENV] = str(Path(capture_hook.__file__).resolve())
     env.pop(capture_hook.CUDA_ON_CPU_ENV, None)
+    env.pop(capture_hook.DEVICE_ENV, None)
     if cuda_on_cpu:
         env[capture_hook.CUDA_ON_CPU_ENV] = "1"
+    if device:
+        env[capture_hook.DEVICE_ENV] = device
     return env
 
 
@@ -241,9 +253,12 @@ def write_config(path: Path, header: list[str], entries: list[dict]) -> None:
 class Summary:
     """What the capture says on stderr at its end, and its exit status."""
 
-    def __init__(self, out: Path, records: list[dict], status: int, stopped: int | None, cuda_on_cpu: bool):
+    def __init__(
+        self, out: Path, records: list[dict], status: int, stopped: int | None, cuda_on_cpu: bool, device: bool = False
+    ):
         self.out, self.records, self.status, self.stopped = out, records, status, stopped
         self.cuda_on_cpu = cuda_on_cpu
+        self.device = device
         self.problems: list[str] = []
         self.unnamed = 0  # kernels that a config cannot name
 
@@ -288,8 +303,14 @@ class Summary:
         stops = not gpu and kernels.needs_gpu(f"{record['error']} {record['text']}", files_)
         cause = "it needs a GPU, which this machine lacks" if stops else "it raised"
         hint = ""
+        profile = "--device H100 (H200, B200) answers its questions about the GPU as that GPU would"
         if stops and not self.cuda_on_cpu and "not compiled with CUDA" in record["error"]:
-            hint = " (--cuda-on-cpu keeps the tensors it puts on cuda on the CPU)"
+            hint = " (--cuda-on-cpu keeps the tensors it puts on cuda on the CPU" + (
+                "" if self.device else f"; {profile}"
+            )
+            hint += ")"
+        elif stops and not self.device:
+            hint = f" ({profile})"
         elif not stops and not gpu and record["error"].startswith("AssertionError"):
             hint = " (without a GPU its kernels' outputs are zeros: a check of them fails)"
         said = f"the program stopped{where}: {cause} ({record['error']}){hint}"

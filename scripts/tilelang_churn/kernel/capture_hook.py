@@ -17,7 +17,10 @@ patched in place (``_patch``):
 - ``JITKernel.__call__``: a kernel's first call gives the shapes and dtypes of its inputs (a ``call`` record).
 
 With ``--cuda-on-cpu`` (``TLCHURN_CAPTURE_CUDA_ON_CPU=1``) the finder also waits for ``import torch``: without a GPU,
-a tensor the program puts on cuda is made on the CPU (``_cuda_on_cpu``, a torch function mode).
+a tensor the program puts on cuda is made on the CPU (``_cuda_on_cpu``, a torch function mode). With ``--device``
+(``TLCHURN_CAPTURE_DEVICE``: a profile's JSON), once TileLang is imported and without a GPU, device_profiles.py
+(loaded by its path, beside this file) answers the program's device questions for the rest of its life; a tensor
+put on cuda lives on torch's meta device, or on the CPU with ``--cuda-on-cpu``.
 
 Where TileLang cannot compile (no GPU, ``torch.cuda.is_available()`` false, and a target that is not the host's:
 ``c``, ``llvm``), ``compile`` returns a ``StandIn``: called, it returns zero tensors of the outputs' shapes and
@@ -40,6 +43,7 @@ import threading
 RECORDS_ENV = "TLCHURN_CAPTURE_RECORDS"  # the record file
 HOOK_ENV = "TLCHURN_CAPTURE_HOOK"  # this file, loaded by the sitecustomize below
 CUDA_ON_CPU_ENV = "TLCHURN_CAPTURE_CUDA_ON_CPU"  # "1": torch's cuda device stands in for the CPU (no GPU here)
+DEVICE_ENV = "TLCHURN_CAPTURE_DEVICE"  # a device profile's JSON: it answers the program's device questions
 TAG = "_tlchurn_capture"  # the attribute a PrimFunc's origin is kept in
 HOST_TARGETS = ("c", "llvm")  # targets TileLang compiles for on a machine without a GPU
 MAX_FRAMES = 40
@@ -177,8 +181,12 @@ def _patch(tilelang) -> None:
     kernel = sys.modules["tilelang.jit.kernel"]
     _installed["tilelang"] = tilelang
     _installed["gpu"] = _gpu()
+    device = os.environ.get(DEVICE_ENV)
+    if device and not _installed["gpu"]:
+        _device_profile(json.loads(device), meta_tensors="torch" not in _installed)
     append({"kind": "process", "pid": os.getpid(), "ppid": os.getppid(), "argv": list(sys.argv),
             "executable": sys.executable, "gpu": _installed["gpu"], "cuda_on_cpu": "torch" in _installed,
+            "device": json.loads(device)["name"] if device else None,
             "tilelang": getattr(tilelang, "__version__", None)})  # fmt: skip
 
     original_compile = jit.compile
@@ -242,6 +250,20 @@ def _cuda_on_cpu(torch) -> None:
     torch.cuda.synchronize = lambda *args, **kwargs: None
     torch.cuda.empty_cache = lambda *args, **kwargs: None
     _installed["torch"] = torch
+
+
+def _device_profile(numbers: dict, meta_tensors: bool) -> None:
+    """The program's device questions answered by the profile NUMBERS from now on (device_profiles.active, entered
+    for the life of the process)."""
+    import importlib.util
+    import types
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "device_profiles.py")
+    spec = importlib.util.spec_from_file_location("_tlchurn_device_profiles", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    _installed["device"] = context = module.active(types.SimpleNamespace(**numbers), meta_tensors=meta_tensors)
+    context.__enter__()
 
 
 def _gpu() -> bool:

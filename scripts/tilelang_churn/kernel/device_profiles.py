@@ -1,15 +1,22 @@
-"""A kernel built as if on a GPU it cannot see: inside ``active(profile)`` (a core/devices.py profile), TileLang's
-and torch's device questions (``driver.get_num_sms()``, ``torch.cuda.get_device_properties``) get the profile's
-answers, and a tensor the kernel's file makes on ``cuda`` is made on torch's ``meta`` device (shape and dtype, no
-memory). Nothing changes while a GPU is visible: the GPU answers itself. torch and TileLang are imported only when
-a profile becomes active.
+"""A kernel built as if on a GPU it cannot see: inside ``active(profile)`` (a core/devices.py profile, or any
+object with its fields), TileLang's and torch's device questions (``driver.get_num_sms()``,
+``torch.cuda.get_device_properties``) get the profile's answers, and a tensor the kernel's file makes on ``cuda``
+is made on torch's ``meta`` device (shape and dtype, no memory). Nothing changes while a GPU is visible: the GPU
+answers itself. Standard library only, nothing of this project: the capture's hook loads this file by its path
+inside a user's program (capture_hook.py); torch and TileLang are imported only when a profile becomes active.
 """
 
 from __future__ import annotations
 
 import contextlib
 
-from tilelang_churn.core.devices import ATTRIBUTES, FIELDS, Profile
+# cudaDeviceGetAttribute's numbers that TileLang's cuda_driver asks (CUDA runtime API, cudaDeviceAttr) -> field
+ATTRIBUTES = {
+    1: "max_threads_per_block",
+    12: "regs_per_block",
+    81: "shared_memory_per_multiprocessor",
+    108: "max_persisting_l2_cache_size",
+}
 
 
 def gpu_visible() -> bool:
@@ -20,20 +27,21 @@ def gpu_visible() -> bool:
 
 
 @contextlib.contextmanager
-def active(profile: Profile | None):
-    """Within: TileLang's and torch's device questions answered by PROFILE, and a tensor made on ``cuda`` made on
-    ``meta``. A no-op for None or where a GPU is visible."""
+def active(profile, meta_tensors: bool = True):
+    """Within: TileLang's and torch's device questions answered by PROFILE, and (META_TENSORS) a tensor made on
+    ``cuda`` made on ``meta``. A no-op for None or where a GPU is visible."""
     if profile is None or gpu_visible():
         yield
         return
     with contextlib.ExitStack() as stack:
         for owner, name, answer in _answers(profile):
             stack.enter_context(_replaced(owner, name, answer))
-        stack.enter_context(_MetaForCuda())
+        if meta_tensors:
+            stack.enter_context(_MetaForCuda())
         yield
 
 
-def _answers(profile: Profile):
+def _answers(profile):
     """(object, attribute, replacement) for each device question torch and TileLang's cuda_driver ask."""
     import torch
 
@@ -44,8 +52,8 @@ def _answers(profile: Profile):
 
     def attribute(attr: int, device_id: int = 0) -> int:
         if attr not in ATTRIBUTES:
-            raise RuntimeError(f"the device profile {profile.label} gives no cudaDeviceGetAttribute {attr}")
-        return getattr(profile, ATTRIBUTES[attr])
+            raise RuntimeError(f"the device profile of {profile.name} gives no cudaDeviceGetAttribute {attr}")
+        return getattr(properties, ATTRIBUTES[attr])
 
     answers = [
         (torch.cuda, "get_device_properties", device_properties),
@@ -83,11 +91,18 @@ def _replaced(owner, name: str, value):
 class _Properties:
     """torch's _CudaDeviceProperties, from a profile."""
 
-    def __init__(self, profile: Profile):
-        for name in FIELDS:
-            setattr(self, name, getattr(profile, name))
+    def __init__(self, profile):
+        for name, value in vars(profile).items():
+            if value is not None:  # a number the profile does not know is asked in vain (__getattr__)
+                setattr(self, name, value)
         self.max_threads_per_multiprocessor = profile.max_threads_per_multi_processor
         self.is_integrated = self.is_multi_gpu_board = 0
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise RuntimeError(f"the device profile of {self.name} does not know {name}; give config device a mapping "
+                           "with it")  # fmt: skip
 
     def __repr__(self) -> str:
         return f"_CudaDeviceProperties(name={self.name!r}, major={self.major}, minor={self.minor}, profile)"
