@@ -87,6 +87,9 @@ SETTERS = {
     ),
     # no such file: refused; an existing file of any name reaches the trace script as one argv element
     "kernels[].file": lambda c: c.update(kernels=[{"name": "k", "file": HOSTILE, "params": [{}]}]),
+    "kernels[].requirements[]": lambda c: c.update(
+        kernels=[{"name": "k", "shipped": "rmsnorm", "params": [{}], "requirements": [HOSTILE]}]
+    ),
     "kernels[].function": lambda c: c.update(
         kernels=[{"name": "k", "shipped": "rmsnorm", "function": HOSTILE, "params": [{}]}]
     ),

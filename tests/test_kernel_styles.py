@@ -9,6 +9,7 @@ own report, and what the config check reads from the source with what TileLang's
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -21,7 +22,9 @@ from test_trace_env import report_passes, report_view
 from tilelang_churn.core import passes_table
 from tilelang_churn.core.job_spec import JobSpec
 from tilelang_churn.grid import config_checks, job_grid
+from tilelang_churn.grid.config_checks import ConfigError
 from tilelang_churn.kernel import kernel_probe, kernel_source, kernels
+from tilelang_churn.releases import kernel_requirements
 from tilelang_churn.tables import frames
 
 DATA = REPO / "tests" / "data" / "kernel_styles"
@@ -79,6 +82,14 @@ def styles_config() -> dict:
                 "params": [{}],
                 "device": "B200",
             },
+            # a package the workflow lacks, installed for it alone
+            {
+                "name": "transpose",
+                "file": f"{USER_DIR}/needs_package.py",
+                "function": "transpose",
+                "params": [{}],
+                "requirements": ["einops"],
+            },  # fmt: skip
         ],
     }
 
@@ -105,10 +116,10 @@ def test_every_style_traces_unchanged_with_rows_equal_tilelangs_own_report(style
     churn = frames.read_frame(workdir / "results" / "churn.csv")
     assert set(churn["kernel"]) == {
         "styles.lazy_scale", "styles.eager_matmul", "styles.dynamic_copy", "styles.fixed_negate", "tuned",
-        "matmul_ws", "needs_gpu", "persistent", "persistent_b200",
+        "matmul_ws", "needs_gpu", "persistent", "persistent_b200", "transpose",
     }  # fmt: skip
     traced = {folder: out for folder, out in run_dirs(workdir, "trace-env").items() if folder != "needs_gpu_N128"}
-    assert len(traced) == 2 + 1 + 1 + 1 + 4 + 1 + 2
+    assert len(traced) == 2 + 1 + 1 + 1 + 4 + 1 + 2 + 1
     for folder, out in traced.items():
         rows = passes_table.read_rows(out / "passes.csv")
         assert not [row for row in rows if row["status"] == passes_table.STATUS_FAILED], folder
@@ -157,6 +168,28 @@ def test_a_file_that_needs_a_gpu_at_import_is_one_failed_row_naming_file_line_an
         assert row["status"] == passes_table.STATUS_FAILED and "\n" not in row["error"]
         assert "gpu_at_import.py needs a GPU, which this machine lacks (gpu_at_import.py, line 5: " in row["error"]
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.slow
+def test_a_package_the_workflow_lacks_is_installed_for_the_kernel_alone(styles_run):
+    """needs_package.py imports einops, which the workflow's environment lacks: its entry's requirements are
+    installed under .snakemake/ (not into any environment), its jobs trace (their rows are TileLang's own report:
+    test above), and the message of a kernel without them says how to give them."""
+    workdir, proc = styles_run
+    assert importlib.util.find_spec("einops") is None  # not in the environment the tests and the workflow run in
+    (marker,) = (workdir / kernel_requirements.CACHE_DIR).glob("*/" + kernel_requirements.MARKER)
+    assert json.loads(marker.read_text())["requirements"] == ["einops"] and (marker.parent / "einops").is_dir()
+    assert "installing einops for" in proc.stderr
+    message = kernels.import_problem(ModuleNotFoundError("No module named 'einops'", name="einops"), DATA, "x")
+    assert "give its config entry requirements: [einops]" in message
+
+
+def test_a_requirement_that_does_not_parse_is_refused_naming_its_key():
+    cfg = {"shapes": [], "targets": ["cuda-sm90"], "modes": ["instrument"], "kernels": [
+        {"name": "t", "file": str(DATA / "needs_package.py"), "function": "transpose", "params": [{}],
+         "requirements": ["einops", "einops=="]}]}  # fmt: skip
+    with pytest.raises(ConfigError, match=r"config kernels\[0\].requirements\[1\]: 'einops==' is not a requirement"):
+        job_grid.build_grid(config_checks.validate_config(cfg), installed="0.1.15")
 
 
 @pytest.mark.slow
@@ -315,3 +348,14 @@ def test_every_way_of_importing_a_module_beside_the_kernel_makes_it_part_of_it(t
     found = kernels.local_modules(tmp_path / "kernel.py")
     expected = {str(tmp_path / name) for name in files if name not in ("kernel.py", "unused.py")}
     assert set(found) == expected and len(found) == len(expected)
+
+
+def test_a_job_whose_python_has_no_install_of_the_requirements_says_so(tmp_path, monkeypatch):
+    """The folder is per Python version: a job in an environment of another Python than the workflow's (which the
+    config check installed for) finds none, and says so naming the version."""
+    monkeypatch.chdir(tmp_path)
+    here = ".".join(map(str, __import__("sys").version_info[:2]))
+    assert kernel_requirements.folder_for(["einops"]) == kernel_requirements.folder_for(["einops"], here)
+    assert kernel_requirements.folder_for(["einops"], "3.12") != kernel_requirements.folder_for(["einops"], "3.11")
+    with pytest.raises(kernel_requirements.RequirementsError, match=rf"einops are not installed for Python {here}"):
+        kernel_requirements.import_path(["einops"])

@@ -58,6 +58,7 @@ class JobSpec:
     # the reference's parameter -> the kernel's parameter or input that gives it, where the names differ
     reference_args: dict = field(default_factory=dict)
     device: str | None = None  # the device profile it is built under (core/devices.py Profile.to_json); None: none
+    requirements: tuple[str, ...] = ()  # packages its file imports beyond the environment's (config kernels[i])
 
     @property
     def target_json(self) -> str:
@@ -108,7 +109,7 @@ class JobSpec:
         return (
             self.kernel, self.source, self.kernel_file, self.function, canonical(self.params), self.user_file,
             pass_configs.canonical(self.pass_configs), self.target_name, self.target_json, self.passes,
-            self.release, self.release_env, self.version_name, self.device,
+            self.release, self.release_env, self.version_name, self.device, self.requirements,
         )  # fmt: skip
 
     def with_mode(

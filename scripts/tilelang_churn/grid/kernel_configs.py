@@ -15,6 +15,7 @@ from tilelang_churn.core import devices, pass_configs
 from tilelang_churn.grid import kernel_entries
 from tilelang_churn.grid.config_checks import ConfigError, check_name_length
 from tilelang_churn.kernel import kernel_probe, kernel_source, kernels
+from tilelang_churn.releases import kernel_requirements
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,7 @@ class KernelConfig:
     reference_args: dict = field(default_factory=dict)  # its parameters named otherwise: {reference's: kernel's}
     targets: tuple[str, ...] | None = None  # its entry's own target names (job_grid resolves them); None: the grid's
     device: str | None = None  # the device profile it is built under (core/devices.py Profile.to_json); None: none
+    requirements: tuple[str, ...] = ()  # packages its file imports beyond the environment's
 
     @property
     def file(self) -> Path:
@@ -42,6 +44,7 @@ class KernelConfig:
                                self.pass_configs)  # fmt: skip
         fields |= {"reference": self.reference} if self.reference else {}
         fields |= {"device": self.device} if self.device else {}
+        fields |= {"requirements": self.requirements} if self.requirements else {}
         return fields | ({"reference_args": self.reference_args} if self.reference_args else {})
 
 
@@ -92,6 +95,8 @@ def resolve_kernels(cfg: dict, shapes: dict) -> dict[str, KernelConfig]:
         key = f"kernels[{i}]"
         file, user_file = kernel_entries.kernel_file(entry, key)
         device = kernel_entries.entry_device(entry, key, cfg.get("device"))
+        requirements = kernel_entries.entry_requirements(entry, key)
+        paths = _requirements_paths(requirements, key)
         if device:
             label = devices.label_of(device)
             other, other_key = profiles.setdefault(label, (device, key))
@@ -115,14 +120,14 @@ def resolve_kernels(cfg: dict, shapes: dict) -> dict[str, KernelConfig]:
             fixed = signature.ordered(kernel_entries.entry_defaults(entry, key, function, signature, several))
             timeout_s = cfg.get(kernel_probe.TIMEOUT_KEY, kernel_probe.PROBE_TIMEOUT_S)
             if param_sets == kernel_entries.AUTOTUNE:
-                param_sets = _autotune_sets(entry, key, name, signature, fixed, timeout_s, device)
+                param_sets = _autotune_sets(entry, key, name, signature, fixed, (timeout_s, device, paths))
             folders = entry.get("folders")
             if folders is not None and len(folders) != len(param_sets):
                 raise ConfigError(
                     f"config {key}.folders: {len(folders)} folder names for {len(param_sets)} parameter sets; "
                     "give one per set of params, null for a derived folder"
                 )
-            own = _own_pass_configs(signature, key, name, fixed, entry, timeout_s, device)
+            own = _own_pass_configs(signature, key, name, fixed, entry, (timeout_s, device, paths))
             sets = resolve_pass_configs(entry, key, cfg["defaults"])
             for config_set, configs_key in sets:
                 won = [k for k in config_set if k in own and config_set[k] != own[k]]
@@ -170,19 +175,28 @@ def resolve_kernels(cfg: dict, shapes: dict) -> dict[str, KernelConfig]:
                         kernel_entries.reference_args(entry, key, function),
                         kernel_entries.entry_target_names(entry),
                         device,
+                        requirements,
                     )
     return configs
 
 
-def _own_pass_configs(
-    signature, key: str, name: str, fixed: dict, entry: dict, timeout_s: float, device: str | None
-) -> dict:
+def _requirements_paths(requirements: tuple[str, ...], key: str) -> tuple[str, ...]:
+    """The folder of the entry's requirements, installed now when it is not yet (for the import probe)."""
+    if not requirements:
+        return ()
+    try:
+        return (str(kernel_requirements.overlay(requirements)),)
+    except kernel_requirements.RequirementsError as error:
+        raise ConfigError(f"config {key}.requirements: {error}") from None
+
+
+def _own_pass_configs(signature, key: str, name: str, fixed: dict, entry: dict, probing: tuple) -> dict:
     """The pass configs the kernel brings (its @tilelang.jit decorator's, T.annotate_pass_configs): read from its
     source, else by the import probe (stopped after TIMEOUT_S); {} where the probe cannot import it (its jobs
     then fail saying why)."""
     own = signature.kernel_pass_configs
     if own == kernel_source.UNREAD:
-        found = kernel_probe.probe(signature.file, signature.function, fixed, _autotune_max(entry), timeout_s, device)
+        found = kernel_probe.probe(signature.file, signature.function, fixed, _autotune_max(entry), *probing)
         own = found.get("pass_configs", {})
         if "error" in found:
             print(f"job_grid: config {key}: kernel {name!r}: its pass_configs could not be read: {found['error']}",
@@ -197,9 +211,7 @@ def _autotune_max(entry: dict) -> int:
     return entry.get("autotune_max", kernel_probe.AUTOTUNE_MAX)
 
 
-def _autotune_sets(
-    entry: dict, key: str, name: str, signature, fixed: dict, timeout_s: float, device: str | None
-) -> list[dict]:
+def _autotune_sets(entry: dict, key: str, name: str, signature, fixed: dict, probing: tuple) -> list[dict]:
     """``params: autotune``: the kernel's own @autotune configs, each a parameter set over the entry's
     ``defaults``, at most ``autotune_max`` (the import probe reads one more at most: a generator may not end)."""
     configs = signature.autotune_configs
@@ -210,7 +222,7 @@ def _autotune_sets(
         )
     limit = _autotune_max(entry)
     if configs == kernel_source.UNREAD:
-        found = kernel_probe.probe(signature.file, signature.function, fixed, limit, timeout_s, device)
+        found = kernel_probe.probe(signature.file, signature.function, fixed, limit, *probing)
         if "error" in found:
             raise ConfigError(f"config {key}.params: kernel {name!r}: autotune: {found['error']}")
         configs = found["autotune_configs"]

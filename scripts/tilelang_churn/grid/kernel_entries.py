@@ -55,6 +55,20 @@ def entry_device(entry: dict, key: str, grid_device) -> str | None:
     return profile.to_json() if profile else None
 
 
+def entry_requirements(entry: dict, key: str) -> tuple[str, ...]:
+    """The entry's ``requirements``: PEP 508 requirement strings (``einops``, ``triton==3.1.0``), checked."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    found = []
+    for j, text in enumerate(entry.get("requirements") or []):
+        try:
+            Requirement(text)
+        except InvalidRequirement as error:
+            raise ConfigError(f"config {key}.requirements[{j}]: {text!r} is not a requirement ({error})") from None
+        found.append(text)
+    return tuple(found)
+
+
 AUTOTUNE = "autotune"  # params: autotune, the kernel's own @autotune configs as its parameter sets
 
 

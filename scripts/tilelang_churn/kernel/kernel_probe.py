@@ -53,32 +53,41 @@ def probe(
     autotune_max: int = AUTOTUNE_MAX,
     timeout_s: float = PROBE_TIMEOUT_S,
     device: str | None = None,
+    pythonpath: tuple[str, ...] = (),
 ) -> dict:
     """{"pass_configs": {...}, "out_idx": ..., "autotune_configs": [...] | None} of FUNCTION in FILE, or
         {"error": "..."}; fixed: the parameters an @autotune configs callable is called with; autotune_configs holds
         at most autotune_max + 1 configs; timeout_s: how long one import may take (config kernel_import_timeout_s);
-    device: the profile the file is imported under (core/devices.py Profile.to_json), part of the cache key."""
+    device: the profile the file is imported under (core/devices.py Profile.to_json), part of the cache key;
+    pythonpath: folders put first on the child's PYTHONPATH (the kernel's own requirements), part of it too."""
     path = Path(file).resolve()
     functions = sorted({function, *kernels.kernel_functions(path)})
-    found = _probe_file(path, functions, None, autotune_max, timeout_s, device).get(function)
+    asked = (autotune_max, timeout_s, device, tuple(pythonpath))
+    found = _probe_file(path, functions, None, *asked).get(function)
     found = found or {"error": f"{path}: no kernel {function!r}"}
     if found.get("autotune_configs") == CALLABLE:
-        found = _probe_file(path, [function], fixed, autotune_max, timeout_s, device).get(function) or found
+        found = _probe_file(path, [function], fixed, *asked).get(function) or found
     return found
 
 
 def _probe_file(
-    path: Path, functions: list[str], fixed: dict | None, cap: int, timeout_s: float, device: str | None = None
+    path: Path,
+    functions: list[str],
+    fixed: dict | None,
+    cap: int,
+    timeout_s: float,
+    device: str | None = None,
+    pythonpath: tuple[str, ...] = (),
 ) -> dict:
     """{function: its settings} for FUNCTIONS of the file at PATH, one child process for all (cached)."""
-    asked = [functions, fixed, sys.executable, cap] + ([device] if device else [])
+    asked = [functions, fixed, sys.executable, cap] + ([device] if device else []) + list(pythonpath)
     sources = kernels.file_digests(kernels.kernel_files_of([str(path)]))  # as the trace cache keys a batch
     key = json.dumps([asked, sources], sort_keys=True, default=str).encode()
     cache = CACHE_DIR / f"{hashlib.sha256(key).hexdigest()}.json"
     if cache not in _probed:
         entry = _cached_entry(cache, path, functions, timeout_s)
         if entry is None:
-            entry = _run_probe(path, functions, fixed, cap, timeout_s, device)
+            entry = _run_probe(path, functions, fixed, cap, timeout_s, device, pythonpath)
             if "timed_out_s" in entry or not any("error" in found for found in entry["answer"].values()):
                 try:
                     cache.parent.mkdir(parents=True, exist_ok=True)
@@ -170,7 +179,13 @@ def _digests(paths) -> dict[str, str | None]:
 
 
 def _run_probe(
-    path: Path, functions: list[str], fixed: dict | None, cap: int, timeout_s: float, device: str | None
+    path: Path,
+    functions: list[str],
+    fixed: dict | None,
+    cap: int,
+    timeout_s: float,
+    device: str | None,
+    pythonpath: tuple[str, ...] = (),
 ) -> dict:
     """A cache entry: the child's answer and the files its import read, or each function's error."""
     print(f"job_grid: importing {path} to read what its source computes for {', '.join(functions)} (pass_configs, "
@@ -182,7 +197,11 @@ def _run_probe(
         command += ["--autotune-max", str(cap)] + (["--fixed", json.dumps(fixed)] if fixed is not None else [])
         command += ["--device", device] if device else []
         try:  # in a group of its own: whatever the kernel's import started ends with it
-            proc = child_group.run(command, timeout=timeout_s)
+            env = None
+            if pythonpath:
+                env = dict(os.environ)
+                env["PYTHONPATH"] = os.pathsep.join([*pythonpath, *filter(None, [env.get("PYTHONPATH")])])
+            proc = child_group.run(command, timeout=timeout_s, env=env)
         except subprocess.TimeoutExpired:
             proc = None
         status = None if proc is None else proc.returncode

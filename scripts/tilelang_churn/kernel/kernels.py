@@ -424,7 +424,7 @@ def import_problem(exc: BaseException, path: Path, doing: str) -> str:
     if isinstance(exc, ModuleNotFoundError) and exc.name:
         package = exc.name.split(".")[0]
         return (f"{path}: {doing} needs the package {package!r}, which is not installed here ({where}: {said}); "
-                f"install it in the environment that traces (e.g. uv pip install {package})")  # fmt: skip
+                f"give its config entry requirements: [{package}], or install it where it is traced")  # fmt: skip
     if needs_gpu(f"{type(exc).__name__}: {exc}", [frame.filename for frame in frames]):
         return (f"{path}: {doing} needs a GPU, which this machine lacks ({where}: {said}); a kernel that only asks "
                 f"the GPU's numbers builds with config device (H100, H200, B200 or a mapping)")  # fmt: skip

@@ -19,6 +19,7 @@ from tilelang import tvm
 from tilelang_churn.core import devices, ir_archive, line_churn, pass_configs, pass_names, passes_table
 from tilelang_churn.core.job_spec import JobSpec
 from tilelang_churn.kernel import device_profiles, kernels, tilelang_source
+from tilelang_churn.releases import kernel_requirements
 from tilelang_churn.trace import pass_identity, pass_instrument, run_record
 from tilelang_churn.trace.trace_cli import DERIVABLE_PASS_PARAMS
 
@@ -28,6 +29,10 @@ def build_kernel(spec: JobSpec):
     workflow/kernels/gemm.py). The pass configs the kernel brings itself must all be in the job's (the config check
     read them from its source): a kernel that would lower under settings its row does not name is a failure."""
     target = make_target(spec)
+    try:  # the kernel's own packages, installed by the config check, found before its import
+        kernel_requirements.put_first(spec.requirements)
+    except kernel_requirements.RequirementsError as error:
+        raise kernels.KernelError(f"{spec.kernel_file}: {error}") from None
     with device_profiles.active(
         devices.from_json(spec.device)
     ):  # a kernel that asks the GPU gets the profile's answers

@@ -152,6 +152,16 @@ def _pass_configs(text: str) -> dict:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _requirements(text: str) -> tuple[str, ...]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not valid JSON ({exc.msg})") from None
+    if not isinstance(value, list) or not all(isinstance(item, str) and item.strip() for item in value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a JSON list of requirements")
+    return tuple(value)
+
+
 def _device(text: str) -> str:
     """A --device value: a profile's name or its JSON mapping (core/devices.py), as the spec holds it."""
     try:
@@ -304,6 +314,14 @@ def build_parser(parser_class: type = argparse.ArgumentParser, needs_mode: bool 
         "interpreter DIR names (an environment of a user's own TileLang, used as it is)",
     )
     parser.add_argument(
+        "--requirements",
+        type=_requirements,
+        default=(),
+        metavar="JSON",
+        help="the packages the kernel's file imports beyond this environment's, a JSON list; installed by the "
+        "config check (releases/kernel_requirements.py), put on sys.path before the kernel is imported",
+    )
+    parser.add_argument(
         "--device",
         type=_device,
         metavar="PROFILE",
@@ -443,6 +461,8 @@ def job_argv(spec: JobSpec) -> tuple[str, ...]:
         args += ["--version-name", spec.version_name]
     if spec.device:
         args += ["--device", spec.device]
+    if spec.requirements:
+        args += ["--requirements", json.dumps(list(spec.requirements))]
     return tuple(args)
 
 
@@ -514,6 +534,7 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str], check_passes: bool)
         release_env=args.release_env,
         version_name=args.version_name,
         device=args.device,
+        requirements=args.requirements,
         reference=args.reference,
         reference_args=args.reference_args,
         **kernel,
