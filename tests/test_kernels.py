@@ -96,10 +96,12 @@ def test_every_kernel_runs_in_every_mode_with_its_own_columns(kernels_run):
     selected = churn[churn["params"].map(json.loads).str.get("is_causal") == True]  # noqa: E712
     assert selected.equals(causal)
     summary = pd.read_csv(workdir / "results" / "churn_summary.csv")
-    # the kernel's columns, then version_name, the summary's last (added after them)
-    kernel_columns = list(summary.columns[-len(passes_table.KERNEL_COLUMNS) - 1 : -1])
+    # the kernel's columns, then the columns added after them (version_name, device), the summary's last
+    later = len(passes_table.LATER_PROVENANCE)
+    kernel_columns = list(summary.columns[-len(passes_table.KERNEL_COLUMNS) - later : -later])
     assert len(summary) == jobs and kernel_columns == list(passes_table.KERNEL_COLUMNS)
-    assert summary.columns[-1] == "version_name" and set(summary["version_name"]) == set(summary["tilelang_version"])
+    assert list(summary.columns[-later:]) == list(passes_table.LATER_PROVENANCE)
+    assert set(summary["version_name"]) == set(summary["tilelang_version"]) and set(summary["device"]) == {"none"}
     for status in ("failed", "unsupported"):
         assert not (churn["status"] == status).any(), churn[churn["status"] == status][["kernel", "error"]]
     # the relative path was resolved against the Snakemake working directory, as docs/own-kernel.md says

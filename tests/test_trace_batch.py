@@ -296,7 +296,8 @@ def test_an_unimportable_kernel_is_said_on_the_console_and_a_sibling_module_impo
     file = jobs["missing"]["args"][3]
     said = (
         f"{file}: importing missing.py needs the package 'no_such_module_of_the_kernel', which is not installed here "
-        "(missing.py, line 1: ModuleNotFoundError: No module named 'no_such_module_of_the_kernel'); install it"
+        "(missing.py, line 1: ModuleNotFoundError: No module named 'no_such_module_of_the_kernel'); give its config "
+        "entry requirements: [no_such_module_of_the_kernel]"
     )
     assert said in setup_row(outs["missing"])["error"]
     number = list(jobs).index("missing") + 1
