@@ -24,6 +24,9 @@ PACKAGES: dict[str, tuple[str, ...]] = {
     "slurm-wlm": ("slurmctld", "slurmd", "sbatch", "squeue", "sinfo", "scontrol", "srun"),
     "munge": ("munged", "munge", "unmunge"),
     "chromium": ("chromium",),
+    # the stub CUDA driver of TileLang 0.1.6 and 0.1.7's environments (releases/cuda_stub.py)
+    "binutils": ("nm",),
+    "gcc": ("gcc",),
 }
 # Daemons live in sbin, which a non-login root shell may lack on PATH.
 SEARCH_PATH = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin", "/usr/bin"])

@@ -340,7 +340,7 @@ def test_each_other_release_runs_in_its_own_environment_and_keeps_its_ir():
 @pytest.mark.parametrize(
     ("versions", "message"),
     [
-        (["0.1.14", "0.1.7"], "config versions[1]: '0.1.7' is older than 0.1.8, the oldest release the workflow"),
+        (["0.1.14", "0.1.5"], "config versions[1]: '0.1.5' is older than 0.1.6.post2, the oldest release the workflow"),
         (["0.1.14", "0.1.14"], "config versions[1]: release '0.1.14' is a duplicate of versions[0]"),
         (["0.1"], "config versions[0]: '0.1' is not a release of the form X.Y.Z"),
         ([0.1], "config versions[0]: 0.1 is not a release of the form X.Y.Z or X.Y.Z.postN such as '0.1.14'; quote"),

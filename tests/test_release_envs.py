@@ -19,8 +19,8 @@ from tilelang_churn.releases.release_envs import BuildError, ReleaseError, build
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "release_envs.py"
-RANGE = "0.1.8 and newer"
-OLDER = "is older than 0.1.8, the oldest release the workflow supports"
+RANGE = "0.1.6.post2 and newer"
+OLDER = "is older than 0.1.6.post2, the oldest release the workflow supports"
 
 
 def check_versions(values, installed, key="versions"):
@@ -45,7 +45,18 @@ def run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
 
 def test_supported_range_is_oldest_to_newest_entry():
     releases = load_releases()
-    assert list(releases) == ["0.1.8", "0.1.9", "0.1.10", "0.1.11", "0.1.12", "0.1.13", "0.1.14", "0.1.15"]
+    assert list(releases) == [
+        "0.1.6.post2",
+        "0.1.7.post3",
+        "0.1.8",
+        "0.1.9",
+        "0.1.10",
+        "0.1.11",
+        "0.1.12",
+        "0.1.13",
+        "0.1.14",
+        "0.1.15",
+    ]
     assert release_envs.SUPPORTED_RANGE == RANGE
 
 
@@ -90,7 +101,8 @@ def test_pass_links_are_patterns_with_known_fields(tmp_path):
         ("pins: [{requirement: torch==2.13.0, found: x}]", "set elsewhere"),
         ("pins: [{requirement: apache-tvm-ffi==0.1.9, found: ''}]", "how the pin was found"),
         ("pins: 'apache-tvm-ffi==0.1.9'", "expected a list"),
-        ("pins: []\n    has_lower_trace: false", "expected exactly the keys pins (what a release can do is probed"),
+        ("pins: []\n    has_lower_trace: false", "expected the keys pins, and cuda_stub where needed (what a release"),
+        ("pins: []\n    cuda_stub: 1", "cuda_stub: expected true or false, got 1"),
     ],
 )
 def test_bad_release_data_is_named(tmp_path, entry, complaint):
@@ -107,8 +119,8 @@ def test_bad_release_data_is_named(tmp_path, entry, complaint):
 @pytest.mark.parametrize(
     "values,message",
     [
-        (["0.1.14", "0.1.7"], f"config versions[1]: '0.1.7' {OLDER}"),
-        (["0.1.7.post3"], f"config versions[0]: '0.1.7.post3' {OLDER}"),
+        (["0.1.14", "0.1.5"], f"config versions[1]: '0.1.5' {OLDER}"),
+        (["0.1.6"], f"config versions[0]: '0.1.6' {OLDER}"),
         (["0.0.1"], f"config versions[0]: '0.0.1' {OLDER}"),
         (["v0.1.14"], "config versions[0]: 'v0.1.14' is not a release of the form X.Y.Z or X.Y.Z.postN"),
         (["0.1.14", "0.1"], "config versions[1]: '0.1' is not a release of the form X.Y.Z or X.Y.Z.postN"),
@@ -150,8 +162,8 @@ def test_a_release_the_data_does_not_list_gets_the_pins_of_the_nearest_older_one
 
 
 def test_the_key_name_is_the_one_given():
-    with pytest.raises(ReleaseError, match=r"^config compare\.versions\[0\]: '0\.1\.7'"):
-        check_versions(["0.1.7"], installed=None, key="compare.versions")
+    with pytest.raises(ReleaseError, match=r"^config compare\.versions\[0\]: '0\.1\.5'"):
+        check_versions(["0.1.5"], installed=None, key="compare.versions")
 
 
 def test_valid_releases_come_back_in_the_given_order():
@@ -159,7 +171,7 @@ def test_valid_releases_come_back_in_the_given_order():
     assert check_versions(("0.1.10",), installed=None) == ["0.1.10"]
 
 
-@pytest.mark.parametrize("installed", ["0.1.16", "0.1.7", "0.1.16.dev0+g1234abc"])
+@pytest.mark.parametrize("installed", ["0.1.16", "0.1.5", "0.1.16.dev0+g1234abc"])
 def test_the_installed_release_is_always_accepted(installed):
     assert check_versions([installed, "0.1.14"], installed=installed) == [installed, "0.1.14"]
     with pytest.raises(ReleaseError, match="duplicate"):
@@ -186,9 +198,9 @@ def test_cli_check_ok_and_bad():
     proc = run_cli("check", "0.1.14", "0.1.10")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[1].startswith("0.1.10: pins=apache-tvm-ffi==0.1.11")
-    proc = run_cli("check", "0.1.14", "0.1.7")
+    proc = run_cli("check", "0.1.14", "0.1.5")
     assert proc.returncode == 2 and proc.stdout == ""
-    assert proc.stderr.strip().splitlines() == [f"release_envs: error: config versions[1]: '0.1.7' {OLDER}"]
+    assert proc.stderr.strip().splitlines() == [f"release_envs: error: config versions[1]: '0.1.5' {OLDER}"]
 
 
 # ------------------------------------------------------------------------------------ pip's find-links
@@ -282,9 +294,9 @@ def test_ml_dtypes_is_pinned_as_in_requirements_unless_the_pins_name_it(tmp_path
 
 
 def test_build_rejects_a_bad_version_with_exit_2(tmp_path):
-    proc = run_cli("build", "--version", "0.1.7", "--root", str(tmp_path / "envs"))
+    proc = run_cli("build", "--version", "0.1.5", "--root", str(tmp_path / "envs"))
     assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines() == [f"release_envs: error: release '0.1.7' {OLDER}"]
+    assert proc.stderr.strip().splitlines() == [f"release_envs: error: release '0.1.5' {OLDER}"]
     assert not (tmp_path / "envs").exists(), "nothing is built for a bad version"
 
 
@@ -510,8 +522,8 @@ def test_an_invalid_marker_rebuilds_from_scratch(built_0_1_14):
 
 
 def test_a_build_of_a_bad_release_or_a_missing_wheel_is_refused(tmp_path):
-    with pytest.raises(ReleaseError, match=re.escape(f"'0.1.7' {OLDER}")):
-        build_env("0.1.7", tmp_path)
+    with pytest.raises(ReleaseError, match=re.escape(f"'0.1.5' {OLDER}")):
+        build_env("0.1.5", tmp_path)
     with pytest.raises(ReleaseError, match="--wheel .*missing.whl' does not exist"):
         build_env("my-branch", tmp_path, wheel=tmp_path / "missing.whl")
     with pytest.raises(BuildError, match="step 'read requirements' failed"):

@@ -40,7 +40,7 @@ def test_each_bad_entry_is_one_line_naming_its_index(tmp_path, python_without_ti
     other = fake_wheel(tmp_path / "numpy-2.0-py3-none-any.whl", name="numpy", version="2.0")
     text = tmp_path / "notes.whl"
     text.write_text("not a zip")
-    old = fake_wheel(tmp_path / "tilelang-0.1.7-py3-none-any.whl", version="0.1.7")
+    old = fake_wheel(tmp_path / "tilelang-0.1.5-py3-none-any.whl", version="0.1.5")
     wheel = fake_wheel(tmp_path / "tilelang-0.1.15+mine-py3-none-any.whl")
     gone, bare, first = str(tmp_path / "gone.whl"), python_without_tilelang, "config versions[1]"
     cases = [
@@ -48,7 +48,7 @@ def test_each_bad_entry_is_one_line_naming_its_index(tmp_path, python_without_ti
         (f"{first}.wheel: '{text}' is not a wheel (a .whl zip archive)", {"name": "a", "wheel": str(text)}),
         (f"{first}.wheel: '{other}' is a wheel of 'numpy', not of tilelang", {"name": "a", "wheel": str(other)}),
         (
-            f"{first}.wheel: '{old}' is TileLang 0.1.7, older than the supported range 0.1.8",
+            f"{first}.wheel: '{old}' is TileLang 0.1.5, older than the supported range 0.1.6.post2",
             {"name": "a", "wheel": str(old)},
         ),
         (f"{first}.python: '{bare}' has no TileLang", {"name": "a", "python": bare}),

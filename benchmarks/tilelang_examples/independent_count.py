@@ -73,8 +73,12 @@ def count(config_path: str, out_path: str) -> int:
             kernel = getattr(module, function)
             impl = getattr(kernel, "jit_impl", kernel)
             target = tvm.target.Target({"kind": "cuda", "arch": "sm_90"})
+            get_tir = getattr(impl, "get_tir", None)
+            if get_tir is None:  # 0.1.6's and 0.1.7's jit: a wrapper that compiles what __wrapped__ returns
+                get_tir = impl.__wrapped__
+                impl = next(cell.cell_contents for cell in kernel.__closure__ if hasattr(cell.cell_contents, "out_idx"))
             with target:
-                func = impl.get_tir(**{name: language_value(v, T) for name, v in params.items()})
+                func = get_tir(**{name: language_value(v, T) for name, v in params.items()})
             own = {}
             if "tilelang_pass_configs" in func.attrs:
                 own = {str(k): v for k, v in dict(func.attrs["tilelang_pass_configs"]).items()}

@@ -480,6 +480,7 @@ def write_pages(
         for r in diverging.astype(object).where(diverging.notna(), None).to_dict("records")
     }
     entries, written, used = [], [], set()
+    (out_dir / PAGES_DIR).mkdir(parents=True, exist_ok=True)  # the rule's output, also where no pair has a page
     for config in configs:
         for old, new in config.pairs():
             row = by_pair[(config.label, old.release, new.release)]

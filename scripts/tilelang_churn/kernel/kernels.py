@@ -366,6 +366,37 @@ def jit_impl(built):
     kinds = tuple(kind for kind in (getattr(jit, "JITImpl", None), getattr(jit, "_JitImplementation", None)) if kind)
     if (kinds and isinstance(built, kinds)) or hasattr(built, "get_tir"):
         return built
+    return _wrapped_jit(built, kinds)
+
+
+class WrappedJit:
+    """The @tilelang.jit of TileLang 0.1.6 and 0.1.7: a plain function wrapping the builder (``__wrapped__``) that
+    compiles when called, its settings on the decorator object in its closure. ``get_tir`` calls the builder: the
+    PrimFunc that release's compile would be given, without compiling."""
+
+    def __init__(self, decorator, builder):
+        self.pass_configs = getattr(decorator, "pass_configs", None)
+        self.out_idx = getattr(decorator, "out_idx", None)
+        self.target = getattr(decorator, "target", None)
+        if self.target == "auto":  # that release's default: the job's target applies
+            self.target = None
+        self.builder = builder
+
+    def get_tir(self, *args, **kwargs):
+        return self.builder(*args, **kwargs)
+
+
+def _wrapped_jit(built, kinds: tuple) -> WrappedJit | None:
+    builder, cells = getattr(built, "__wrapped__", None), getattr(built, "__closure__", None) or ()
+    if not kinds or builder is None or not callable(builder):
+        return None
+    for cell in cells:
+        try:
+            value = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if isinstance(value, kinds):
+            return WrappedJit(value, builder)
     return None
 
 

@@ -62,7 +62,7 @@ import yaml
 from tilelang_churn.core import files, releases
 from tilelang_churn.core.releases import release_sort_key
 from tilelang_churn.kernel import tilelang_source
-from tilelang_churn.releases import capabilities, release_process
+from tilelang_churn.releases import capabilities, cuda_stub, release_process
 
 REPO = Path(__file__).resolve().parents[3]
 # another release data file (a maintainer's, a test's) through TILELANG_CHURN_RELEASE_DATA
@@ -81,6 +81,7 @@ TORCH_PIN_RE = re.compile(r"^\s*torch\s*==\s*([A-Za-z0-9.+!]+)\s*(?:#.*)?$")
 # TileLang, 0.6.0's 5 ms; every release environment gets requirements.txt's pin (base_requirements)
 ML_DTYPES_PIN_RE = re.compile(r"^\s*ml[-_.]dtypes\s*==\s*([A-Za-z0-9.+!]+)\s*(?:#.*)?$", re.IGNORECASE)
 RELEASE_FIELDS = ("pins",)
+OPTIONAL_RELEASE_FIELDS = ("cuda_stub",)  # true: the release links CUDA and imports only with a stub (cuda_stub.py)
 
 # Run inside the new environment, which holds no tilelang_churn: release_process (standard library only) is loaded
 # from its file, after TileLang and torch, and nothing goes on sys.path. Imports may print to stdout, so the result
@@ -130,6 +131,7 @@ class Release:
 
     version: str
     pins: tuple[Pin, ...]
+    cuda_stub: bool = False  # its environment gets a stub CUDA driver (releases/cuda_stub.py)
 
     @property
     def requirements(self) -> tuple[str, ...]:
@@ -160,12 +162,18 @@ def load_releases(path: str | Path | None = None) -> dict[str, Release]:
         where = f"{path}: releases[{version!r}]"
         if not isinstance(version, str) or not VERSION_RE.match(version):
             raise ReleaseError(f"{where}: the key must be a quoted X.Y.Z[.postN] release string")
-        if not isinstance(entry, dict) or set(entry) != set(RELEASE_FIELDS):
+        if not isinstance(entry, dict) or not set(RELEASE_FIELDS) <= set(entry) <= {
+            *RELEASE_FIELDS,
+            *OPTIONAL_RELEASE_FIELDS,
+        }:
             raise ReleaseError(
-                f"{where}: expected exactly the keys {', '.join(RELEASE_FIELDS)} (what a release can do is probed,"
-                " not listed)"
+                f"{where}: expected the keys {', '.join(RELEASE_FIELDS)}, and {', '.join(OPTIONAL_RELEASE_FIELDS)} "
+                "where needed (what a release can do is probed, not listed)"
             )
-        releases.append(Release(version=version, pins=_load_pins(entry["pins"], f"{where}.pins")))
+        stub = entry.get("cuda_stub", False)
+        if not isinstance(stub, bool):
+            raise ReleaseError(f"{where}.cuda_stub: expected true or false, got {stub!r}")
+        releases.append(Release(version, _load_pins(entry["pins"], f"{where}.pins"), stub))
     releases.sort(key=lambda release: release_sort_key(release.version))
     return {release.version: release for release in releases}
 
@@ -372,6 +380,7 @@ class EnvInputs:
     pins_from: str | None  # the listed release whose pins it has; None: its own entry, or pins given
     listed: bool
     wheel_sha256: str | None = None
+    cuda_stub: bool = False  # the nearest listed release's (releases/cuda_stub.py)
 
     @property
     def requirements(self) -> tuple[str, ...]:
@@ -400,13 +409,14 @@ def env_inputs(name: str, wheel: str | Path | None = None, pins: list[str] | Non
         version = wheel_metadata(wheel, "--wheel")["Version"]
         nearest = nearest_release(version, known)
         return EnvInputs(name, str(wheel), version, given or nearest.pins, None if given else nearest.version,
-                         False, file_sha256(wheel))  # fmt: skip
+                         False, file_sha256(wheel), nearest.cuda_stub)  # fmt: skip
     problem = release_problem(name, known)
     if problem:
         raise ReleaseError(f"release {problem}")
     nearest = nearest_release(name, known)
     pins_from = None if given or name in known else nearest.version
-    return EnvInputs(name, f"tilelang=={name}", name, given or nearest.pins, pins_from, name in known)
+    return EnvInputs(name, f"tilelang=={name}", name, given or nearest.pins, pins_from, name in known, None,
+                     nearest.cuda_stub)  # fmt: skip
 
 
 # ------------------------------------------------------------------------------------ tools
@@ -569,6 +579,7 @@ def marker_matches(data: dict | None, inputs: EnvInputs, base: list[str]) -> boo
         and data.get("pins") == list(inputs.requirements)
         and data.get("base_requirements") == base  # torch's pin first
         and data.get("wheel_sha256") == inputs.wheel_sha256
+        and data.get("cuda_stub", False) == inputs.cuda_stub
         and Path(str(data.get("python"))).is_file()
     )
 
@@ -819,6 +830,9 @@ def _build(
             steps.run("uv pip install", install)
         finally:
             shutil.rmtree(snapshot, ignore_errors=True)
+        if inputs.cuda_stub:  # 0.1.6, 0.1.7: their libraries link CUDA, which this machine may lack
+            defined = cuda_stub.install(dest, steps.run)
+            steps.note(f"stub CUDA driver: {len(defined)} functions ({', '.join(defined)})")
 
         # verify in a clean child, as the trace jobs run: this release's own tilelang cache, no other install's paths
         verify_env = release_process.release_environ()
@@ -873,6 +887,7 @@ def _build(
             "pins": list(inputs.requirements),
             "pins_found": {pin.requirement: pin.found for pin in inputs.pins},
             "pins_from": inputs.pins_from,
+            "cuda_stub": inputs.cuda_stub,
             "torch_requirement": torch_pin,
             "base_requirements": base,
             "torch_version": imported["torch"],
