@@ -59,6 +59,11 @@ def test_a_kernel_written_for_0_1_6_traces_there_as_tilelang_alone_counts_and_na
     }  # the kernel's own, as 0.1.6's PassConfigKey spells them
     (failed,) = new.to_dict("records")
     assert failed["status"] == passes_table.STATUS_FAILED and "AttributeError: TL_DISABLE_FAST_MATH" in failed["error"]
+    # the comparison's "In short": the two are configurations of one version each (their pass configs differ)
+    index = (workdir / "results" / "compare" / "index.html").read_text()
+    short = index[index.index("In short") :]
+    assert "only 0.1.15 has this configuration, and its job failed: KernelError: " in short
+    assert "AttributeError: TL_DISABLE_FAST_MATH" in short and "only 0.1.6.post2 has this configuration: " in short
     env = tmp_path / "envs" / "tilelang-0.1.6.post2"
     marker = json.loads((env / "environment.json").read_text())
     assert marker["cuda_stub"] and marker["tilelang_version"] == "0.1.6.post2"

@@ -420,8 +420,10 @@ def index_page(
     attribution: Sequence[dict] | None = None,
     tables: Sequence[str] = (),
     links: Mapping | None = None,
+    alone: Sequence[tuple[str, str]] = (),
 ) -> str:
-    """The index: first each configuration's pairs in a sentence each (divergence.csv's ``statement``, linked to the
+    """The index: first each configuration's pairs in a sentence each (and ``alone``: (label, sentence) of each
+    configuration one version alone has) (divergence.csv's ``statement``, linked to the
     pair's page), then one row per configuration x release pair (``entries``: divergence rows plus ``href`` and
     their ``marks``), after the configurations whose speed moved (``attribution``: speed_attribution.csv's rows;
     None: no GPU stage) and the pass x pair matrix of marks (its pass names linked to the newest version's source,
@@ -449,6 +451,8 @@ def index_page(
                 "runs": f"{row['kept_runs']}/{row['removed_runs']}/{row['added_runs']}",
             }
         )
+    for label, statement in alone:
+        review.setdefault(label, []).append({"statement": statement, "href": None})
     return render(
         "compare_index.html.j2",
         title="TileLang releases compared",
@@ -481,6 +485,8 @@ def write_pages(
     }
     entries, written, used = [], [], set()
     (out_dir / PAGES_DIR).mkdir(parents=True, exist_ok=True)  # the rule's output, also where no pair has a page
+    alone = [(display_label(config.columns()), alone_statement(config.jobs[0])) for config in configs
+             if len(config.jobs) == 1]  # fmt: skip
     for config in configs:
         for old, new in config.pairs():
             row = by_pair[(config.label, old.release, new.release)]
@@ -501,8 +507,22 @@ def write_pages(
             entries.append({**row, "href": f"{PAGES_DIR}/{name}.html", "marks": pair_marks(old, new, edits)})
     index = out_dir / INDEX
     with files.atomic_file(index) as handle:
-        handle.write(index_page(entries, attribution, tables, links))
+        handle.write(index_page(entries, attribution, tables, links, alone))
     return [index, *written]
+
+
+def alone_statement(job) -> str:
+    """The "In short" sentence of a configuration that one version alone has (no pair): a kernel that another
+    version cannot import or build, or pass configs that one version's kernel brings."""
+    release = release_text(job.release)
+    if job.failed:
+        failed = job.rows[job.rows["status"] == release_tables.FAILED]
+        error = str(failed["error"].iloc[0]) if len(failed) else ""
+        return f"only {release} has this configuration, and its job failed: {error[:300]}"
+    if job.unsupported:
+        return f"only {release} has this configuration, and its mode is unsupported there"
+    changed = int((job.runs["status"] == "changed").sum())
+    return f"only {release} has this configuration: {len(job.runs)} pass runs, {changed} changed the IR"
 
 
 # the index's pass x pair matrix: one mark per pass name and pair, the strongest of its runs' (release_tables)
