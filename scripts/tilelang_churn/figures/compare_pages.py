@@ -42,7 +42,7 @@ from markupsafe import Markup
 
 from tilelang_churn.core import files, pass_names
 from tilelang_churn.core.releases import release_text
-from tilelang_churn.core.statuses import STATUS_FAILED, STATUS_NOOP
+from tilelang_churn.core.statuses import STATUS_CHANGED, STATUS_FAILED, STATUS_NOOP
 from tilelang_churn.core.trace_modes import KEEPS_IR
 from tilelang_churn.figures.page_templates import TEMPLATES, diff_spans, page_name, render, text_diff
 from tilelang_churn.tables import pass_edits, release_tables
@@ -516,12 +516,12 @@ def alone_statement(job) -> str:
     version cannot import or build, or pass configs that one version's kernel brings."""
     release = release_text(job.release)
     if job.failed:
-        failed = job.rows[job.rows["status"] == release_tables.FAILED]
+        failed = job.rows[job.rows["status"] == STATUS_FAILED]
         error = str(failed["error"].iloc[0]) if len(failed) else ""
         return f"only {release} has this configuration, and its job failed: {error[:300]}"
     if job.unsupported:
         return f"only {release} has this configuration, and its mode is unsupported there"
-    changed = int((job.runs["status"] == "changed").sum())
+    changed = int((job.runs["status"] == STATUS_CHANGED).sum())
     return f"only {release} has this configuration: {len(job.runs)} pass runs, {changed} changed the IR"
 
 
