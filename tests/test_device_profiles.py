@@ -185,3 +185,11 @@ def test_a_number_a_profile_does_not_know_is_an_error_naming_it():
         assert properties.multi_processor_count == 148 and properties.major == 10
         with pytest.raises(RuntimeError, match="the device profile of NVIDIA B200 does not know L2_cache_size"):
             _ = properties.L2_cache_size
+
+
+def test_a_command_lines_device_is_a_name_or_a_json_mapping_read_once_for_every_command():
+    mapping = {**dataclasses.asdict(H100), "name": "NVIDIA H20", "multi_processor_count": 78}
+    assert devices.read_argument(json.dumps(mapping)) == devices.read(mapping)
+    assert devices.read_argument("h100") is H100 and devices.read_argument(None) is None
+    with pytest.raises(devices.ProfileError, match=r"""'\{"name": ' is not valid JSON"""):
+        devices.read_argument('{"name": ')

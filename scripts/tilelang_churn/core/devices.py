@@ -110,6 +110,17 @@ def read(value) -> Profile | None:
     return Profile(**value)
 
 
+def read_argument(text: str | None) -> Profile | None:
+    """The profile a command line names (``--device``): a shipped name, or a JSON mapping as config device takes
+    it. A ProfileError naming what is wrong otherwise."""
+    if isinstance(text, str) and text.lstrip().startswith("{"):
+        try:
+            return read(json.loads(text))
+        except json.JSONDecodeError as exc:
+            raise ProfileError(f"{text!r} is not valid JSON ({exc.msg})") from None
+    return read(text)
+
+
 def from_json(text: str | None) -> Profile | None:
     """The profile of a job's ``--device`` argument (``Profile.to_json``), None for none."""
     return Profile(**json.loads(text)) if text else None

@@ -65,12 +65,6 @@ class JobSpec:
         return json.dumps(self.target, sort_keys=True)
 
     @property
-    def device_label(self) -> str:
-        """What its label gets for a device profile (`` on H100``), '' for none."""
-        label = devices.label_of(self.device)
-        return f" on {label}" if label else ""
-
-    @property
     def is_simt(self) -> bool:
         return self.target.get("kind") in SIMT_TARGET_KINDS
 
@@ -82,6 +76,8 @@ class JobSpec:
 
     def provenance(self, tilelang_version: str) -> dict:
         """The provenance columns of every row of this job (passes_table.PROVENANCE_COLUMNS)."""
+        device = devices.label_of(self.device)
+        on_device = f" on {device}" if device else ""  # what its label gets: " on H100"
         return {
             "tilelang_version": tilelang_version,
             "target_name": self.target_name,
@@ -91,10 +87,10 @@ class JobSpec:
             "source": trace_modes.source_of(self.mode) if self.mode is not None else None,
             "kernel": self.kernel,
             "params": canonical(self.params),
-            "kernel_label": self.kernel_label + pass_configs.label(self.pass_configs) + self.device_label,
+            "kernel_label": self.kernel_label + pass_configs.label(self.pass_configs) + on_device,
             "pass_configs": pass_configs.canonical(self.pass_configs),
             "version_name": self.version_name or tilelang_version,
-            "device": devices.label_of(self.device) or passes_table.NO_DEVICE,
+            "device": device or passes_table.NO_DEVICE,
         }
 
     @property

@@ -422,12 +422,12 @@ def index_page(
     links: Mapping | None = None,
     alone: Sequence[tuple[str, str]] = (),
 ) -> str:
-    """The index: first each configuration's pairs in a sentence each (and ``alone``: (label, sentence) of each
-    configuration one version alone has) (divergence.csv's ``statement``, linked to the
-    pair's page), then one row per configuration x release pair (``entries``: divergence rows plus ``href`` and
-    their ``marks``), after the configurations whose speed moved (``attribution``: speed_attribution.csv's rows;
-    None: no GPU stage) and the pass x pair matrix of marks (its pass names linked to the newest version's source,
-    ``links``); ``tables``: the CSV files beside it, linked."""
+    """The index: first each configuration's pairs in a sentence each (divergence.csv's ``statement``, linked to the
+    pair's page; ``alone``: (label, sentence) of each configuration one version alone has), then one row per
+    configuration x release pair (``entries``: divergence rows plus ``href`` and their ``marks``), after the
+    configurations whose speed moved (``attribution``: speed_attribution.csv's rows; None: no GPU stage) and the
+    pass x pair matrix of marks (its pass names linked to the newest version's source, ``links``); ``tables``: the
+    CSV files beside it, linked."""
     rows = []
     review: dict[str, list[dict]] = {}  # configuration: its pairs' statements (divergence.csv), as a review reads
     for row in entries:

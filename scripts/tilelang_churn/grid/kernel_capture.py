@@ -48,10 +48,8 @@ def capture(out: Path, command: list[str], cuda_on_cpu: bool = False, device=Non
     answers (kernel/device_profiles.py), and each entry written names it."""
     try:
         try:
-            if isinstance(device, str) and device.lstrip().startswith("{"):
-                device = json.loads(device)  # a mapping, as config device takes it
-            profile = devices.read(device)
-        except (ValueError, devices.ProfileError) as error:
+            profile = devices.read_argument(device)
+        except devices.ProfileError as error:
             raise CaptureError(f"--device: {error}") from None
         existing, header = read_config(out)
         check_writable(out)
@@ -83,7 +81,7 @@ def capture(out: Path, command: list[str], cuda_on_cpu: bool = False, device=Non
             return 2
     summary = Summary(out, records, status, stopped, cuda_on_cpu, profile is not None)
     found = distinct_kernels(records)
-    entries, problems = entries_of(found, existing, device if profile else None)
+    entries, problems = entries_of(found, existing, _config_value(device) if profile else None)
     summary.problems += problems
     summary.unnamed = len(problems)
     if entries:
@@ -94,6 +92,11 @@ def capture(out: Path, command: list[str], cuda_on_cpu: bool = False, device=Non
             print(f"{PROG}: error: {error}", file=sys.stderr)
             return 1
     return summary.report(found, len(entries), len(existing))
+
+
+def _config_value(device: str):
+    """--device as an entry's ``device`` holds it: the name, or the mapping itself."""
+    return json.loads(device) if device.lstrip().startswith("{") else device
 
 
 def capture_env(folder: Path, records: Path, cuda_on_cpu: bool = False, device: str | None = None) -> dict:
@@ -305,10 +308,8 @@ class Summary:
         hint = ""
         profile = "--device H100 (H200, B200) answers its questions about the GPU as that GPU would"
         if stops and not self.cuda_on_cpu and "not compiled with CUDA" in record["error"]:
-            hint = " (--cuda-on-cpu keeps the tensors it puts on cuda on the CPU" + (
-                "" if self.device else f"; {profile}"
-            )
-            hint += ")"
+            also = "" if self.device else f"; {profile}"
+            hint = f" (--cuda-on-cpu keeps the tensors it puts on cuda on the CPU{also})"
         elif stops and not self.device:
             hint = f" ({profile})"
         elif not stops and not gpu and record["error"].startswith("AssertionError"):

@@ -181,12 +181,12 @@ def _patch(tilelang) -> None:
     kernel = sys.modules["tilelang.jit.kernel"]
     _installed["tilelang"] = tilelang
     _installed["gpu"] = _gpu()
-    device = os.environ.get(DEVICE_ENV)
+    device = json.loads(os.environ[DEVICE_ENV]) if os.environ.get(DEVICE_ENV) else None
     if device and not _installed["gpu"]:
-        _device_profile(json.loads(device), meta_tensors="torch" not in _installed)
+        _device_profile(device, meta_tensors="torch" not in _installed)
     append({"kind": "process", "pid": os.getpid(), "ppid": os.getppid(), "argv": list(sys.argv),
             "executable": sys.executable, "gpu": _installed["gpu"], "cuda_on_cpu": "torch" in _installed,
-            "device": json.loads(device)["name"] if device else None,
+            "device": device["name"] if device else None,
             "tilelang": getattr(tilelang, "__version__", None)})  # fmt: skip
 
     original_compile = jit.compile

@@ -56,8 +56,8 @@ def probe(
     pythonpath: tuple[str, ...] = (),
 ) -> dict:
     """{"pass_configs": {...}, "out_idx": ..., "autotune_configs": [...] | None} of FUNCTION in FILE, or
-        {"error": "..."}; fixed: the parameters an @autotune configs callable is called with; autotune_configs holds
-        at most autotune_max + 1 configs; timeout_s: how long one import may take (config kernel_import_timeout_s);
+    {"error": "..."}; fixed: the parameters an @autotune configs callable is called with; autotune_configs holds
+    at most autotune_max + 1 configs; timeout_s: how long one import may take (config kernel_import_timeout_s);
     device: the profile the file is imported under (core/devices.py Profile.to_json), part of the cache key;
     pythonpath: folders put first on the child's PYTHONPATH (the kernel's own requirements), part of it too."""
     path = Path(file).resolve()

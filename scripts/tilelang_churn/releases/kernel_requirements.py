@@ -23,6 +23,7 @@ from pathlib import Path
 
 from tilelang_churn.core import files
 
+PYTHON_VERSION = ".".join(map(str, sys.version_info[:2]))  # the key of a folder: "3.11"
 CACHE_DIR = Path(".snakemake") / "tilelang-churn" / "kernel-requirements"
 INSTALL_TIMEOUT_S = 900.0
 MARKER = "installed.json"
@@ -35,8 +36,7 @@ class RequirementsError(RuntimeError):
 def folder_for(requirements, version: str | None = None) -> Path:
     """The folder of REQUIREMENTS installed for Python VERSION ("3.11"; default: this interpreter's), relative to
     the working directory."""
-    version = version or ".".join(map(str, sys.version_info[:2]))
-    key = json.dumps([sorted(requirements), version])
+    key = json.dumps([sorted(requirements), version or PYTHON_VERSION])
     return CACHE_DIR / hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
@@ -58,9 +58,9 @@ def import_path(requirements) -> Path:
     a RequirementsError naming the version otherwise (an environment of another Python than the workflow's)."""
     folder = folder_for(requirements).resolve()
     if not (folder / MARKER).is_file():
-        version = ".".join(map(str, sys.version_info[:2]))
         raise RequirementsError(
-            f"the kernel's requirements {', '.join(requirements)} are not installed for Python {version} ({folder}): "
+            f"the kernel's requirements {', '.join(requirements)} are not installed for Python {PYTHON_VERSION} "
+            f"({folder}): "
             "the config check installs them for the workflow's Python, and this environment runs another"
         )
     return folder

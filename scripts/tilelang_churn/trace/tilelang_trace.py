@@ -33,9 +33,8 @@ def build_kernel(spec: JobSpec):
         kernel_requirements.put_first(spec.requirements)
     except kernel_requirements.RequirementsError as error:
         raise kernels.KernelError(f"{spec.kernel_file}: {error}") from None
-    with device_profiles.active(
-        devices.from_json(spec.device)
-    ):  # a kernel that asks the GPU gets the profile's answers
+    # a kernel that asks the GPU while it is built gets the profile's answers
+    with device_profiles.active(devices.from_json(spec.device)):
         func, built = kernels.build(spec.kernel_file, spec.function, spec.params, with_object=True, target=target)
     own = kernels.own_pass_configs(built, func)
     missing = {key: value for key, value in own.items() if key not in spec.pass_configs}

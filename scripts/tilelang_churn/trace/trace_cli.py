@@ -165,9 +165,8 @@ def _requirements(text: str) -> tuple[str, ...]:
 def _device(text: str) -> str:
     """A --device value: a profile's name or its JSON mapping (core/devices.py), as the spec holds it."""
     try:
-        value = json.loads(text) if text.lstrip().startswith("{") else text
-        profile = devices.read(value)
-    except (ValueError, devices.ProfileError) as exc:
+        profile = devices.read_argument(text)
+    except devices.ProfileError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
     return profile.to_json() if profile else None
 
