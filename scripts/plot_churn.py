@@ -3,6 +3,7 @@
 
     python3 scripts/plot_churn.py bars --passes PASSES_CSV... --out FIGURE...
     python3 scripts/plot_churn.py heatmap --churn results/churn.csv --mode trace-env --out FIGURE...
+    python3 scripts/plot_churn.py heatmap --passes PASSES_CSV... --mode trace-env --out FIGURE...
 
 The logic: tilelang_churn/figures/plot_churn.py.
 """
@@ -25,7 +26,9 @@ def build_parser() -> argparse.ArgumentParser:
     bars.add_argument("--measure", default="raw", choices=plot_churn.MEASURES, help="raw, or ignoring whitespace")
     bars.add_argument("--workers", type=int, default=1, help="figures drawn at the same time (forked processes)")
     heat = sub.add_parser("heatmap", help="passes x configurations heatmap of one mode")
-    heat.add_argument("--churn", required=True, help="churn.csv from churn_table.py")
+    rows = heat.add_mutually_exclusive_group(required=True)
+    rows.add_argument("--churn", help="churn.csv from churn_table.py")
+    rows.add_argument("--passes", nargs="+", help="the jobs' passes.csv, in churn.csv's order (the rule's)")
     heat.add_argument("--out", required=True, nargs="+", help="figure path(s); format from the suffix")
     heat.add_argument("--mode", default="trace-env", choices=trace_modes.MODE_NAMES)
     heat.add_argument("--measure", default="raw", choices=plot_churn.MEASURES, help="raw, or ignoring whitespace")
@@ -38,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "bars":
         return plot_churn.draw_bars(args.passes, args.out, args.measure, args.workers)
-    return plot_churn.draw_heatmap(args.churn, args.out, args.mode, args.measure)
+    return plot_churn.draw_heatmap(args.churn or args.passes, args.out, args.mode, args.measure)
 
 
 def _from_rule(smk) -> int:
@@ -47,7 +50,7 @@ def _from_rule(smk) -> int:
     if smk.params.figure == "bars":
         argv = ["bars", "--passes", *smk.input.passes, *measure, "--workers", str(smk.threads), "--out", *smk.output]
     else:
-        argv = ["heatmap", "--churn", smk.input.churn, "--mode", smk.params.mode, *measure, "--out", *smk.output]
+        argv = ["heatmap", "--passes", *smk.input.passes, "--mode", smk.params.mode, *measure, "--out", *smk.output]
     with open(smk.log[0], "w", encoding="utf-8") as log, redirect_stdout(log), redirect_stderr(log):
         return main(argv)
 

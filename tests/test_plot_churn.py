@@ -274,6 +274,16 @@ def test_cli_bars_and_heatmap(tmp_path):
     assert proc.returncode == 0, proc.stderr
     image(heat[0])
     assert heat[1].stat().st_size > 0
+    # the rule's way: the jobs' passes.csv, in churn.csv's order, draw the same bytes without waiting for it
+    from_jobs = [tmp_path / "jobs.png", tmp_path / "jobs.svg"]
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "heatmap", "--passes", str(a), str(b), "--out", *map(str, from_jobs)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert [path.read_bytes() for path in from_jobs] == [path.read_bytes() for path in heat]
     proc = subprocess.run(
         [
             sys.executable,

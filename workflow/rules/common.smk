@@ -59,6 +59,7 @@ for warning in GRID.warnings:  # a release the data file does not list: built wi
 
 # The heatmap shows one mode: trace-env (every pass of tilelang.lower) when configured, else the first.
 HEATMAP_MODE = "trace-env" if "trace-env" in GRID.modes else GRID.modes[0]
+HEATMAP_JOBS = [job for (_, _, _, mode), job in GRID.jobs.items() if mode == HEATMAP_MODE]
 STATIC_CHECK = "results/static/static_check.txt"
 RUN_DIR = jobs.RUN_DIR
 JOB_PATH = jobs.JOB_PATH

@@ -40,11 +40,12 @@ for batch in GRID.batches if config["job_figures"] else []:
             "../../scripts/plot_churn.py"
 
 
+# From the jobs of its mode, not churn.csv: drawn beside the table after the last batch, not after it.
 rule plot_heatmap:
     input:
-        churn="results/churn.csv",
-        # plot_churn.py checks churn.csv against it (passes_table.read_table)
-        manifest="results/churn.json",
+        passes=per_job(f"{RUN_DIR}/passes.csv", HEATMAP_JOBS),
+        # plot_churn.py checks each passes.csv against it (passes_table.read_table)
+        runs=per_job(f"{RUN_DIR}/run.json", HEATMAP_JOBS),
     output:
         [
             (

@@ -605,9 +605,16 @@ def draw_bars(passes_paths: list[str], figure_paths: list[str], measure: str = "
     return _exit_status(lambda: plot_jobs(passes_paths, figure_paths, measure, workers))
 
 
-def draw_heatmap(churn_path: str, figure_paths: list[str], mode: str = "trace-env", measure: str = "raw") -> int:
-    """``plot_configuration_heatmap`` of churn.csv as an exit status, as ``draw_bars``."""
-    return _exit_status(lambda: plot_configuration_heatmap(frames.read_frame(churn_path), figure_paths, mode, measure))
+def draw_heatmap(rows: str | list[str], figure_paths: list[str], mode: str = "trace-env", measure: str = "raw") -> int:
+    """``plot_configuration_heatmap`` as an exit status, as ``draw_bars``, of ``rows``: churn.csv, or the jobs'
+    passes.csv in churn.csv's order. The jobs' tables draw the same figure, and the rule need not wait for
+    churn.csv: the heatmap and the table are drawn side by side after the last trace batch."""
+    paths = [rows] if isinstance(rows, (str, os.PathLike)) else list(rows)
+    return _exit_status(
+        lambda: plot_configuration_heatmap(
+            frames.to_frame([row for path in paths for row in pt.read_rows(path)]), figure_paths, mode, measure
+        )
+    )
 
 
 def _exit_status(draw) -> int:
