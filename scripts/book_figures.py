@@ -49,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out-dir", required=True, help="folder of the figures and FIGURES.md")
     parser.add_argument("--language", default="en", choices=fs.LANGUAGES, help="language of the labels")
     parser.add_argument("--width-cm", type=float, default=book_figures.DEFAULT_WIDTH_CM, help="figure width in cm")
+    parser.add_argument("--workers", type=int, default=1, help="figures drawn at the same time (forked processes)")
     return parser
 
 
@@ -63,8 +64,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("argument --releases-apart: not with --by-version or --releases-only (figure 3 is drawn apart)")
     tables = None if args.releases_only else args.churn or args.passes
     return book_figures.draw_book(
-        tables, args.reference, args.out_dir, args.language, args.width_cm, args.by_version, args.releases_apart
-    )
+        tables, args.reference, args.out_dir, args.language, args.width_cm, args.by_version, args.releases_apart,
+        args.workers,
+    )  # fmt: skip
 
 
 def _from_rule(smk) -> int:
@@ -77,7 +79,7 @@ def _from_rule(smk) -> int:
     reference = [reference] if isinstance(reference, str) else list(reference)
     argv += ["--reference", *reference, "--out-dir", smk.params.out_dir]
     # one token: argparse would take a width of "-inf" for an option
-    argv += ["--language", smk.params.language, f"--width-cm={smk.params.width_cm}"]
+    argv += ["--language", smk.params.language, f"--width-cm={smk.params.width_cm}", "--workers", str(smk.threads)]
     with open(smk.log[0], "w", encoding="utf-8") as log, redirect_stdout(log), redirect_stderr(log):
         return main(argv)
 

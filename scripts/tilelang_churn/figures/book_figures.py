@@ -776,12 +776,14 @@ def build(
     width_cm: float = DEFAULT_WIDTH_CM,
     by_version: Path | None = None,
     releases_apart: bool = False,
+    workers: int = 1,
 ) -> dict:
     """Read the tables (``churn``: churn.csv, or the passes.csv files of the jobs to draw from, in the order
     churn.csv would hold them) and write every figure and FIGURES.md; returns {"written": {stem: paths},
     "skipped": {stem: why}}. With ``releases_apart`` figure 3 is drawn by ``build_releases`` (the workflow's job
     of its own, which reruns alone when a release is added): FIGURES.md lists its files, and they are left as
-    they are. Raises BookError (bad input, a bad width: before anything is read or drawn),
+    they are. The figures are drawn side by side by ``workers`` processes (figure_style.side_by_side), to the same
+    bytes. Raises BookError (bad input, a bad width: before anything is read or drawn),
     figure_style.MissingGlyphError, or files.WriteError (a full disk: names the file)."""
     check_style(language, width_cm)
     out_dir = Path(out_dir)
@@ -792,27 +794,27 @@ def build(
     if job_key(ref) not in jobs:
         where = tables[0] if len(tables) == 1 else f"the {len(tables)} passes.csv files"
         raise BookError(f"the reference job ({_describe(ref)}, {ref['mode']}) is not in {where}")
-    written: dict[str, list[Path]] = {}
-    skipped: dict[str, str] = {}
-    written[FIGURES[0]] = plot_reference(jobs[job_key(ref)], out_dir, language, width_cm)
-    written[FIGURES[1]] = plot_pass_heatmap(jobs, ref, out_dir, language, width_cm)
+    draws = {
+        FIGURES[0]: (plot_reference, (jobs[job_key(ref)], out_dir, language, width_cm)),
+        FIGURES[1]: (plot_pass_heatmap, (jobs, ref, out_dir, language, width_cm)),
+        FIGURES[3]: (plot_variants, (jobs, ref, out_dir, language, width_cm)),
+    }
     if by_version is not None:
-        written[FIGURES[2]] = plot_releases(
-            read_by_version(Path(by_version), ref["kernel"]), ref, out_dir, language, width_cm
-        )
-    elif releases_apart:
-        written[FIGURES[2]] = [out_dir / f"{FIGURES[2]}.{fmt}" for fmt in FORMATS]
-    else:
+        by_version_rows = read_by_version(Path(by_version), ref["kernel"])
+        draws[FIGURES[2]] = (plot_releases, (by_version_rows, ref, out_dir, language, width_cm))
+    drawn = dict(zip(draws, fs.side_by_side(list(draws.values()), workers)))
+    if by_version is None and releases_apart:
+        drawn[FIGURES[2]] = [out_dir / f"{FIGURES[2]}.{fmt}" for fmt in FORMATS]
+    written: dict[str, list[Path]] = {stem: drawn[stem] for stem in FIGURES if drawn.get(stem) is not None}
+    skipped: dict[str, str] = {}
+    if FIGURES[2] not in drawn:
         order = {version_label(row): version_order(row) for row in rows}
         releases = sorted(order, key=order.__getitem__)
         skipped[FIGURES[2]] = (
             f"the config compares no releases (the tables hold TileLang {', '.join(releases)} only): "
             "set config `versions` to two or more releases to get it"
         )
-    variants = plot_variants(jobs, ref, out_dir, language, width_cm)
-    if variants is not None:
-        written[FIGURES[3]] = variants
-    else:
+    if drawn[FIGURES[3]] is None:
         skipped[FIGURES[3]] = (
             f"no configuration of TileLang {version_label(ref)}, mode {ref['mode']} differs from the reference "
             f"({_describe(ref)}) in exactly one respect (target, shape, block, dtype, threads or stages): add a "
@@ -845,6 +847,7 @@ def draw_book(
     width_cm: float,
     by_version: Path | None,
     releases_apart: bool = False,
+    workers: int = 1,
 ) -> int:
     """``build`` (``churn`` None: ``build_releases``), one line per figure written; 2 with one line on stderr for a
     width that cannot be used (nothing read, drawn or removed), 1 with one line on stderr when a figure cannot be
@@ -857,7 +860,7 @@ def draw_book(
         if churn is None:
             result = build_releases(reference, by_version, out_dir, language, width_cm)
         else:
-            result = build(churn, reference, out_dir, language, width_cm, by_version, releases_apart)
+            result = build(churn, reference, out_dir, language, width_cm, by_version, releases_apart, workers)
     except (BookError, fs.MissingGlyphError, fs.FontNotInstalled, OSError) as exc:
         print(f"book_figures: error: {exc}", file=sys.stderr)
         return 1

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import importlib.util
 import io
+import multiprocessing
 import os
 import struct
 import sys
@@ -55,7 +56,7 @@ matplotlib.use(agg_text_cache.BACKEND)  # Agg, each text laid out once per proce
 
 from matplotlib import font_manager  # noqa: E402
 
-from tilelang_churn.core import files  # noqa: E402
+from tilelang_churn.core import files, interrupt  # noqa: E402
 
 LANGUAGES = ("en", "zh")
 SCREEN_DPI = 100  # the workflow's own figures (results/figures, results/compare): looked at on a screen
@@ -277,6 +278,30 @@ def _png_unfiltered(fig, dpi: float, compress_level: int) -> bytes:
         chunk(b"IDAT", b"".join(idat)),
         chunk(b"IEND", b""),
     ])  # fmt: skip
+
+
+# the draws of a side_by_side call, by index: its forked workers inherit them (figures are not pickled)
+_DRAWS: list = []
+
+
+def side_by_side(draws: list, workers: int) -> list:
+    """Each draw of ``draws`` (a function and its arguments) called, its results in order: in forked processes,
+    ``workers`` at a time, when there are more than one, else one after another here. Each figure's draws are its
+    own in either way, so its bytes are the same. A draw's exception is raised here; a Ctrl-C stops the workers
+    quietly (interrupt.quiet_worker)."""
+    if workers <= 1 or len(draws) <= 1:
+        return [function(*args) for function, args in draws]
+    _DRAWS[:] = draws
+    try:
+        with multiprocessing.get_context("fork").Pool(min(workers, len(draws)), interrupt.quiet_worker) as pool:
+            return pool.map(_draw, range(len(draws)), chunksize=1)
+    finally:
+        _DRAWS.clear()
+
+
+def _draw(index: int):
+    function, args = _DRAWS[index]
+    return function(*args)
 
 
 def save(
