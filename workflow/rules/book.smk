@@ -15,8 +15,7 @@ rule book_figures_render:
     localrule: True
     conda:
         "../envs/tilelang.yaml"
-    # its three figures side by side, each in a process: the end of a run on many cores waits for the longest only
-    threads: 3
+    threads: book_threads
     resources:
         mem_mb=2000,
         runtime=10,

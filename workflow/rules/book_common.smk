@@ -81,6 +81,16 @@ def book_jobs() -> list:
     return book_reference.reference_jobs(GRID, BOOK)
 
 
+# cores from which the book's figures are drawn side by side (book_threads)
+BOOK_SIDE_BY_SIDE_CORES = 8
+
+
+def book_threads(wildcards) -> int:
+    """Its three figures side by side, a process each, where cores are many (the end of a run waits for the longest
+    figure only); on fewer cores one, so that it takes the first free core instead of waiting for three."""
+    return 3 if workflow_cores() >= BOOK_SIDE_BY_SIDE_CORES else 1
+
+
 def get_book_inputs(wildcards) -> dict:
     if BOOK_PROBLEM:
         raise WorkflowError(BOOK_PROBLEM)
