@@ -110,15 +110,21 @@ def read(value) -> Profile | None:
     return Profile(**value)
 
 
-def read_argument(text: str | None) -> Profile | None:
-    """The profile a command line names (``--device``): a shipped name, or a JSON mapping as config device takes
-    it. A ProfileError naming what is wrong otherwise."""
+def argument_value(text: str | None):
+    """A command line's ``--device`` as config device holds it: a shipped name as given, or its JSON mapping
+    parsed. A ProfileError for JSON that does not parse."""
     if isinstance(text, str) and text.lstrip().startswith("{"):
         try:
-            return read(json.loads(text))
+            return json.loads(text)
         except json.JSONDecodeError as exc:
             raise ProfileError(f"{text!r} is not valid JSON ({exc.msg})") from None
-    return read(text)
+    return text
+
+
+def read_argument(text: str | None) -> Profile | None:
+    """The profile a command line names (``--device``, ``argument_value``). A ProfileError naming what is wrong
+    otherwise."""
+    return read(argument_value(text))
 
 
 def from_json(text: str | None) -> Profile | None:

@@ -16,7 +16,6 @@ how the program ended are lines of the summary on stderr.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shlex
 import signal
@@ -48,7 +47,8 @@ def capture(out: Path, command: list[str], cuda_on_cpu: bool = False, device=Non
     answers (kernel/device_profiles.py), and each entry written names it."""
     try:
         try:
-            profile = devices.read_argument(device)
+            device = devices.argument_value(device)  # an entry's ``device``: the name, or the mapping itself
+            profile = devices.read(device)
         except devices.ProfileError as error:
             raise CaptureError(f"--device: {error}") from None
         existing, header = read_config(out)
@@ -81,7 +81,7 @@ def capture(out: Path, command: list[str], cuda_on_cpu: bool = False, device=Non
             return 2
     summary = Summary(out, records, status, stopped, cuda_on_cpu, profile is not None)
     found = distinct_kernels(records)
-    entries, problems = entries_of(found, existing, _config_value(device) if profile else None)
+    entries, problems = entries_of(found, existing, device if profile else None)
     summary.problems += problems
     summary.unnamed = len(problems)
     if entries:
@@ -92,11 +92,6 @@ def capture(out: Path, command: list[str], cuda_on_cpu: bool = False, device=Non
             print(f"{PROG}: error: {error}", file=sys.stderr)
             return 1
     return summary.report(found, len(entries), len(existing))
-
-
-def _config_value(device: str):
-    """--device as an entry's ``device`` holds it: the name, or the mapping itself."""
-    return json.loads(device) if device.lstrip().startswith("{") else device
 
 
 def capture_env(folder: Path, records: Path, cuda_on_cpu: bool = False, device: str | None = None) -> dict:
