@@ -5,8 +5,8 @@
 # Each TREE (a checkout: its Snakefile, workflow/, scripts/) runs the default config from an empty folder at each
 # --cores; Snakemake and TileLang come from benchmarks/device_site.sh (tmp/site15, after SITE_FIRST where set).
 # Per run: wall seconds, the floor (lower_cpu_seconds of every lowering, a shared one once, + import_cpu_seconds of
-# every trace process, over the cores: run.json, compare_bench.floor_report), their ratio, each batch's wall
-# time and the tail (Snakemake's log, to the second: from the last trace batch's end to the last job's), one JSON
+# every trace process, over the cores: run.json, compare_bench.floor_report), their ratio, the longest chain (a
+# batch's import and its longest lowering, CPU seconds), each batch's wall time and the tail (Snakemake's log, to the second: from the last trace batch's end to the last job's), one JSON
 # line each to $OUT/balance.jsonl.
 set -u
 source benchmarks/device_site.sh
@@ -46,6 +46,7 @@ for tsv in glob.glob(f"{work}/results/benchmarks/trace/*/*.tsv"):
 print(json.dumps({"tree": label, "cores": cores, "status": status, "jobs": len(runs), "wall_s": round(wall, 1),
                   "served_by_another_lowering": report["served_by_another_lowering"],
                   "floor_s": round(cpu / cores, 1), "ratio": round(wall / (cpu / cores), 2), "tail_s": tail,
+                  "chain_s": report["longest_chain_cpu_seconds"],
                   "batches_s": batches}))
 PY
     rm -rf "$work"

@@ -9,14 +9,15 @@ releases (the supported ones, oldest first), each a copy of one real release's j
 ``tilelang_version`` rewritten and a run.json recording the new file's rows and sha256 (as a real run would);
 the IR archives are copied as they are. The comparison then has real pass sequences, real IR and real edits.
 
-``floor``: from one finished run (its jobs' run.json and the Snakemake log), the floor of its wall time,
-(sum of the lowerings' ``lower_seconds`` + each trace batch's ``process.import_seconds``) / cores, a lowering
-that served several jobs (run.json's ``lowering``, config share_lowering) counted once, the same sum in CPU
-seconds (``lower_cpu_seconds``, ``import_cpu_seconds``: unlike wall seconds, they do not grow when more processes
-than cores run), how busy the cores were in the whole run (CPU seconds of every process, from the caller), and the
-wall time spans of the run's parts from Snakemake's log (1 s resolution): outside any job (parse, DAG), release
-environments, trace batches, and each later rule (tables, figures, comparison, book), each from its first start to
-its last finish.
+``floor``: from one finished run (its jobs' run.json and the Snakemake log), the floor of its wall time, (sum of the
+lowerings' ``lower_seconds`` + each trace batch's ``process.import_seconds``) / cores, a lowering that served several
+jobs (run.json's ``lowering``, config share_lowering) counted once, the same sum in CPU seconds
+(``lower_cpu_seconds``, ``import_cpu_seconds``: unlike wall seconds, they do not grow when more processes than cores
+run), the longest chain (a trace batch's import and then its longest lowering: the part of the trace phase that more
+cores cannot shorten), how busy the cores were in the whole run (CPU seconds of every process, from the caller), and
+the wall time spans of the run's parts from Snakemake's log (1 s resolution): outside any job (parse, DAG), release
+environments, trace batches, and each later rule (tables, figures, comparison, book), each from its first start to its
+last finish.
 """
 
 from __future__ import annotations
@@ -123,6 +124,7 @@ def floor_report(workdir: Path, wall: float, cores: int, cpu_seconds: float | No
     lower = lower_cpu = 0.0
     imports: dict[tuple, tuple[float, float]] = {}
     jobs = shared = 0  # shared: jobs recorded from another job's lowering (run.json's lowering.by)
+    longest: dict[tuple, float] = {}  # each trace process's longest lowering, CPU seconds
     for run_json in (workdir / "results" / "runs").glob("*/*/*/*/run.json"):
         info = json.loads(run_json.read_text())
         jobs += 1
@@ -133,6 +135,7 @@ def floor_report(workdir: Path, wall: float, cores: int, cpu_seconds: float | No
             shared += 1
         process = info.get("process") or {}
         key = (run_json.relative_to(workdir / "results" / "runs").parts[0], process.get("pid"))
+        longest[key] = max(longest.get(key, 0.0), float(info.get("lower_cpu_seconds") or 0.0))
         imports[key] = (
             float(process.get("import_seconds") or info.get("import_seconds") or 0.0),
             float(process.get("import_cpu_seconds") or 0.0),
@@ -154,6 +157,8 @@ def floor_report(workdir: Path, wall: float, cores: int, cpu_seconds: float | No
         "import_cpu_seconds": round(import_cpu, 3),
         "cpu_floor_seconds": round(cpu_floor, 3),
         "cpu_ratio": round(wall / cpu_floor, 3) if cpu_floor else None,
+        # what no number of cores shortens: a batch's import, then its longest lowering (CPU seconds)
+        "longest_chain_cpu_seconds": round(max((imports[key][1] + longest[key] for key in imports), default=0.0), 3),
         "run_cpu_seconds": None if cpu_seconds is None else round(cpu_seconds, 1),
         "busy": None if cpu_seconds is None else round(cpu_seconds / (cores * wall), 3),
         "spans": {},

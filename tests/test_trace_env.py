@@ -135,3 +135,60 @@ def test_everything_lands_under_out_and_a_second_run_reads_only_its_own_record(t
     assert Path(info["run_record"]) in runs
     rows = passes_table.read_rows(out / "passes.csv")
     assert len(rows) == record_pairs(Path(info["run_record"]))
+
+
+PROBE = """
+import contextlib, json, sys
+from pathlib import Path
+from tilelang.tools.lower_trace import html
+from tilelang_churn.trace import tilelang_trace, trace_job
+
+real_generate, flushes = html.generate_html, []
+html.generate_html = lambda records, path, **kw: (flushes.append(len(records)), real_generate(records, path, **kw))[1]
+doubling, result = tilelang_trace.lower_trace_report_doubling, {}
+for name, context in (("tilelang", contextlib.nullcontext), ("doubling", doubling)):
+    tilelang_trace.lower_trace_report_doubling = context  # "tilelang": the report as TileLang alone writes it
+    flushes.clear()
+    argv = ["--mode", "trace-env", "--shape", "256,256,256", "--block", "64,64,32", "--out", sys.argv[1] + "/" + name]
+    result[name] = {"status": trace_job.run_job(argv), "flushes": list(flushes)}
+print(json.dumps(result))
+"""
+
+
+def test_the_report_is_tilelangs_own_written_a_few_times(tmp_path):
+    """TileLang rewrites its whole report after every pass; a trace-env job lets through only the flushes that find
+    twice the records of the last, and writes the last at the end: the report and every file of the run record
+    are byte for byte what TileLang alone writes (its run folder's name aside)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from conftest import SCRIPTS
+
+    require_tilelang()
+    env = {**os.environ, "TL_LOWER_TRACE": "1", "PYTHONPATH": str(SCRIPTS)}
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, str(tmp_path)], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert proc.returncode == 0, proc.stderr
+    runs = json.loads(proc.stdout.splitlines()[-1])
+    assert runs["tilelang"]["status"] == runs["doubling"]["status"] == 0
+    alone, doubling = runs["tilelang"]["flushes"], runs["doubling"]["flushes"]
+    passes = len(passes_table.read_rows(tmp_path / "tilelang" / "passes.csv"))
+    assert len(alone) >= passes > 60  # a flush per record, and more
+    assert doubling[-1] == alone[-1] == passes  # the last report shows every record
+    assert all(later >= 2 * earlier for earlier, later in zip(doubling[:-2], doubling[1:-1]))
+    assert len(doubling) <= passes.bit_length() + 2
+
+    def files(root: Path) -> dict[str, bytes]:
+        (run_dir,) = root.glob("lower_trace/*/.run_records/*")  # the folder is named after the script
+        return {
+            str(path.relative_to(run_dir)): path.read_bytes().replace(run_dir.name.encode(), b"RUN")
+            for path in sorted(run_dir.rglob("*"))
+            if path.is_file()
+        }
+
+    written, own = files(tmp_path / "doubling"), files(tmp_path / "tilelang")
+    assert written.keys() == own.keys() and len(own) > 2 * passes - 10
+    assert [name for name in own if written[name] != own[name]] == []

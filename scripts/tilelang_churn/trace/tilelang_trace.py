@@ -198,11 +198,85 @@ def _direct_lower_trace_to(trace_dir: Path) -> None:
         enable(trace_dir=str(trace_dir))
 
 
+class _ReportFlushes:
+    """Which of TileLang's report flushes to let through: the first, then each one that finds at least twice the
+    records of the last written, and one at the end (``lower_trace_report_doubling``)."""
+
+    def __init__(self, records):
+        self.records = records  # () -> the records the report would show now
+        self.written = 0  # records in the report as last written
+        self.skipped = False  # a flush held back since
+
+    def due(self) -> bool:
+        count = len(self.records())
+        if count >= 2 * self.written:
+            self.written = count
+            self.skipped = False
+            return True
+        self.skipped = True
+        return False
+
+
+@contextlib.contextmanager
+def lower_trace_report_doubling():
+    """TL_LOWER_TRACE rewrites its whole HTML report after every pass: a lowering of n passes writes n reports
+    of up to n sections (772 MB for the default grid's largest, 7.5 s of its 14.5). Within this span a flush
+    writes only when the records have doubled since the last report written, and the last one held back is
+    written at the end: the same final report (TileLang renders it from the records alone), at most twice its
+    bytes in all, and a lowering that crashes still leaves a report of at least half its passes. Releases
+    without the report (before 0.1.13) are left as they are."""
+    try:
+        from tilelang.tools.lower_trace import core
+    except ImportError:
+        yield
+        return
+    pending: dict[int, tuple[object, _ReportFlushes]] = {}  # id(session) -> (session, its flushes)
+    if callable(getattr(getattr(core, "LowerTraceSession", None), "flush_html", None)):  # 0.1.14 on: a session
+        owner, name = core.LowerTraceSession, "flush_html"
+        original = owner.__dict__[name]
+
+        def flush(self):
+            _, flushes = pending.setdefault(id(self), (self, _ReportFlushes(lambda: self.records)))
+            if flushes.due():
+                original(self)
+
+        def finish():
+            for session, flushes in pending.values():
+                if flushes.skipped:
+                    with contextlib.suppress(Exception):  # as TileLang's own flushes: the report never fails a job
+                        original(session)
+
+    elif callable(getattr(core, "_incremental_flush_html", None)):  # 0.1.13: module state
+        owner, name = core, "_incremental_flush_html"
+        original = owner.__dict__[name]
+        flushes = _ReportFlushes(lambda: core._records)
+
+        def flush():
+            if flushes.due():
+                original()
+
+        def finish():
+            if flushes.skipped:
+                with contextlib.suppress(Exception):
+                    original()
+
+    else:
+        yield
+        return
+    setattr(owner, name, flush)
+    try:
+        yield
+    finally:
+        setattr(owner, name, original)
+        finish()
+
+
 def run_trace_env(
     spec: JobSpec, func, target, out_dir: Path, trace_dir: Path, lower=None
 ) -> tuple[list[dict], BaseException | None, dict]:
     """Full tilelang.lower under TL_LOWER_TRACE; rows come from this run's own run record. ``lower(func, target)``
-    lowers (default ``tilelang.lower``; run_trace_env_and_instrument's watches it with the pass instrument)."""
+    lowers (default ``tilelang.lower``; run_trace_env_and_instrument's watches it with the pass instrument). The
+    report is written as TileLang writes it, less its rewrites after each pass (lower_trace_report_doubling)."""
     from tilelang.tools.lower_trace import core
 
     _direct_lower_trace_to(trace_dir)
@@ -211,7 +285,7 @@ def run_trace_env(
     artifact = None
     identities: list[tuple[str, str]] = []  # (TVM name, identity) of each pass run, when this lowering is ours alone
     try:
-        with target:
+        with lower_trace_report_doubling(), target:
             if lower is not None:
                 artifact = lower(func, target)
             else:
