@@ -64,6 +64,9 @@ def default_grid(tmp_path_factory) -> Path:
     record("f", "default grid, --cores 2: floor (lowering + imports, CPU) / cores", floor["cpu_floor_seconds"], "s")
     record("f", "default grid, --cores 2: wall / floor", floor["cpu_ratio"], "x", 1.25)
     record("f", "default grid: jobs recorded from another job's lowering", floor["served_by_another_lowering"], "jobs")
+    # what no number of cores shortens: with the fixed costs, it keeps many cores from 1.5x their floor
+    record("f", "default grid: longest chain (a batch's import, then its longest lowering; CPU)",
+           floor["longest_chain_cpu_seconds"], "s")  # fmt: skip
     return workdir
 
 
