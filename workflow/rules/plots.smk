@@ -28,7 +28,7 @@ for batch in GRID.batches if config["job_figures"] else []:
         localrule: True
         conda:
             "../envs/tilelang.yaml"
-        threads: figure_threads(batch)
+        threads: figure_threads
         resources:
             mem_mb=lambda wildcards, threads: 500 + 300 * threads,
             runtime=batch_runtime(len(batch.jobs), seconds_per_job=1, floor_minutes=5),

@@ -177,25 +177,16 @@ def batch_threads(batch):
     return lambda wildcards: cores_of_batches(workflow_cores()).get(batch.name, 1)
 
 
-# cores from which a batch's per-job figures take a share of the cores of their own (figure_threads)
-FIGURE_SHARE_CORES = 8
-FIGURE_SHARE = 4  # that share: the cores over this
-
-
 @functools.cache
 def cores_of_figures(cores: int) -> int:
-    """An equal share of the cores for each batch's per-job figures that this run draws, at least one core; from
-    FIGURE_SHARE_CORES on at least a quarter of them: the last batch's figures end the run, and the trace batches
-    hold their own cores, so more threads shorten the run's end and delay nothing."""
+    """An equal share of the cores for each batch's per-job figures that this run draws, at least one core."""
     drawn = rules_to_run([f"plot_job_churn_{name}" for name in TRACE_BATCHES])
-    own = cores // FIGURE_SHARE if cores >= FIGURE_SHARE_CORES else 1
-    return max(1, cores // min(len(drawn), cores), own)
+    return max(1, cores // min(len(drawn), cores))
 
 
-def figure_threads(batch):
-    """A per-job figure rule's threads (cores_of_figures), no more than its figures; evaluated per job as
-    batch_threads."""
-    return lambda wildcards: min(len(batch.jobs), cores_of_figures(workflow_cores()))
+def figure_threads(wildcards) -> int:
+    """A per-job figure rule's threads (cores_of_figures), evaluated per job as batch_threads."""
+    return cores_of_figures(workflow_cores())
 
 
 def batch_runtime(jobs: int, seconds_per_job: float, floor_minutes: int):
