@@ -70,11 +70,9 @@ SPEED_SCHEMA: list[tuple[str, str]] = [
     ("compile_seconds", "Wall time of tilelang.compile, nvcc included, with an empty cache of the job's own."),
     (
         "check",
-        "What the outputs were compared with: `reference` (the kernel file's reference hook or the config's "
-        "`reference`), `baseline` (a knockout variant: the configuration with no pass knocked out), "
-        "`version:<name>` (no reference, or one that raised: the previous entry of config `versions`, on the same "
-        "seeded inputs), `launch-only` (none of these) or `reference-failed` (the reference raised, `error` says "
-        "why and which argument it lacked, and no earlier version ran: the kernel is timed, its result unchecked).",
+        "What the outputs were compared with: `reference`, `baseline`, `version:<name>`, `launch-only`, or "
+        "`reference-failed` (the reference raised and no earlier version ran: timed, unchecked). Each is defined in "
+        "[the GPU stage](gpu-stage.md#what-is-a-kernels-output-compared-with).",
     ),
     ("correct", "`True` when max_rel_error <= tolerance (integer outputs: equal); empty for launch-only."),
     ("max_abs_error", "max abs(out - ref) of the worst output, in float64."),
