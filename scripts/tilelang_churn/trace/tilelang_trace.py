@@ -230,45 +230,40 @@ def lower_trace_report_doubling():
     except ImportError:
         yield
         return
-    pending: dict[int, tuple[object, _ReportFlushes]] = {}  # id(session) -> (session, its flushes)
     if callable(getattr(getattr(core, "LowerTraceSession", None), "flush_html", None)):  # 0.1.14 on: a session
         owner, name = core.LowerTraceSession, "flush_html"
-        original = owner.__dict__[name]
 
-        def flush(self):
-            _, flushes = pending.setdefault(id(self), (self, _ReportFlushes(lambda: self.records)))
-            if flushes.due():
-                original(self)
-
-        def finish():
-            for session, flushes in pending.values():
-                if flushes.skipped:
-                    with contextlib.suppress(Exception):  # as TileLang's own flushes: the report never fails a job
-                        original(session)
+        def records(session):
+            return session.records
 
     elif callable(getattr(core, "_incremental_flush_html", None)):  # 0.1.13: module state
         owner, name = core, "_incremental_flush_html"
-        original = owner.__dict__[name]
-        flushes = _ReportFlushes(lambda: core._records)
 
-        def flush():
-            if flushes.due():
-                original()
-
-        def finish():
-            if flushes.skipped:
-                with contextlib.suppress(Exception):
-                    original()
+        def records():
+            return core._records
 
     else:
         yield
         return
+    original = owner.__dict__[name]
+    pending: dict = {}  # id(session), None for 0.1.13's module -> (the flush's arguments, its _ReportFlushes)
+
+    def flush(*args):  # (session,) for the method, () for 0.1.13's function
+        key = id(args[0]) if args else None
+        if key not in pending:
+            pending[key] = (args, _ReportFlushes(lambda: records(*args)))
+        if pending[key][1].due():
+            original(*args)
+
     setattr(owner, name, flush)
     try:
         yield
     finally:
         setattr(owner, name, original)
-        finish()
+        for args, flushes in pending.values():
+            if flushes.skipped:
+                with contextlib.suppress(Exception):  # as TileLang's own flushes: the report never fails a job
+                    original(*args)
 
 
 def run_trace_env(
