@@ -6,8 +6,8 @@
 # --cores; Snakemake and TileLang come from benchmarks/device_site.sh (tmp/site15, after SITE_FIRST where set).
 # Per run: wall seconds, the floor (lower_cpu_seconds of every lowering, a shared one once, + import_cpu_seconds of
 # every trace process, over the cores: run.json, compare_bench.floor_report), their ratio, the longest chain (a
-# batch's import and its longest lowering, CPU seconds), each batch's wall time and the tail (Snakemake's log, to the second: from the last trace batch's end to the last job's), one JSON
-# line each to $OUT/balance.jsonl.
+# batch's import and its longest lowering, CPU seconds), each batch's wall time and the tail (Snakemake's log, to
+# the second: from the last trace batch's end to the last job's), one JSON line each to $OUT/balance.jsonl.
 set -u
 source benchmarks/device_site.sh
 trees=(); while [ "$1" != -- ]; do trees+=("$1"); shift; done; shift

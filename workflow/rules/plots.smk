@@ -40,7 +40,7 @@ for batch in GRID.batches if config["job_figures"] else []:
             "../../scripts/plot_churn.py"
 
 
-# From the jobs of its mode, not churn.csv: drawn beside the table after the last batch, not after it.
+# From the jobs of its mode, not churn.csv: drawn beside the table after the last batch, not after the table.
 rule plot_heatmap:
     input:
         passes=per_job(f"{RUN_DIR}/passes.csv", HEATMAP_JOBS),

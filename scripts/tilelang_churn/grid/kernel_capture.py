@@ -47,8 +47,8 @@ def capture(out: Path, command: list[str], cuda_on_cpu: bool = False, device=Non
     answers (kernel/device_profiles.py), and each entry written names it."""
     try:
         try:
-            device = devices.argument_value(device)  # an entry's ``device``: the name, or the mapping itself
-            profile = devices.read(device)
+            entry_device = devices.argument_value(device)  # an entry's ``device``: the name, or the mapping
+            profile = devices.read(entry_device)
         except devices.ProfileError as error:
             raise CaptureError(f"--device: {error}") from None
         existing, header = read_config(out)
@@ -81,7 +81,7 @@ def capture(out: Path, command: list[str], cuda_on_cpu: bool = False, device=Non
             return 2
     summary = Summary(out, records, status, stopped, cuda_on_cpu, profile is not None)
     found = distinct_kernels(records)
-    entries, problems = entries_of(found, existing, device if profile else None)
+    entries, problems = entries_of(found, existing, entry_device if profile else None)
     summary.problems += problems
     summary.unnamed = len(problems)
     if entries:
